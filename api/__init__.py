@@ -1,0 +1,1 @@
+"""negagraph's outer layer: the command line (``api.cli``) and, later, the HTTP API."""

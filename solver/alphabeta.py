@@ -1,0 +1,149 @@
+"""A classical baseline: depth-first negamax with alpha-beta pruning (seeds 001, 002, 004).
+
+Optional transposition table and move ordering. For acyclic games only: it is the oracle
+the tests compare the graph solver with, and the yardstick for expansion counts (how many
+distinct positions a depth-first search visits to prove the root's value).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from solver.errors import SolveError
+from solver.game import Game, PositionKey
+from solver.values import NEG_INF, POS_INF
+
+_EXACT, _LOWER, _UPPER = 0, 1, 2
+
+
+@dataclass
+class SearchStats:
+    """What a search did."""
+
+    calls: int = 0
+    """Positions searched, counting repeats (the tree size seen by the search)."""
+    distinct: int = 0
+    """Distinct positions searched."""
+    tt_hits: int = 0
+    """Searches answered from the transposition table."""
+    cutoffs: int = 0
+    """Beta cutoffs (moves not searched)."""
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The root's value (from the mover's view), its best move and the statistics."""
+
+    value: int
+    best_move: str | None
+    stats: SearchStats = field(compare=False)
+
+
+def alphabeta(
+    game: Game,
+    root: PositionKey | None = None,
+    *,
+    prune: bool = True,
+    tt: bool = True,
+    ordering: bool = False,
+) -> SearchResult:
+    """Negamax value of *root* by depth-first search.
+
+    :param prune: alpha-beta pruning (``False``: plain minimax, every move searched).
+    :param tt: a transposition table keyed by position (canonical when the game uses
+        symmetry), storing exact values and bounds with their best move.
+    :param ordering: search the table's best move first, then moves into terminal
+        positions that win at once, then the rest in the game's order.
+    :raises SolveError: if the game has a cycle (this baseline needs acyclic games).
+
+    >>> from solver.games import get_game
+    >>> alphabeta(get_game("tic-tac-toe")).value
+    0
+    """
+    key = game.initial() if root is None else root
+    canon = game.canonical if game.uses_symmetry else None
+    if canon is not None:
+        key = canon(key)
+    stats = SearchStats()
+    table: dict[PositionKey, tuple[int, int, int]] = {}
+    seen: set[PositionKey] = set()
+    on_path: set[PositionKey] = set()
+    children = game.children
+    terminal_value = game.terminal_value
+
+    def search(k: PositionKey, alpha: int, beta: int) -> tuple[int, int]:
+        """(value, index of the best move) of non-terminal *k* within (alpha, beta)."""
+        stats.calls += 1
+        if k not in seen:
+            seen.add(k)
+            stats.distinct += 1
+        alpha0 = alpha
+        hint = -1
+        if tt:
+            entry = table.get(k)
+            if entry is not None:
+                value, flag, hint = entry
+                if flag == _EXACT:
+                    stats.tt_hits += 1
+                    return value, hint
+                if flag == _LOWER and value >= beta or flag == _UPPER and value <= alpha:
+                    stats.tt_hits += 1
+                    return value, hint
+        moves = list(children(k))
+        if canon is not None:
+            moves = [(m, canon(c)) for m, c in moves]
+        order = list(range(len(moves)))
+        if ordering:
+            def rank(i: int) -> int:
+                if i == hint:
+                    return 0
+                tv = terminal_value(moves[i][1])
+                return 1 if tv is not None and tv < 0 else 2
+            order.sort(key=rank)
+        on_path.add(k)
+        best, best_i = NEG_INF, order[0]
+        for i in order:
+            c = moves[i][1]
+            if c in on_path:
+                raise SolveError(
+                    f"{game.name}: position {game.format(c)!r} repeats; the alpha-beta "
+                    "baseline needs an acyclic game"
+                )
+            tv = terminal_value(c)
+            if tv is not None:
+                v = -tv
+            else:
+                v = -search(c, -beta, -max(alpha, best) if prune else POS_INF)[0]
+            if v > best:
+                best, best_i = v, i
+            if prune and best >= beta:
+                stats.cutoffs += 1
+                break
+        on_path.discard(k)
+        if tt:
+            if best <= alpha0:
+                flag = _UPPER
+            elif best >= beta:
+                flag = _LOWER
+            else:
+                flag = _EXACT
+            if not prune:
+                flag = _EXACT
+            table[k] = (best, flag, best_i)
+        return best, best_i
+
+    tv = terminal_value(key)
+    if tv is not None:
+        stats.distinct = 1
+        return SearchResult(tv, None, stats)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20_000))
+    try:
+        value, best_i = search(key, NEG_INF, POS_INF)
+    finally:
+        sys.setrecursionlimit(limit)
+    return SearchResult(value, list(game.children(key))[best_i][0], stats)
+
+
+__all__ = ["SearchResult", "SearchStats", "alphabeta"]

@@ -1,0 +1,277 @@
+"""Connect four on a ``width`` x ``height`` board, with bitboards.
+
+Bit layout (Pascal Pons / John Tromp): column ``c`` (0 = leftmost) owns bits
+``c*(height+1)`` to ``c*(height+1)+height-1``, bottom cell first, plus one spare bit on
+top that no stone ever occupies, so shifted four-in-a-row tests never wrap around.
+
+Key: ``current + mask + bottom`` where ``current`` holds the stones of the player to move,
+``mask`` every stone and ``bottom`` the bottom bit of every column. Within each column
+this is the current player's stones below a single marker bit just above the column's
+top stone, so the key is unique and reversible; the side to move follows from the number
+of stones (X, the first player, moves when both have as many stones).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import ClassVar
+
+from solver.errors import InvalidPositionError
+from solver.game import GameBase, MoveLabel, Param, PositionKey
+
+logger = logging.getLogger(__name__)
+
+_MAX_SIZE = 10
+_CHARS = ".xo"
+
+
+class ConnectFour(GameBase):
+    """Connect four (see the module docstring)."""
+
+    name: ClassVar[str] = "connect-four"
+    version: ClassVar[int] = 1
+    description: ClassVar[str] = (
+        "Connect four: drop stones into columns; four in a row horizontally, vertically "
+        "or diagonally wins, a full board without one is a draw. X moves first."
+    )
+    notation: ClassVar[str] = (
+        "Rows from top to bottom separated by '/', each with one character per column: "
+        "'x' (first player), 'o' (second player) or '.' (empty), e.g. "
+        "'..../..../.x../.xo.' on a 4x4 board; the empty board is all dots. Alternatively, "
+        "when width <= 9, the moves from the empty board as 1-based column digits, "
+        "e.g. '4453'. Moves are labelled by column number, 1 = leftmost."
+    )
+    parameters: ClassVar[tuple[Param, ...]] = (
+        Param("width", int, 7, "number of columns", min=1, max=_MAX_SIZE),
+        Param("height", int, 6, "number of rows", min=1, max=_MAX_SIZE),
+        Param("symmetry", bool, False, "identify left-right mirror images"),
+    )
+
+    def _configure(self) -> None:
+        w = int(self.params["width"])
+        h = int(self.params["height"])
+        self.width = w
+        self.height = h
+        self.uses_symmetry = bool(self.params["symmetry"])
+        h1 = h + 1
+        self._h1 = h1
+        self._col_bits = (1 << h1) - 1
+        self._column = tuple(self._col_bits << (c * h1) for c in range(w))
+        self._bottom = sum(1 << (c * h1) for c in range(w))
+        self._board = sum(((1 << h) - 1) << (c * h1) for c in range(w))
+        self._tops = sum(1 << (c * h1 + h) for c in range(w))
+        # Smearing by 1, 2, 4 and 8 fills every bit below each column's marker (height
+        # <= 10 < 15); keep_s drops the bits a shift by s brings down from the next column.
+        k1, k2, k4, k8 = (
+            sum(((1 << max(h1 - shift, 0)) - 1) << (c * h1) for c in range(w))
+            for shift in (1, 2, 4, 8)
+        )
+        self._keep = (k1, k2, k4, k8)
+        self._labels: tuple[str, ...] = tuple(str(c + 1) for c in range(w))
+        self._moves = tuple(zip(self._labels, self._column, strict=True))
+        self._dirs = (h1, h1 - 1, h1 + 1)
+
+    # -- bitboard helpers -------------------------------------------------------------
+
+    def _mask(self, key: PositionKey) -> int:
+        """Every stone of the position *key* (see :meth:`_configure` for the smearing)."""
+        k1, k2, k4, k8 = self._keep
+        s = key | ((key >> 1) & k1)
+        s |= (s >> 2) & k2
+        s |= (s >> 4) & k4
+        s |= (s >> 8) & k8
+        return (s >> 1) & self._board
+
+    def _has_four(self, stones: int) -> bool:
+        """Whether *stones* contain four in a row in any direction."""
+        m = stones & (stones >> 1)
+        if m & (m >> 2):
+            return True
+        for d in self._dirs:
+            m = stones & (stones >> d)
+            if m & (m >> (d + d)):
+                return True
+        return False
+
+    # -- the Game protocol ------------------------------------------------------------
+
+    def initial(self) -> PositionKey:
+        return self._bottom
+
+    def children(self, key: PositionKey) -> list[tuple[MoveLabel, PositionKey]]:
+        k1, k2, k4, k8 = self._keep
+        s = key | ((key >> 1) & k1)
+        s |= (s >> 2) & k2
+        s |= (s >> 4) & k4
+        s |= (s >> 8) & k8
+        mask = (s >> 1) & self._board
+        markers = mask + self._bottom
+        opponent = key ^ markers ^ mask  # the player who just moved
+        if mask == self._board or self._has_four(opponent):
+            return []
+        base = opponent + markers
+        tops = self._tops
+        result: list[tuple[MoveLabel, PositionKey]] = []
+        for label, column in self._moves:
+            bit = markers & column
+            if not bit & tops:
+                result.append((label, base + bit))
+        return result
+
+    def terminal_value(self, key: PositionKey) -> int | None:
+        k1, k2, k4, k8 = self._keep
+        s = key | ((key >> 1) & k1)
+        s |= (s >> 2) & k2
+        s |= (s >> 4) & k4
+        s |= (s >> 8) & k8
+        mask = (s >> 1) & self._board
+        # The player who just moved: every stone that is not the player to move's.
+        last = key ^ (mask + self._bottom) ^ mask
+        m = last & (last >> 1)
+        if m & (m >> 2):
+            return -1
+        for d in self._dirs:
+            m = last & (last >> d)
+            if m & (m >> (d + d)):
+                return -1
+        if mask == self._board:
+            return 0
+        return None
+
+    def canonical(self, key: PositionKey) -> PositionKey:
+        if not self.uses_symmetry:
+            return key
+        mirrored = self._mirror(key)
+        return mirrored if mirrored < key else key
+
+    def _mirror(self, key: PositionKey) -> PositionKey:
+        h1, bits, last = self._h1, self._col_bits, self.width - 1
+        out = 0
+        for c in range(self.width):
+            out |= ((key >> (c * h1)) & bits) << ((last - c) * h1)
+        return out
+
+    # -- notation ---------------------------------------------------------------------
+
+    def _stones(self, key: PositionKey) -> tuple[int, int]:
+        """The X (first player) and O stones of *key*."""
+        mask = self._mask(key)
+        current = key ^ (mask + self._bottom)
+        other = current ^ mask
+        if mask.bit_count() % 2 == 0:
+            return current, other
+        return other, current
+
+    def _key(self, x: int, o: int) -> PositionKey:
+        mask = x | o
+        current = x if x.bit_count() == o.bit_count() else o
+        return current + mask + self._bottom
+
+    def format(self, key: PositionKey) -> str:
+        x, o = self._stones(key)
+        rows: list[str] = []
+        for r in range(self.height - 1, -1, -1):
+            row = []
+            for c in range(self.width):
+                bit = 1 << (c * self._h1 + r)
+                row.append("x" if x & bit else "o" if o & bit else ".")
+            rows.append("".join(row))
+        return "/".join(rows)
+
+    def parse(self, text: str) -> PositionKey:
+        s = text.strip()
+        if not s:
+            raise InvalidPositionError(
+                "empty position: give rows like "
+                + repr("/".join(["." * self.width] * 2))
+                + " (the empty board is all dots) or a move sequence like '4453'"
+            )
+        if s.isascii() and s.isdigit():
+            return self._parse_moves(s)
+        return self._parse_grid(s, text)
+
+    def _parse_moves(self, s: str) -> PositionKey:
+        if self.width > 9:
+            raise InvalidPositionError(
+                f"move sequences need width <= 9 (width is {self.width}); use rows instead"
+            )
+        key = self.initial()
+        for i, ch in enumerate(s, start=1):
+            column = int(ch)
+            if not 1 <= column <= self.width:
+                raise InvalidPositionError(f"move {i}: column {ch} is out of range 1..{self.width}")
+            moves = dict(self.children(key))
+            if not moves:
+                raise InvalidPositionError(f"move {i} ({ch}): the game is already over")
+            if ch not in moves:
+                raise InvalidPositionError(f"move {i}: column {ch} is full")
+            key = moves[ch]
+        return key
+
+    def _parse_grid(self, s: str, text: str) -> PositionKey:
+        rows = s.lower().split("/")
+        if len(rows) != self.height:
+            raise InvalidPositionError(
+                f"expected {self.height} rows separated by '/', got {len(rows)} in {text!r}"
+            )
+        x = o = 0
+        for i, row in enumerate(rows):
+            if len(row) != self.width:
+                raise InvalidPositionError(
+                    f"row {i + 1} from the top has {len(row)} cells, expected {self.width}"
+                )
+            r = self.height - 1 - i
+            for c, ch in enumerate(row):
+                v = _CHARS.find(ch)
+                if v < 0:
+                    raise InvalidPositionError(
+                        f"invalid cell {ch!r} in {text!r}: use 'x', 'o' or '.'"
+                    )
+                bit = 1 << (c * self._h1 + r)
+                if v == 1:
+                    x |= bit
+                elif v == 2:
+                    o |= bit
+        mask = x | o
+        for c, column in enumerate(self._column):
+            col = (mask & column) >> (c * self._h1)
+            if col & (col + 1):
+                raise InvalidPositionError(
+                    f"impossible position {text!r}: floating stone in column {c + 1}"
+                )
+        nx, no = x.bit_count(), o.bit_count()
+        if not (nx == no or nx == no + 1):
+            raise InvalidPositionError(
+                f"impossible position {text!r}: {nx} x and {no} o "
+                "(x moves first, so x has as many stones as o or one more)"
+            )
+        x_four, o_four = self._has_four(x), self._has_four(o)
+        if x_four and o_four:
+            raise InvalidPositionError(
+                f"impossible position {text!r}: both players have four in a row"
+            )
+        if x_four or o_four:
+            winner, who = (x, "x") if x_four else (o, "o")
+            if (x_four and nx != no + 1) or (o_four and nx != no):
+                raise InvalidPositionError(
+                    f"impossible position {text!r}: {who} has four in a row "
+                    "but the other player moved after it"
+                )
+            if not self._last_move_wins(winner, mask):
+                raise InvalidPositionError(
+                    f"impossible position {text!r}: {who}'s fours in a row cannot all "
+                    "come from the last move (play stops at the first four)"
+                )
+        return self._key(x, o)
+
+    def _last_move_wins(self, winner: int, mask: int) -> bool:
+        """Whether removing one of *winner*'s column-top stones leaves it without four."""
+        markers = mask + self._bottom
+        for column in self._column:
+            top = (markers & column) >> 1
+            if top & winner and not self._has_four(winner & ~top):
+                return True
+        return False
+
+
+__all__ = ["ConnectFour"]

@@ -1,0 +1,206 @@
+"""Tic-tac-toe on the 3x3 board, X moving first; play stops at the first line.
+
+Keys are base-3 numbers: cell ``i`` (0 = top-left, row-major) is the digit of weight
+``3**i`` — 0 empty, 1 X, 2 O. The side to move is X when both have as many stones, else O.
+
+Every table (children, terminal values, canonical keys) is computed once for all
+``3**9`` keys and shared by every instance, so :meth:`TicTacToe.children` is a lookup.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import ClassVar
+
+from solver.errors import InvalidPositionError
+from solver.game import GameBase, MoveLabel, Param, PositionKey
+
+logger = logging.getLogger(__name__)
+
+SIZE = 9
+"""Number of cells."""
+KEYS = 3**SIZE
+"""Number of keys (every assignment of the cells, reachable or not)."""
+
+LINES: tuple[tuple[int, int, int], ...] = (
+    (0, 1, 2),
+    (3, 4, 5),
+    (6, 7, 8),
+    (0, 3, 6),
+    (1, 4, 7),
+    (2, 5, 8),
+    (0, 4, 8),
+    (2, 4, 6),
+)
+"""The eight lines of three cells."""
+
+CELL_LABELS: tuple[str, ...] = tuple(f"{'abc'[i % 3]}{i // 3 + 1}" for i in range(SIZE))
+"""Move labels: column letter a-c (left to right), row number 1-3 (row 1 is the top)."""
+
+_POW3 = tuple(3**i for i in range(SIZE))
+_CHARS = ".xo"
+
+
+def _cell_symmetries() -> tuple[tuple[int, ...], ...]:
+    """The 8 symmetries of the board, each as ``target[i]``: where cell ``i`` goes."""
+    maps: list[tuple[int, ...]] = []
+    for rotations in range(4):
+        for mirror in (False, True):
+            target: list[int] = []
+            for i in range(SIZE):
+                r, c = divmod(i, 3)
+                if mirror:
+                    c = 2 - c
+                for _ in range(rotations):
+                    r, c = c, 2 - r
+                target.append(3 * r + c)
+            maps.append(tuple(target))
+    return tuple(maps)
+
+
+class _Tables:
+    """All per-key tables, built once on first use."""
+
+    def __init__(self) -> None:
+        digits = [tuple((k // _POW3[i]) % 3 for i in range(SIZE)) for k in range(KEYS)]
+        self.x_count = bytearray(KEYS)
+        self.o_count = bytearray(KEYS)
+        self.x_line = bytearray(KEYS)
+        self.o_line = bytearray(KEYS)
+        self.terminal: list[int | None] = [None] * KEYS
+        self.children: list[tuple[tuple[MoveLabel, PositionKey], ...]] = [()] * KEYS
+        for k, cells in enumerate(digits):
+            nx = cells.count(1)
+            no = cells.count(2)
+            self.x_count[k] = nx
+            self.o_count[k] = no
+            xl = any(cells[a] == cells[b] == cells[c] == 1 for a, b, c in LINES)
+            ol = any(cells[a] == cells[b] == cells[c] == 2 for a, b, c in LINES)
+            self.x_line[k] = xl
+            self.o_line[k] = ol
+            if xl or ol:
+                self.terminal[k] = -1
+            elif nx + no == SIZE:
+                self.terminal[k] = 0
+            else:
+                stone = 1 if nx == no else 2
+                self.children[k] = tuple(
+                    (CELL_LABELS[i], k + stone * _POW3[i]) for i in range(SIZE) if cells[i] == 0
+                )
+        # Canonical keys: a transformed key is the sum of three row lookups.
+        row_tables: list[tuple[list[int], list[int], list[int]]] = []
+        for target in _cell_symmetries():
+            rows: list[list[int]] = []
+            for r in range(3):
+                table = []
+                for v in range(27):
+                    total = 0
+                    for j in range(3):
+                        total += ((v // 3**j) % 3) * _POW3[target[3 * r + j]]
+                    table.append(total)
+                rows.append(table)
+            row_tables.append((rows[0], rows[1], rows[2]))
+        self.canonical = [
+            min(t0[k % 27] + t1[(k // 27) % 27] + t2[k // 729] for t0, t1, t2 in row_tables)
+            for k in range(KEYS)
+        ]
+        logger.debug("tic-tac-toe tables built")
+
+
+_tables: _Tables | None = None
+
+
+def _get_tables() -> _Tables:
+    global _tables
+    if _tables is None:
+        _tables = _Tables()
+    return _tables
+
+
+class TicTacToe(GameBase):
+    """Tic-tac-toe (see the module docstring)."""
+
+    name: ClassVar[str] = "tic-tac-toe"
+    version: ClassVar[int] = 1
+    description: ClassVar[str] = (
+        "Tic-tac-toe on a 3x3 board: X moves first, three in a row wins, a full board "
+        "without a line is a draw."
+    )
+    notation: ClassVar[str] = (
+        "Nine cells row by row from the top-left, each 'x', 'o' or '.' (empty), with "
+        "optional '/' between rows, e.g. 'x.o/.x./..o' (upper case is accepted). "
+        "Moves are cell names 'a1'..'c3': column letter a-c from left to right, "
+        "row number 1-3 with row 1 at the top."
+    )
+    parameters: ClassVar[tuple[Param, ...]] = (
+        Param("symmetry", bool, False, "identify positions under the 8 board symmetries"),
+    )
+
+    def _configure(self) -> None:
+        tables = _get_tables()
+        self._children = tables.children
+        self._terminal = tables.terminal
+        self._canonical = tables.canonical
+        self.uses_symmetry = bool(self.params["symmetry"])
+
+    def initial(self) -> PositionKey:
+        return 0
+
+    def children(self, key: PositionKey) -> list[tuple[MoveLabel, PositionKey]]:
+        return list(self._children[key])
+
+    def terminal_value(self, key: PositionKey) -> int | None:
+        return self._terminal[key]
+
+    def canonical(self, key: PositionKey) -> PositionKey:
+        if self.uses_symmetry:
+            return self._canonical[key]
+        return key
+
+    def parse(self, text: str) -> PositionKey:
+        s = text.strip().lower()
+        if not s:
+            raise InvalidPositionError("empty position: expected 9 cells like 'x.o/.x./..o'")
+        if "/" in s:
+            rows = s.split("/")
+            if len(rows) != 3 or any(len(row) != 3 for row in rows):
+                raise InvalidPositionError(
+                    f"expected 3 rows of 3 cells separated by '/', not {text!r}"
+                )
+            s = "".join(rows)
+        if len(s) != SIZE:
+            raise InvalidPositionError(f"expected 9 cells, got {len(s)} in {text!r}")
+        key = 0
+        for i, ch in enumerate(s):
+            v = _CHARS.find(ch)
+            if v < 0:
+                raise InvalidPositionError(f"invalid cell {ch!r} in {text!r}: use 'x', 'o' or '.'")
+            key += v * _POW3[i]
+        tables = _get_tables()
+        nx, no = tables.x_count[key], tables.o_count[key]
+        if not (nx == no or nx == no + 1):
+            raise InvalidPositionError(
+                f"impossible position {text!r}: {nx} X and {no} O "
+                "(X moves first, so X has as many stones as O or one more)"
+            )
+        xl, ol = tables.x_line[key], tables.o_line[key]
+        if xl and ol:
+            raise InvalidPositionError(
+                f"impossible position {text!r}: both players have three in a row"
+            )
+        if xl and nx != no + 1:
+            raise InvalidPositionError(
+                f"impossible position {text!r}: X has three in a row but O moved after it"
+            )
+        if ol and nx != no:
+            raise InvalidPositionError(
+                f"impossible position {text!r}: O has three in a row but X moved after it"
+            )
+        return key
+
+    def format(self, key: PositionKey) -> str:
+        cells = [_CHARS[(key // _POW3[i]) % 3] for i in range(SIZE)]
+        return "/".join("".join(cells[r * 3 : r * 3 + 3]) for r in range(3))
+
+
+__all__ = ["CELL_LABELS", "LINES", "TicTacToe"]

@@ -1,0 +1,656 @@
+"""The negamax-graph solver: bounds, finality, leak-driven expansion, retrograde, depths.
+
+Semantics are in DESIGN.md §1-4. In short, every node has ``low <= high`` (the least
+fixpoint of ``low(n) = max -high(c)``, ``high(n) = max -low(c)``), finality flags (the
+greatest fixpoint of the article's three rules) and depths (how many plies the strategy
+realising each bound needs). The public entry point is :func:`solve`.
+
+Two modes:
+
+* **partial** (default): repeatedly walk from the root to the *leaks* — frontier nodes that
+  can still change a non-final root bound — expand a batch of them best first, and update
+  bounds (incremental fixpoint) and finality (incremental greatest fixpoint). Stops when
+  both root bounds are final.
+* **full** (tablebase): expand every reachable position breadth first, then compute bounds
+  and depths with one retrograde pass using counters.
+
+Everything works on plain ints in the compact arrays of :class:`~solver.graph.Graph`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import math
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from solver.errors import InvalidParameterError, InvalidPositionError, SolveError
+from solver.game import Game, PositionKey
+from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph, NodeId
+from solver.store import MemoryStore, Progress, RunOptions, Store
+from solver.values import DEPTH_INF, NEG_INF, POS_INF, Bounds, clamp, to_public
+
+log = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[Progress], None]
+
+DEFAULT_FULL_BATCH = 20_000
+"""Expansions per committed batch in full mode."""
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """What a call of :func:`solve` achieved. Infinite bounds are ``±math.inf``."""
+
+    game: str
+    params: dict[str, Any]
+    root: PositionKey
+    """The root's key (canonical when the game uses symmetry)."""
+    root_text: str
+    """The root in the game's notation."""
+    low: float | int
+    high: float | int
+    low_final: bool
+    high_final: bool
+    depth_low: int | None
+    """Plies within which the low bound is realised (``None`` if infinite)."""
+    depth_high: int | None
+    expansions: int
+    """Expansions done by this call (not counting earlier runs on the same store)."""
+    nodes: int
+    """Nodes in the stored graph after this call."""
+    edges: int
+    status: str
+    """``complete``, ``budget`` or ``stopped``."""
+    seconds: float
+    repetition_value: int | None = None
+    """The root's value when endless play is worth the game's repetition value."""
+    full: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        """Both root bounds are final (and, in full mode, everything is expanded)."""
+        return self.status == "complete"
+
+    @property
+    def value(self) -> int | None:
+        """The exact value when ``low == high``, else ``None``."""
+        return self.bounds.value
+
+    @property
+    def bounds(self) -> Bounds:
+        return Bounds(self.low, self.high, self.low_final, self.high_final)
+
+
+def solve(
+    game: Game,
+    root: PositionKey | str | None = None,
+    *,
+    full: bool = False,
+    max_expansions: int | None = None,
+    max_seconds: float | None = None,
+    store: Store | None = None,
+    batch_size: int | None = None,
+    progress: ProgressCallback | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> SolveResult:
+    """Solve *game* from *root* (a key, a position in the game's notation, or the game's
+    initial position), continuing whatever *store* already holds for the variant.
+
+    The solve stops when both root bounds are final (in full mode: when everything
+    reachable is expanded and solved), when a budget runs out, or when *stop* returns true
+    (checked between batches). Every batch is committed to *store* before the next starts,
+    so stopping loses nothing; calling :func:`solve` again with the same store goes on.
+    In partial mode budgets are checked between batches (a batch is never cut short, so a
+    resumed solve retraces an uninterrupted one exactly); in full mode the expansion
+    budget is exact.
+
+    >>> from solver.games import get_game
+    >>> r = solve(get_game("number-game"))
+    >>> (r.low, r.high, r.low_final, r.high_final)
+    (3, 5, True, True)
+
+    :param store: where the graph lives; a fresh :class:`~solver.store.MemoryStore` if
+        ``None`` (pass your own to continue a budgeted solve).
+    :param batch_size: leaks expanded per round in partial mode (default: grows with the
+        graph, 1 while it is small) or expansions per commit in full mode.
+    :param progress: called with a :class:`~solver.store.Progress` after every batch.
+    :raises InvalidParameterError: for negative budgets or a bad batch size, or a full
+        solve of an infinite game without a budget.
+    :raises InvalidPositionError: if *root* does not parse.
+    :raises SolveError: if the game breaks its contract or the store refuses the variant.
+    """
+    if max_expansions is not None and max_expansions < 0:
+        raise InvalidParameterError(f"max_expansions must be >= 0, not {max_expansions}")
+    if max_seconds is not None and (max_seconds < 0 or math.isnan(max_seconds)):
+        raise InvalidParameterError(f"max_seconds must be >= 0, not {max_seconds}")
+    if batch_size is not None and batch_size < 1:
+        raise InvalidParameterError(f"batch_size must be >= 1, not {batch_size}")
+    if full and not getattr(game, "finite", True) and max_expansions is None \
+            and max_seconds is None:
+        raise InvalidParameterError(
+            f"{game.name} has infinitely many positions: a full solve needs a budget "
+            "(max_expansions or max_seconds)"
+        )
+    if root is None:
+        root_key = game.initial()
+    elif isinstance(root, str):
+        root_key = game.parse(root)
+    elif isinstance(root, int) and not isinstance(root, bool) and root >= 0:
+        root_key = root
+    else:
+        raise InvalidPositionError(f"root must be a position key or notation, not {root!r}")
+    if game.uses_symmetry:
+        root_key = game.canonical(root_key)
+    store = store if store is not None else MemoryStore()
+    run = RunOptions(root_key, full, max_expansions, max_seconds)
+    graph = store.open(game, run)
+    solver = _Solver(game, graph, root_key, store, run, batch_size, progress, stop)
+    try:
+        status = solver.run_full() if full else solver.run_partial()
+    except BaseException:
+        store.close(solver.progress("failed"))
+        raise
+    final = solver.progress(status)
+    store.close(final)
+    return solver.result(status)
+
+
+class _Solver:
+    """One run of the solver over one graph."""
+
+    def __init__(
+        self,
+        game: Game,
+        graph: Graph,
+        root_key: PositionKey,
+        store: Store,
+        run: RunOptions,
+        batch_size: int | None,
+        progress_cb: ProgressCallback | None,
+        stop: Callable[[], bool] | None,
+    ) -> None:
+        self.game = game
+        self.g = graph
+        self.store = store
+        self.run = run
+        self.batch_size = batch_size
+        self.progress_cb = progress_cb
+        self.stop = stop
+        self.started = time.monotonic()
+        self.deadline = None if run.max_seconds is None else self.started + run.max_seconds
+        self.expansions = 0
+        self.nodes_at_start = graph.num_nodes
+        self.edges_at_start = graph.num_edges
+        self.canon = game.canonical if game.uses_symmetry else None
+        self.root = self._ensure_root(root_key)
+
+    # -- bookkeeping ----------------------------------------------------------------
+
+    def _ensure_root(self, key: PositionKey) -> NodeId:
+        nid = self.g.get(key)
+        if nid is None:
+            nid = self.g.add_node(key, 0, self.game.terminal_value(key))
+        return nid
+
+    def frontier_size(self) -> int:
+        return self.g.state.count(UNEXPANDED)
+
+    def progress(self, status: str) -> Progress:
+        g, r = self.g, self.root
+        return Progress(
+            status=status,
+            expansions=self.expansions,
+            nodes=g.num_nodes,
+            edges=g.num_edges,
+            nodes_added=g.num_nodes - self.nodes_at_start,
+            edges_added=g.num_edges - self.edges_at_start,
+            frontier=self.frontier_size(),
+            root_low=g.low[r],
+            root_high=g.high[r],
+            root_low_final=bool(g.low_final[r]),
+            root_high_final=bool(g.high_final[r]),
+            seconds=time.monotonic() - self.started,
+        )
+
+    def commit(self, status: str = "running") -> None:
+        p = self.progress(status)
+        self.store.commit(self.g, p)
+        if self.progress_cb is not None:
+            self.progress_cb(p)
+
+    def out_of_budget(self) -> str | None:
+        """``"budget"`` or ``"stopped"`` if the run must end before the next batch."""
+        if self.stop is not None and self.stop():
+            return "stopped"
+        if self.run.max_expansions is not None and self.expansions >= self.run.max_expansions:
+            return "budget"
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            return "budget"
+        return None
+
+    def result(self, status: str) -> SolveResult:
+        g, r, game = self.g, self.root, self.game
+        low, high = g.low[r], g.high[r]
+        lf, hf = bool(g.low_final[r]), bool(g.high_final[r])
+        rep = game.repetition_value
+        rep_value = clamp(rep, low, high) if rep is not None and lf and hf else None
+        return SolveResult(
+            game=game.name,
+            params=dict(game.params),
+            root=g.keys[r],
+            root_text=game.format(g.keys[r]),
+            low=to_public(low),
+            high=to_public(high),
+            low_final=lf,
+            high_final=hf,
+            depth_low=None if g.depth_low[r] >= DEPTH_INF else g.depth_low[r],
+            depth_high=None if g.depth_high[r] >= DEPTH_INF else g.depth_high[r],
+            expansions=self.expansions,
+            nodes=g.num_nodes,
+            edges=g.num_edges,
+            status=status,
+            seconds=time.monotonic() - self.started,
+            repetition_value=rep_value,
+            full=self.run.full,
+        )
+
+    # -- expansion ------------------------------------------------------------------
+
+    def expand(self, batch: list[NodeId]) -> None:
+        """Expand every node of *batch*: create children (terminal ones final at once)."""
+        g = self.g
+        game = self.game
+        moves_of = game.children
+        terminal_value = game.terminal_value
+        canon = self.canon
+        index = g.index
+        keys = g.keys
+        dist = g.dist
+        add_node = g.add_node
+        for nid in batch:
+            key = keys[nid]
+            d = dist[nid] + 1
+            kids: list[tuple[str, NodeId]] = []
+            for move, ck in moves_of(key):
+                if canon is not None:
+                    ck = canon(ck)
+                cid = index.get(ck)
+                if cid is None:
+                    cid = add_node(ck, d, terminal_value(ck))
+                kids.append((move, cid))
+            if not kids:
+                raise SolveError(
+                    f"{game.name}: position {game.format(key)!r} has no moves "
+                    "but is not terminal (the game breaks its contract)"
+                )
+            g.set_children(nid, kids)
+        self.expansions += len(batch)
+
+    # -- partial mode ----------------------------------------------------------------
+
+    def run_partial(self) -> str:
+        g, root = self.g, self.root
+        if g.low_final[root] and g.high_final[root]:
+            return "complete"
+        if g.committed_nodes:
+            # A stored graph: recompute bounds, depths and finality from scratch once, so
+            # the incremental updates below start from an exact fixpoint whatever wrote it.
+            retrograde(g)
+            everything = expanded_nodes(g)
+            update_finality(g, everything, everything)
+        # Per batch, finality is exact on the region the root depends on (elsewhere a
+        # flag may lag until the end of the run, but a flag shown final is final).
+        lows, highs, _ = walk(g, root)
+        update_finality(g, lows, highs)
+        status = "complete"
+        while not (g.low_final[root] and g.high_final[root]):
+            reason = self.out_of_budget()
+            if reason is not None:
+                status = reason
+                break
+            leaks = walk(g, root)[2]
+            if not leaks:
+                raise SolveError("internal error: a root bound is not final but no leak "
+                                 "was found")
+            batch = self.pick_batch(leaks)
+            self.expand(batch)
+            update_bounds(g, batch)
+            lows, highs, _ = walk(g, root)
+            update_finality(g, lows, highs)
+            self.commit()
+        # The end of a run: depths, and exact finality over the whole graph.
+        retrograde(g)
+        everything = expanded_nodes(g)
+        update_finality(g, everything, everything)
+        self.commit()
+        return status
+
+    def pick_batch(self, leaks: list[NodeId]) -> list[NodeId]:
+        g = self.g
+        k = self.batch_size or max(1, g.num_nodes // 64, len(leaks) // 4)
+        prio = self.game.priority
+        if prio is None:
+            dist = g.dist
+            leaks.sort(key=lambda n: (dist[n], n))
+        else:
+            keys = g.keys
+            leaks.sort(key=lambda n: (prio(keys[n]), n))
+        return leaks[:k]
+
+    # -- full mode -------------------------------------------------------------------
+
+    def run_full(self) -> str:
+        g = self.g
+        state = g.state
+        k = self.batch_size or DEFAULT_FULL_BATCH
+        scan = 0
+        while True:
+            while scan < g.num_nodes and state[scan] != UNEXPANDED:
+                scan += 1
+            if scan >= g.num_nodes:
+                break
+            reason = self.out_of_budget()
+            if reason is not None:
+                self.commit()
+                return reason
+            limit = k
+            if self.run.max_expansions is not None:
+                limit = min(limit, self.run.max_expansions - self.expansions)
+            batch: list[NodeId] = []
+            i = scan
+            n = g.num_nodes
+            while i < n and len(batch) < limit:
+                if state[i] == UNEXPANDED:
+                    batch.append(i)
+                i += 1
+            self.expand(batch)
+            self.commit()
+        log.info("expansion complete: %d nodes, %d edges", g.num_nodes, g.num_edges)
+        retrograde(g)
+        lf, hf = g.low_final, g.high_final
+        for nid in range(g.num_nodes):
+            if not (lf[nid] and hf[nid]):
+                lf[nid] = hf[nid] = 1
+                g.touch(nid)
+        self.commit()
+        return "complete"
+
+
+# -- the algorithms, as plain functions over a Graph ----------------------------------
+
+
+def expanded_nodes(g: Graph) -> set[NodeId]:
+    state = g.state
+    return {n for n in range(g.num_nodes) if state[n] == EXPANDED}
+
+
+def update_bounds(g: Graph, seeds: list[NodeId]) -> None:
+    """Re-establish the bounds fixpoint after *seeds* were expanded.
+
+    Starting from the previous fixpoint is correct because every change only tightens
+    bounds (lows rise, highs fall): a worklist re-evaluates each changed node's parents.
+    """
+    low, high, state = g.low, g.high, g.state
+    first_edge, child_count, edge_child = g.first_edge, g.child_count, g.edge_child
+    edge_parent, rev_head, rev_next = g.edge_parent, g.rev_head, g.rev_next
+    committed, dirty = g.committed_nodes, g.dirty
+    queue = deque(seeds)
+    queued = set(seeds)
+    while queue:
+        n = queue.popleft()
+        queued.discard(n)
+        lo = hi = NEG_INF
+        f = first_edge[n]
+        for e in range(f, f + child_count[n]):
+            c = edge_child[e]
+            v = -high[c]
+            if v > lo:
+                lo = v
+            v = -low[c]
+            if v > hi:
+                hi = v
+        if lo != low[n] or hi != high[n]:
+            low[n] = lo
+            high[n] = hi
+            if n < committed:
+                dirty.add(n)
+            e = rev_head[n]
+            while e >= 0:
+                p = edge_parent[e]
+                if p not in queued and state[p] == EXPANDED:
+                    queued.add(p)
+                    queue.append(p)
+                e = rev_next[e]
+
+
+def update_finality(
+    g: Graph, low_candidates: Iterable[NodeId], high_candidates: Iterable[NodeId]
+) -> None:
+    """Recompute finality flags as a greatest fixpoint over the candidate (node, bound)
+    pairs; every other flag is taken as it is.
+
+    All candidate flags start final, then a flag is dropped wherever its rule fails and the
+    drop is propagated to the parents whose rules read it, until nothing changes. The
+    result is exact for the candidates when every non-final flag they depend on is itself a
+    candidate (true of the region :func:`walk` returns, and of all expanded nodes); flags
+    once final stay final, so final flags never need to be candidates.
+
+    Rules: ``low(n)`` is final if every child ``c`` with ``-low(c) > low(n)`` has a final
+    ``high(c)``; ``high(n)`` is final if some child with a final ``low(c)`` has
+    ``-low(c) = high(n)``; both are final when ``low(n) = high(n)``.
+    """
+    low, high, state = g.low, g.high, g.state
+    lf, hf = g.low_final, g.high_final
+    first_edge, child_count, edge_child = g.first_edge, g.child_count, g.edge_child
+    edge_parent, rev_head, rev_next = g.edge_parent, g.rev_head, g.rev_next
+    lows = {n for n in low_candidates if state[n] == EXPANDED and not lf[n]}
+    highs = {n for n in high_candidates if state[n] == EXPANDED and not hf[n]}
+    for n in lows:
+        lf[n] = 1
+    for n in highs:
+        hf[n] = 1
+    order = sorted(lows | highs)
+    queue = deque(order)
+    queued = set(order)
+    while queue:
+        n = queue.popleft()
+        queued.discard(n)
+        lo, hi = low[n], high[n]
+        if lo == hi:
+            continue
+        f = first_edge[n]
+        end = f + child_count[n]
+        if lf[n] and n in lows:
+            for e in range(f, end):
+                c = edge_child[e]
+                if not hf[c] and -low[c] > lo:
+                    lf[n] = 0
+                    # parents' high-finality reads this low flag
+                    e2 = rev_head[n]
+                    while e2 >= 0:
+                        p = edge_parent[e2]
+                        if hf[p] and p in highs and p not in queued:
+                            queued.add(p)
+                            queue.append(p)
+                        e2 = rev_next[e2]
+                    break
+        if hf[n] and n in highs:
+            for e in range(f, end):
+                c = edge_child[e]
+                if lf[c] and -low[c] == hi:
+                    break
+            else:
+                hf[n] = 0
+                # parents' low-finality reads this high flag
+                e2 = rev_head[n]
+                while e2 >= 0:
+                    p = edge_parent[e2]
+                    if lf[p] and p in lows and p not in queued:
+                        queued.add(p)
+                        queue.append(p)
+                    e2 = rev_next[e2]
+    committed, dirty = g.committed_nodes, g.dirty
+    for n in lows:
+        if lf[n] and n < committed:
+            dirty.add(n)
+    for n in highs:
+        if hf[n] and n < committed:
+            dirty.add(n)
+
+
+def walk(g: Graph, root: NodeId) -> tuple[set[NodeId], set[NodeId], list[NodeId]]:
+    """The (node, bound) pairs a non-final root bound depends on, and the leaks.
+
+    Where ``low(n)`` is not final, follow children ``c`` with ``-low(c) > low(n)`` whose
+    ``high(c)`` is not final; where ``high(n)`` is not final, follow children with
+    ``-low(c) = high(n)`` whose ``low(c)`` is not final. Returns the nodes reached on their
+    low side, those reached on their high side, and the unexpanded nodes reached (the
+    leaks, in the order found).
+    """
+    low, state = g.low, g.state
+    high = g.high
+    lf, hf = g.low_final, g.high_final
+    first_edge, child_count, edge_child = g.first_edge, g.child_count, g.edge_child
+    seen_low: set[NodeId] = set()
+    seen_high: set[NodeId] = set()
+    leaks: list[NodeId] = []
+    leak_set: set[NodeId] = set()
+    stack: list[tuple[NodeId, bool]] = []
+    if not lf[root]:
+        seen_low.add(root)
+        stack.append((root, True))
+    if not hf[root]:
+        seen_high.add(root)
+        stack.append((root, False))
+    while stack:
+        n, is_low = stack.pop()
+        if state[n] == UNEXPANDED:
+            if n not in leak_set:
+                leak_set.add(n)
+                leaks.append(n)
+            continue
+        f = first_edge[n]
+        if is_low:
+            lo = low[n]
+            for e in range(f, f + child_count[n]):
+                c = edge_child[e]
+                if not hf[c] and -low[c] > lo and c not in seen_high:
+                    seen_high.add(c)
+                    stack.append((c, False))
+        else:
+            hi = high[n]
+            for e in range(f, f + child_count[n]):
+                c = edge_child[e]
+                if not lf[c] and -low[c] == hi and c not in seen_low:
+                    seen_low.add(c)
+                    stack.append((c, True))
+    return seen_low, seen_high, leaks
+
+
+def find_leaks(g: Graph, root: NodeId) -> list[NodeId]:
+    """The frontier nodes that can still change a non-final bound of *root*."""
+    return walk(g, root)[2]
+
+
+_W = 0  # event: a node's low reaches the current threshold
+_L = 1  # event: a node's high falls to minus the current threshold
+
+
+def retrograde(g: Graph) -> None:
+    """Compute every node's bounds and depths from scratch, with counters.
+
+    For each threshold ``t`` (the terminal values and their negations, descending), the
+    nodes with ``low >= t`` and those with ``high <= -t`` form the attractor sets of a
+    win/loss game; since the sets only grow as ``t`` falls, one pass of counters over all
+    thresholds computes every bound in ``O(E log E)``. Within a threshold events are
+    processed in order of depth (a heap), which yields DESIGN §4's depths: ``depth_low`` =
+    1 + the smallest ``depth_high`` of a child attaining ``low``, ``depth_high`` = 1 + the
+    largest ``depth_low`` over all children. Works on partial graphs (frontier nodes have
+    no events) and leaves the finality flags alone.
+    """
+    n_nodes = g.num_nodes
+    state = g.state
+    low, high = g.low, g.high
+    dlow, dhigh = g.depth_low, g.depth_high
+    edge_parent, rev_head, rev_next = g.edge_parent, g.rev_head, g.rev_next
+    counter = list(g.child_count)
+    maxd = [-1] * n_nodes
+    new_low = [NEG_INF] * n_nodes
+    new_high = [POS_INF] * n_nodes
+    new_dlow = [DEPTH_INF] * n_nodes
+    new_dhigh = [DEPTH_INF] * n_nodes
+    in_w = bytearray(n_nodes)
+    in_l = bytearray(n_nodes)
+
+    by_threshold: dict[int, list[tuple[int, int, NodeId]]] = {}
+    for n in range(n_nodes):
+        if state[n] == TERMINAL:
+            v = low[n]
+            by_threshold.setdefault(v, []).append((0, _W, n))
+            by_threshold.setdefault(-v, []).append((0, _L, n))
+
+    heappush, heappop = heapq.heappush, heapq.heappop
+    for t in sorted(by_threshold, reverse=True):
+        heap = by_threshold[t]
+        heapq.heapify(heap)
+        while heap:
+            d, kind, n = heappop(heap)
+            if kind == _W:
+                if in_w[n]:
+                    continue
+                in_w[n] = 1
+                new_low[n] = t
+                new_dlow[n] = d
+                e = rev_head[n]
+                while e >= 0:
+                    p = edge_parent[e]
+                    if d > maxd[p]:
+                        maxd[p] = d
+                    counter[p] -= 1
+                    if counter[p] == 0:
+                        heappush(heap, (maxd[p] + 1, _L, p))
+                    e = rev_next[e]
+            else:
+                if in_l[n]:
+                    continue
+                in_l[n] = 1
+                new_high[n] = -t
+                new_dhigh[n] = d
+                e = rev_head[n]
+                while e >= 0:
+                    p = edge_parent[e]
+                    if not in_w[p]:
+                        heappush(heap, (d + 1, _W, p))
+                    e = rev_next[e]
+
+    committed, dirty = g.committed_nodes, g.dirty
+    for n in range(n_nodes):
+        if (
+            low[n] != new_low[n]
+            or high[n] != new_high[n]
+            or dlow[n] != new_dlow[n]
+            or dhigh[n] != new_dhigh[n]
+        ):
+            low[n] = new_low[n]
+            high[n] = new_high[n]
+            dlow[n] = new_dlow[n]
+            dhigh[n] = new_dhigh[n]
+            if n < committed:
+                dirty.add(n)
+
+
+__all__ = [
+    "SolveResult",
+    "find_leaks",
+    "retrograde",
+    "solve",
+    "update_bounds",
+    "update_finality",
+    "walk",
+]

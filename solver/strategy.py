@@ -1,0 +1,153 @@
+"""Best-move ordering and principal lines (DESIGN §4), over plain-int bounds.
+
+These functions only need each node's bounds and depths, so the in-memory solver and the
+database-backed API share them: the caller supplies a ``children`` function that returns a
+node's children as :class:`Child` tuples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+N = TypeVar("N", bound=Hashable)
+
+
+@dataclass(frozen=True)
+class Child(Generic[N]):
+    """One move from a node: the move label and the child's own bounds and depths."""
+
+    order: int
+    """The move's index in the game's move order."""
+    move: str
+    node: N
+    """The child (a node id, a key — whatever the caller's ``children`` understands)."""
+    low: int
+    high: int
+    depth_low: int
+    depth_high: int
+    terminal: bool
+    expanded: bool
+
+
+def move_sort_key(c: Child[N]) -> tuple[int, int, int, int]:
+    """Sort key for best-first move lists (ascending = best first).
+
+    Moves are ordered by the mover's view: the move's lower bound ``-c.high`` descending,
+    then its upper bound ``-c.low`` descending; then by depth — shortest ``depth_high``
+    when the move wins (its lower bound is above 0), longest ``depth_low`` when it loses
+    (its upper bound is below 0), shortest otherwise; then by move order.
+    """
+    if -c.high > 0:
+        dk = c.depth_high
+    elif -c.low < 0:
+        dk = -c.depth_low
+    else:
+        dk = c.depth_high
+    return (c.high, c.low, dk, c.order)
+
+
+def best_first(children: Sequence[Child[N]]) -> list[Child[N]]:
+    """*children* sorted best first for the player to move."""
+    return sorted(children, key=move_sort_key)
+
+
+def choose(children: Sequence[Child[N]], bound: str, target: int,
+           avoid: set[N] | frozenset[N] = frozenset()) -> Child[N] | None:
+    """The child that realises a node's bound, avoiding the nodes in *avoid*.
+
+    For ``bound="low"`` the candidates attain the low bound (``-c.high == target``) and the
+    one with the smallest ``depth_high`` wins (the fastest guarantee); for ``"high"`` they
+    attain the high bound (``-c.low == target``) and the largest ``depth_low`` wins (the
+    longest resistance). Ties go to the earlier move.
+    """
+    best: Child[N] | None = None
+    if bound == "low":
+        for c in children:
+            if -c.high == target and c.node not in avoid:
+                if best is None or c.depth_high < best.depth_high:
+                    best = c
+    else:
+        for c in children:
+            if -c.low == target and c.node not in avoid:
+                if best is None or c.depth_low > best.depth_low:
+                    best = c
+    return best
+
+
+@dataclass(frozen=True)
+class LineStep(Generic[N]):
+    """One ply of a principal line."""
+
+    move: str
+    node: N
+    """The position reached by the move."""
+    bound: str
+    """The bound this step's mover was realising (``low`` or ``high``)."""
+
+
+@dataclass(frozen=True)
+class Line(Generic[N]):
+    """A principal line and why it ended."""
+
+    steps: list[LineStep[N]]
+    end: str
+    """``terminal``, ``unexpanded``, ``max_plies`` or ``repetition`` (no attaining move
+    that does not revisit a position: happens only where the bound is infinite)."""
+
+
+def principal_line(
+    start: N,
+    bound: str,
+    *,
+    bounds: Callable[[N], tuple[int, int]],
+    state: Callable[[N], str],
+    children: Callable[[N], Sequence[Child[N]]],
+    max_plies: int | None = None,
+) -> Line[N]:
+    """The line that realises *start*'s ``low`` or ``high`` bound (DESIGN §4).
+
+    The player to move at *start* realises *bound*; at each following ply the side flips
+    (the opponent of a ``low`` player plays for its ``high`` bound and vice versa). Depths
+    strictly fall along the line when the bound is finite, so it cannot loop; a position
+    already on the line is never entered again in any case.
+
+    :param bounds: a node's ``(low, high)``.
+    :param state: ``"terminal"``, ``"expanded"`` or ``"unexpanded"``.
+    :param children: a node's children as :class:`Child` records.
+    :raises ValueError: if *bound* is neither ``"low"`` nor ``"high"``.
+    """
+    if bound not in ("low", "high"):
+        raise ValueError(f"bound must be 'low' or 'high', not {bound!r}")
+    steps: list[LineStep[N]] = []
+    seen: set[N] = {start}
+    node = start
+    side = bound
+    while True:
+        st = state(node)
+        if st == "terminal":
+            return Line(steps, "terminal")
+        if st != "expanded":
+            return Line(steps, "unexpanded")
+        if max_plies is not None and len(steps) >= max_plies:
+            return Line(steps, "max_plies")
+        low, high = bounds(node)
+        pick = choose(children(node), side, low if side == "low" else high, seen)
+        if pick is None:
+            return Line(steps, "repetition")
+        steps.append(LineStep(pick.move, pick.node, side))
+        seen.add(pick.node)
+        node = pick.node
+        side = "high" if side == "low" else "low"
+
+
+__all__ = [
+    "Child",
+    "Line",
+    "LineStep",
+    "best_first",
+    "choose",
+    "move_sort_key",
+    "principal_line",
+]

@@ -1,0 +1,92 @@
+"""Values and bounds: plain ints inside the solver, typed objects at the edges.
+
+Inside the hot loops a bound is a plain ``int``; the infinities are the sentinels
+:data:`NEG_INF` and :data:`POS_INF` (``-POS_INF == NEG_INF``, so negation flips the point of
+view without special cases). :class:`Bounds` is the public value type.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+POS_INF = 1 << 60
+"""Sentinel for an infinite upper bound (far above any game value)."""
+NEG_INF = -POS_INF
+"""Sentinel for an infinite lower bound."""
+DEPTH_INF = 1 << 60
+"""Sentinel for an infinite (unknown) depth."""
+
+
+def to_public(v: int) -> float | int:
+    """A bound as a Python number: the sentinels become ``-math.inf`` / ``math.inf``.
+
+    >>> to_public(3), to_public(POS_INF), to_public(NEG_INF)
+    (3, inf, -inf)
+    """
+    if v >= POS_INF:
+        return math.inf
+    if v <= NEG_INF:
+        return -math.inf
+    return v
+
+
+def to_json(v: int) -> int | None:
+    """A bound for JSON and SQL: infinite bounds and depths become ``None``."""
+    return None if v >= POS_INF or v <= NEG_INF else v
+
+
+def from_json(v: int | None, *, upper: bool) -> int:
+    """The inverse of :func:`to_json` for a bound (``upper`` tells which infinity)."""
+    if v is None:
+        return POS_INF if upper else NEG_INF
+    return v
+
+
+def clamp(x: int, low: int, high: int) -> int:
+    """``x`` clamped into ``[low, high]`` — the value under a repetition rule worth ``x``.
+
+    >>> clamp(0, 3, 5), clamp(0, -2, 4), clamp(0, NEG_INF, -1)
+    (3, 0, -1)
+    """
+    return low if x < low else high if x > high else x
+
+
+@dataclass(frozen=True, order=False)
+class Bounds:
+    """The bounds of a position from the point of view of the player to move.
+
+    ``low`` is what the mover can force if endless play counted as -inf for him, ``high``
+    what he can force if it counted as +inf. Infinite bounds are ``-math.inf``/``math.inf``.
+    """
+
+    low: float | int
+    """Lower bound (``-math.inf`` when nothing is known)."""
+    high: float | int
+    """Upper bound (``math.inf`` when nothing is known)."""
+    low_final: bool = False
+    """True when no further expansion anywhere can change ``low``."""
+    high_final: bool = False
+    """True when no further expansion anywhere can change ``high``."""
+
+    @property
+    def is_final(self) -> bool:
+        """Both bounds are final."""
+        return self.low_final and self.high_final
+
+    @property
+    def value(self) -> int | None:
+        """The exact value when ``low == high``, else ``None``."""
+        if self.low == self.high and not math.isinf(self.low):
+            return int(self.low)
+        return None
+
+    def __neg__(self) -> Bounds:
+        """The same bounds from the other player's point of view."""
+        return Bounds(-self.high, -self.low, self.high_final, self.low_final)
+
+    def __repr__(self) -> str:
+        return (
+            f"Bounds({self.low!r}, {self.high!r}, low_final={self.low_final!r}, "
+            f"high_final={self.high_final!r})"
+        ).replace("inf", "math.inf")

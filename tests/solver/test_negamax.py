@@ -1,0 +1,239 @@
+"""Oracle tests for the negamax-graph solver on random cyclic graphs (hypothesis).
+
+Every property is checked against an independent implementation in ``tests/oracles.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from solver.errors import InvalidParameterError, InvalidPositionError
+from solver.graph import EXPANDED, TERMINAL, Graph
+from solver.negamax import solve
+from solver.store import MemoryStore, Progress
+from solver.strategy import Child, choose
+from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp
+from tests.oracles import (
+    INF,
+    ExplicitGame,
+    brute_bounds,
+    brute_finality,
+    check_low_strategy,
+    draw_value,
+)
+
+
+@st.composite
+def graphs(draw: st.DrawFn, max_nodes: int = 10) -> tuple[list[list[int]], dict[int, int]]:
+    """A random directed graph (cycles and self-loops allowed) with random leaf values."""
+    n = draw(st.integers(1, max_nodes))
+    succ: list[list[int]] = []
+    leaf: dict[int, int] = {}
+    for i in range(n):
+        if draw(st.integers(0, 9)) < 3:
+            leaf[i] = draw(st.integers(-3, 3))
+            succ.append([])
+        else:
+            succ.append(draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=3)))
+    return succ, leaf
+
+
+def pub(v: int) -> float:
+    return -INF if v <= NEG_INF else INF if v >= POS_INF else v
+
+
+@dataclass
+class Snap:
+    keys: list[int]
+    low: list[float]
+    high: list[float]
+    lf: list[bool]
+    hf: list[bool]
+    expanded: set[int]
+
+
+def snapshot(g: Graph) -> Snap:
+    return Snap(
+        keys=list(g.keys),
+        low=[pub(v) for v in g.low],
+        high=[pub(v) for v in g.high],
+        lf=[bool(x) for x in g.low_final],
+        hf=[bool(x) for x in g.high_final],
+        expanded={g.keys[i] for i in range(g.num_nodes) if g.state[i] == EXPANDED},
+    )
+
+
+class SnapshotStore(MemoryStore):
+    """A memory store that records the graph at every commit."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.snaps: list[Snap] = []
+
+    def commit(self, graph: Graph, progress: Progress) -> None:
+        self.snaps.append(snapshot(graph))
+        super().commit(graph, progress)
+
+
+def graph_of(store: MemoryStore) -> Graph:
+    (g,) = store.graphs.values()
+    return g
+
+
+@settings(max_examples=300, deadline=None)
+@given(graphs(), st.integers(1, 3))
+def test_partial_solve_matches_brute_force_at_every_batch(
+    gl: tuple[list[list[int]], dict[int, int]], batch: int
+) -> None:
+    succ, leaf = gl
+    game = ExplicitGame(succ, leaf)
+    full_low, full_high = brute_bounds(succ, leaf)
+    store = SnapshotStore()
+    result = solve(game, store=store, batch_size=batch)
+    assert result.complete and result.low_final and result.high_final
+    assert (result.low, result.high) == (full_low[0], full_high[0])
+    seen_final_low: dict[int, float] = {}
+    seen_final_high: dict[int, float] = {}
+    for number, snap in enumerate(store.snaps):
+        last = number == len(store.snaps) - 1
+        low, high = brute_bounds(succ, leaf, snap.expanded)
+        lf, hf = brute_finality(succ, low, high, snap.expanded)
+        for i, k in enumerate(snap.keys):
+            # bounds are the exact fixpoint of the partial graph
+            assert (snap.low[i], snap.high[i]) == (low[k], high[k]), (k, snap)
+            # finality is the greatest fixpoint of the rules: exactly so at the root after
+            # every batch and everywhere at the end of the run; a flag shown final is final
+            if last or k == 0:
+                assert (snap.lf[i], snap.hf[i]) == (lf[k], hf[k]), (k, snap)
+            assert lf[k] or not snap.lf[i], (k, snap)
+            assert hf[k] or not snap.hf[i], (k, snap)
+            # a final bound is the bound of the fully expanded graph ...
+            if snap.lf[i]:
+                assert snap.low[i] == full_low[k]
+                seen_final_low.setdefault(k, snap.low[i])
+            if snap.hf[i]:
+                assert snap.high[i] == full_high[k]
+                seen_final_high.setdefault(k, snap.high[i])
+        # ... and a flag once final stays final
+        index = {k: i for i, k in enumerate(snap.keys)}
+        for k in seen_final_low:
+            assert snap.lf[index[k]], f"low of {k} lost finality"
+        for k in seen_final_high:
+            assert snap.hf[index[k]], f"high of {k} lost finality"
+
+
+def strategy_children(g: Graph, n: int) -> list[Child[int]]:
+    out = []
+    for order, e in enumerate(g.children(n)):
+        c = g.edge_child[e]
+        out.append(
+            Child(
+                order,
+                g.edge_move[e],
+                c,
+                g.low[c],
+                g.high[c],
+                g.depth_low[c],
+                g.depth_high[c],
+                g.state[c] == TERMINAL,
+                g.state[c] == EXPANDED,
+            )
+        )
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(graphs(max_nodes=9))
+def test_full_solve_bounds_depths_and_strategies(
+    gl: tuple[list[list[int]], dict[int, int]],
+) -> None:
+    succ, leaf = gl
+    game = ExplicitGame(succ, leaf)
+    store = MemoryStore()
+    result = solve(game, store=store, full=True)
+    assert result.complete
+    g = graph_of(store)
+    low, high = brute_bounds(succ, leaf)
+    draw = draw_value(succ, leaf)
+    for n in range(g.num_nodes):
+        k = g.keys[n]
+        assert (pub(g.low[n]), pub(g.high[n])) == (low[k], high[k])
+        assert g.low_final[n] and g.high_final[n]
+        # the value when endless play is a draw
+        assert clamp(0, g.low[n], g.high[n]) == draw[k]
+        # depths are finite exactly where the bounds are
+        assert (g.depth_low[n] < DEPTH_INF) == (g.low[n] > NEG_INF)
+        assert (g.depth_high[n] < DEPTH_INF) == (g.high[n] < POS_INF)
+    # the low strategy never loops and guarantees `low` within `depth_low` plies
+    for n in range(g.num_nodes):
+        if g.low[n] <= NEG_INF:
+            continue
+        pick: dict[int, int] = {}
+        for m in range(g.num_nodes):
+            if g.state[m] == EXPANDED and g.low[m] > NEG_INF:
+                best = choose(strategy_children(g, m), "low", g.low[m])
+                assert best is not None
+                pick[g.keys[m]] = g.keys[best.node]
+        check_low_strategy(succ, leaf, g.keys[n], pick, g.low[n], g.depth_low[n])
+
+
+@settings(max_examples=200, deadline=None)
+@given(graphs(), st.integers(0, 6))
+def test_budgeted_solve_resumes_to_the_same_graph(
+    gl: tuple[list[list[int]], dict[int, int]], budget: int
+) -> None:
+    succ, leaf = gl
+    game = ExplicitGame(succ, leaf)
+    once = MemoryStore()
+    solve(game, store=once, batch_size=1)
+    pieces = MemoryStore()
+    for _ in range(100):
+        r = solve(game, store=pieces, batch_size=1, max_expansions=budget or 1)
+        if r.complete:
+            break
+    a, b = graph_of(once), graph_of(pieces)
+    assert a.keys == b.keys
+    assert (a.low, a.high, a.depth_low, a.depth_high) == (b.low, b.high, b.depth_low, b.depth_high)
+    assert (a.low_final, a.high_final, a.state) == (b.low_final, b.high_final, b.state)
+    assert list(a.edge_child) == list(b.edge_child)
+
+
+def test_cycle_without_exit_has_infinite_bounds() -> None:
+    game = ExplicitGame([[1], [0]], {})
+    r = solve(game, full=True)
+    assert (r.low, r.high, r.low_final, r.high_final) == (-math.inf, math.inf, True, True)
+    assert r.value is None and r.repetition_value == 0
+    assert (r.depth_low, r.depth_high) == (None, None)
+
+
+def test_loop_with_exits_has_distinct_bounds() -> None:
+    # A (0) and B (1) move to each other; A can exit to C (2), worth -1 to A, and B can
+    # exit to D (3), worth -2 to B. If endless play were -inf for A, A takes the exit
+    # (low -1); if it were +inf for A, B must take his (high 2); a draw rule gives 0.
+    game = ExplicitGame([[1, 2], [0, 3], [], []], {2: 1, 3: 2})
+    r = solve(game, full=True)
+    assert (r.low, r.high, r.low_final, r.high_final) == (-1, 2, True, True)
+    assert r.value is None and r.repetition_value == 0
+    assert (r.depth_low, r.depth_high) == (1, 2)  # A exits; or A loops and B exits
+
+
+def test_bad_options_are_rejected() -> None:
+    game = ExplicitGame([[]], {0: 1})
+    with pytest.raises(InvalidParameterError):
+        solve(game, max_expansions=-1)
+    with pytest.raises(InvalidParameterError):
+        solve(game, max_seconds=-0.5)
+    with pytest.raises(InvalidParameterError):
+        solve(game, batch_size=0)
+    with pytest.raises(InvalidPositionError):
+        solve(game, root="seven")
+
+
+def test_terminal_root_needs_no_expansion() -> None:
+    r = solve(ExplicitGame([[]], {0: 4}))
+    assert (r.low, r.high, r.expansions, r.complete) == (4, 4, 0, True)

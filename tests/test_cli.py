@@ -1,0 +1,110 @@
+"""The command line, through click's runner and as a real console script."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from api.cli import cli
+
+NEGAGRAPH = Path(sys.executable).with_name("negagraph")
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_games_json_lists_every_game_with_parameters() -> None:
+    code, out, _ = run("games", "--json")
+    assert code == 0
+    games = {g["name"]: g for g in json.loads(out)}
+    assert set(games) >= {"number-game", "tic-tac-toe", "connect-four", "grundy", "nap"}
+    c4 = {p["name"]: p for p in games["connect-four"]["parameters"]}
+    assert c4["width"]["default"] == 7 and c4["height"]["default"] == 6
+
+
+def test_solve_json_has_the_documented_fields() -> None:
+    code, out, _ = run("solve", "number-game", "--json")
+    assert code == 0
+    r = json.loads(out)
+    assert {
+        "game",
+        "params",
+        "root",
+        "low",
+        "high",
+        "low_final",
+        "high_final",
+        "value",
+        "expansions",
+        "nodes",
+        "edges",
+        "complete",
+        "seconds",
+    } <= set(r)
+    assert (r["low"], r["high"], r["value"], r["complete"]) == (3, 5, None, True)
+    assert r["expansions"] == 26 and r["root"] == "13"
+
+
+def test_solve_with_params_root_and_infinite_bounds_as_null() -> None:
+    code, out, _ = run("solve", "number-game", "-p", "root=21", "--max-expansions", "1", "--json")
+    assert code == 0
+    r = json.loads(out)
+    assert r["root"] == "21" and r["status"] == "budget" and r["complete"] is False
+    assert r["high"] is None  # infinite
+    code, out, _ = run("solve", "tic-tac-toe", "--root", "xx./oo./...", "--json")
+    assert code == 0 and json.loads(out)["value"] == 1
+
+
+def test_solve_human_output() -> None:
+    code, out, _ = run("solve", "tic-tac-toe", "--full")
+    assert code == 0
+    assert "value 0" in out and "5,478 nodes" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["solve", "chess-960"], "unknown game 'chess-960'"),
+        (["solve", "nap", "-p", "n=x"], "parameter 'n' must be an integer"),
+        (["solve", "nap", "-p", "n"], "must look like NAME=VALUE"),
+        (["solve", "nap", "-p", "size=3"], "unknown parameter 'size'"),
+        (["solve", "connect-four", "-p", "width=0"], "must be at least 1"),
+        (["solve", "tic-tac-toe", "--root", "xxx/ooo/..."], "both players have three in a row"),
+        (["solve", "number-game", "--full"], "infinitely many positions"),
+    ],
+)
+def test_errors_are_one_line_with_non_zero_exit(args: list[str], message: str) -> None:
+    code, out, err = run(*args)
+    assert code != 0
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert message in lines[0]
+    assert "Traceback" not in err + out
+
+
+def test_console_script_runs_as_a_real_process() -> None:
+    proc = subprocess.run(
+        [str(NEGAGRAPH), "solve", "grundy", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["value"] == -1
+    proc = subprocess.run(
+        [str(NEGAGRAPH), "solve", "grundy", "-p", "n=0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
