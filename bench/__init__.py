@@ -1,0 +1,1 @@
+"""negagraph's benchmarks (``python -m bench``); not part of the test suite."""
