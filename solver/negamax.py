@@ -189,6 +189,10 @@ class _Solver:
         self.edges_at_start = graph.num_edges
         self.canon = game.canonical if game.uses_symmetry else None
         self.root = self._ensure_root(root_key)
+        self.work = 0
+        """Finality work done since the last exact refresh."""
+        self.region = 0
+        """Size of the root's region at the last exact refresh."""
 
     # -- bookkeeping ----------------------------------------------------------------
 
@@ -304,25 +308,32 @@ class _Solver:
             retrograde(g)
             everything = expanded_nodes(g)
             update_finality(g, everything, everything)
-        # Per batch, finality is exact on the region the root depends on (elsewhere a
-        # flag may lag until the end of the run, but a flag shown final is final).
-        lows, highs, _ = walk(g, root)
-        update_finality(g, lows, highs)
+        self.refresh_finality()
         status = "complete"
         while not (g.low_final[root] and g.high_final[root]):
             reason = self.out_of_budget()
             if reason is not None:
                 status = reason
                 break
-            leaks = walk(g, root)[2]
-            if not leaks:
-                raise SolveError("internal error: a root bound is not final but no leak "
-                                 "was found")
-            batch = self.pick_batch(leaks)
+            batch = self.select_batch()
+            if not batch:
+                # Only flags that hold around cycles can be stale now: settle them.
+                self.refresh_finality()
+                if g.low_final[root] and g.high_final[root]:
+                    break
+                batch = self.select_batch()
+                if not batch:
+                    raise SolveError("internal error: a root bound is not final but no "
+                                     "leak was found")
             self.expand(batch)
-            update_bounds(g, batch)
-            lows, highs, _ = walk(g, root)
-            update_finality(g, lows, highs)
+            changed = update_bounds(g, batch)
+            seeds = list(batch)
+            for n in changed:
+                seeds.append(n)
+                seeds.extend(g.parents(n))
+            self.work += propagate_finality(g, seeds)
+            if self.work >= self.region:
+                self.refresh_finality()
             self.commit()
         # The end of a run: depths, and exact finality over the whole graph.
         retrograde(g)
@@ -331,17 +342,31 @@ class _Solver:
         self.commit()
         return status
 
-    def pick_batch(self, leaks: list[NodeId]) -> list[NodeId]:
+    def refresh_finality(self) -> None:
+        """Exact finality (the greatest fixpoint) on the region the root depends on.
+
+        Run whenever the cheaper work since the last refresh exceeds the region's size,
+        so that it costs at most as much as everything else."""
+        lows, highs, _ = walk(self.g, self.root)
+        update_finality(self.g, lows, highs)
+        self.region = len(lows) + len(highs)
+        self.work = 0
+
+    def select_batch(self) -> list[NodeId]:
+        """The leaks to expand next: by the game's priority over all leaks if it has one,
+        else the leftmost ones of a depth-first walk in move order."""
         g = self.g
-        k = self.batch_size or max(1, g.num_nodes // 64, len(leaks) // 4)
         prio = self.game.priority
         if prio is None:
-            dist = g.dist
-            leaks.sort(key=lambda n: (dist[n], n))
-        else:
-            keys = g.keys
-            leaks.sort(key=lambda n: (prio(keys[n]), n))
-        return leaks[:k]
+            k = self.batch_size or max(1, g.num_nodes // 256)
+            leaks, visited = first_leaks(g, self.root, k)
+            self.work += visited
+            return leaks
+        leaks = walk(g, self.root)[2]
+        self.work += self.region
+        keys = g.keys
+        leaks.sort(key=lambda n: (prio(keys[n]), n))
+        return leaks[: self.batch_size or max(1, g.num_nodes // 64, len(leaks) // 4)]
 
     # -- full mode -------------------------------------------------------------------
 
@@ -390,8 +415,9 @@ def expanded_nodes(g: Graph) -> set[NodeId]:
     return {n for n in range(g.num_nodes) if state[n] == EXPANDED}
 
 
-def update_bounds(g: Graph, seeds: list[NodeId]) -> None:
-    """Re-establish the bounds fixpoint after *seeds* were expanded.
+def update_bounds(g: Graph, seeds: list[NodeId]) -> list[NodeId]:
+    """Re-establish the bounds fixpoint after *seeds* were expanded; return the nodes
+    whose bounds changed.
 
     Starting from the previous fixpoint is correct because every change only tightens
     bounds (lows rise, highs fall): a worklist re-evaluates each changed node's parents.
@@ -402,6 +428,7 @@ def update_bounds(g: Graph, seeds: list[NodeId]) -> None:
     committed, dirty = g.committed_nodes, g.dirty
     queue = deque(seeds)
     queued = set(seeds)
+    changed: list[NodeId] = []
     while queue:
         n = queue.popleft()
         queued.discard(n)
@@ -418,6 +445,7 @@ def update_bounds(g: Graph, seeds: list[NodeId]) -> None:
         if lo != low[n] or hi != high[n]:
             low[n] = lo
             high[n] = hi
+            changed.append(n)
             if n < committed:
                 dirty.add(n)
             e = rev_head[n]
@@ -427,6 +455,65 @@ def update_bounds(g: Graph, seeds: list[NodeId]) -> None:
                     queued.add(p)
                     queue.append(p)
                 e = rev_next[e]
+    return changed
+
+
+def propagate_finality(g: Graph, seeds: Iterable[NodeId]) -> int:
+    """Set flags that the rules make final given the children's current flags, starting at
+    *seeds* and moving up to parents whenever a flag turns final; return the work done.
+
+    This is the cheap, local half of finality: it finds everything that follows from
+    already-final children (all of it in an acyclic graph) but not flags that hold only
+    by the greatest fixpoint around a cycle — :func:`update_finality` finds those. Every
+    flag it sets is final in the greatest fixpoint too, so it is always sound.
+    """
+    low, high, state = g.low, g.high, g.state
+    lf, hf = g.low_final, g.high_final
+    first_edge, child_count, edge_child = g.first_edge, g.child_count, g.edge_child
+    edge_parent, rev_head, rev_next = g.edge_parent, g.rev_head, g.rev_next
+    committed, dirty = g.committed_nodes, g.dirty
+    queue = deque(n for n in dict.fromkeys(seeds) if state[n] == EXPANDED)
+    queued = set(queue)
+    work = 0
+    while queue:
+        n = queue.popleft()
+        queued.discard(n)
+        l_ok, h_ok = lf[n], hf[n]
+        if l_ok and h_ok:
+            continue
+        lo, hi = low[n], high[n]
+        f = first_edge[n]
+        end = f + child_count[n]
+        work += end - f + 1
+        if lo == hi:
+            l_ok = h_ok = 1
+        else:
+            if not l_ok:
+                for e in range(f, end):
+                    c = edge_child[e]
+                    if not hf[c] and -low[c] > lo:
+                        break
+                else:
+                    l_ok = 1
+            if not h_ok:
+                for e in range(f, end):
+                    c = edge_child[e]
+                    if lf[c] and -low[c] == hi:
+                        h_ok = 1
+                        break
+        if l_ok != lf[n] or h_ok != hf[n]:
+            lf[n] = l_ok
+            hf[n] = h_ok
+            if n < committed:
+                dirty.add(n)
+            e = rev_head[n]
+            while e >= 0:
+                p = edge_parent[e]
+                if p not in queued and state[p] == EXPANDED:
+                    queued.add(p)
+                    queue.append(p)
+                e = rev_next[e]
+    return work
 
 
 def update_finality(
@@ -553,6 +640,67 @@ def walk(g: Graph, root: NodeId) -> tuple[set[NodeId], set[NodeId], list[NodeId]
     return seen_low, seen_high, leaks
 
 
+def first_leaks(g: Graph, root: NodeId, limit: int) -> tuple[list[NodeId], int]:
+    """The first *limit* leaks of a depth-first walk in move order, and the pairs visited.
+
+    The same walk as :func:`walk`, but depth first with each node's children in the
+    game's move order, stopping as soon as *limit* leaks are found: the leaks it returns
+    are the leftmost of the search tree, as a depth-first alpha-beta search would meet
+    them, and the walk costs little more than the paths that lead to them.
+
+    One addition: where ``low(n)`` is not final and a child ``c`` could still raise it
+    (``-low(c) > low(n)``), the walk also follows ``c``'s own low side when that is not
+    final. Raising ``low(c)`` to ``-low(n)`` makes ``c`` irrelevant to ``low(n)`` (rule 1
+    no longer asks for ``high(c)``): this is alpha-beta's refutation, and it is usually far
+    cheaper than finalising ``high(c)``.
+    """
+    low, high, state = g.low, g.high, g.state
+    lf, hf = g.low_final, g.high_final
+    first_edge, child_count, edge_child = g.first_edge, g.child_count, g.edge_child
+    seen_low: set[NodeId] = set()
+    seen_high: set[NodeId] = set()
+    leaks: list[NodeId] = []
+    leak_set: set[NodeId] = set()
+    stack: list[tuple[NodeId, bool]] = []
+    if not hf[root]:
+        seen_high.add(root)
+        stack.append((root, False))
+    if not lf[root]:
+        seen_low.add(root)
+        stack.append((root, True))
+    visited = 0
+    while stack:
+        n, is_low = stack.pop()
+        visited += 1
+        if state[n] == UNEXPANDED:
+            if n not in leak_set:
+                leak_set.add(n)
+                leaks.append(n)
+                if len(leaks) >= limit:
+                    break
+            continue
+        f = first_edge[n]
+        if is_low:
+            lo = low[n]
+            for e in range(f + child_count[n] - 1, f - 1, -1):
+                c = edge_child[e]
+                if not hf[c] and -low[c] > lo:
+                    if c not in seen_high:
+                        seen_high.add(c)
+                        stack.append((c, False))
+                    if not lf[c] and c not in seen_low:
+                        seen_low.add(c)
+                        stack.append((c, True))
+        else:
+            hi = high[n]
+            for e in range(f + child_count[n] - 1, f - 1, -1):
+                c = edge_child[e]
+                if not lf[c] and -low[c] == hi and c not in seen_low:
+                    seen_low.add(c)
+                    stack.append((c, True))
+    return leaks, visited
+
+
 def find_leaks(g: Graph, root: NodeId) -> list[NodeId]:
     """The frontier nodes that can still change a non-final bound of *root*."""
     return walk(g, root)[2]
@@ -648,6 +796,8 @@ def retrograde(g: Graph) -> None:
 __all__ = [
     "SolveResult",
     "find_leaks",
+    "first_leaks",
+    "propagate_finality",
     "retrograde",
     "solve",
     "update_bounds",
