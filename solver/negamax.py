@@ -189,10 +189,6 @@ class _Solver:
         self.edges_at_start = graph.num_edges
         self.canon = game.canonical if game.uses_symmetry else None
         self.root = self._ensure_root(root_key)
-        self.work = 0
-        """Finality work done since the last exact refresh."""
-        self.region = 0
-        """Size of the root's region at the last exact refresh."""
 
     # -- bookkeeping ----------------------------------------------------------------
 
@@ -299,17 +295,21 @@ class _Solver:
     # -- partial mode ----------------------------------------------------------------
 
     def run_partial(self) -> str:
+        """Expand leaks in batches until both root bounds are final (or the run ends).
+
+        Every choice depends only on the graph as committed after the previous batch (its
+        bounds, flags and size), so a run stopped at any batch boundary — by a budget,
+        Ctrl-C or kill -9 — and resumed takes exactly the steps an uninterrupted run would.
+        """
         g, root = self.g, self.root
         if g.low_final[root] and g.high_final[root]:
             return "complete"
         if g.committed_nodes:
-            # A stored graph: recompute bounds, depths and finality from scratch once, so
-            # the incremental updates below start from an exact fixpoint whatever wrote it.
+            # A stored graph: recompute bounds (and depths) from scratch once, so the
+            # incremental updates below start from the exact fixpoint whatever wrote it.
             retrograde(g)
-            everything = expanded_nodes(g)
-            update_finality(g, everything, everything)
-        self.refresh_finality()
         status = "complete"
+        expanded = g.state.count(EXPANDED)
         while not (g.low_final[root] and g.high_final[root]):
             reason = self.out_of_budget()
             if reason is not None:
@@ -331,26 +331,23 @@ class _Solver:
             for n in changed:
                 seeds.append(n)
                 seeds.extend(g.parents(n))
-            self.work += propagate_finality(g, seeds)
-            if self.work >= self.region:
+            propagate_finality(g, seeds)
+            if self.game.priority is not None or refresh_due(expanded, expanded + len(batch)):
                 self.refresh_finality()
+            expanded += len(batch)
             self.commit()
-        # The end of a run: depths, and exact finality over the whole graph.
-        retrograde(g)
-        everything = expanded_nodes(g)
-        update_finality(g, everything, everything)
+        retrograde(g)  # depths (the bounds are already the fixpoint)
+        if status == "complete":
+            # Exact finality over the whole graph, not only the root's region.
+            everything = expanded_nodes(g)
+            update_finality(g, everything, everything)
         self.commit()
         return status
 
     def refresh_finality(self) -> None:
-        """Exact finality (the greatest fixpoint) on the region the root depends on.
-
-        Run whenever the cheaper work since the last refresh exceeds the region's size,
-        so that it costs at most as much as everything else."""
+        """Exact finality (the greatest fixpoint) on the region the root depends on."""
         lows, highs, _ = walk(self.g, self.root)
         update_finality(self.g, lows, highs)
-        self.region = len(lows) + len(highs)
-        self.work = 0
 
     def select_batch(self) -> list[NodeId]:
         """The leaks to expand next: by the game's priority over all leaks if it has one,
@@ -359,11 +356,8 @@ class _Solver:
         prio = self.game.priority
         if prio is None:
             k = self.batch_size or max(1, g.num_nodes // 256)
-            leaks, visited = first_leaks(g, self.root, k)
-            self.work += visited
-            return leaks
+            return first_leaks(g, self.root, k)[0]
         leaks = walk(g, self.root)[2]
-        self.work += self.region
         keys = g.keys
         leaks.sort(key=lambda n: (prio(keys[n]), n))
         return leaks[: self.batch_size or max(1, g.num_nodes // 64, len(leaks) // 4)]
@@ -408,6 +402,23 @@ class _Solver:
 
 
 # -- the algorithms, as plain functions over a Graph ----------------------------------
+
+REFRESH_GROWTH = 1.25
+"""In depth-first mode, finality is refreshed exactly whenever the number of expanded
+nodes grows past a power of this factor (and on every batch while the graph is small)."""
+
+
+def refresh_due(before: int, after: int) -> bool:
+    """Whether growing from *before* to *after* expanded nodes calls for an exact refresh.
+
+    A pure function of the graph's size, so interrupted and uninterrupted solves refresh at
+    the same batches; the refreshes cost a geometric series, a few times the graph.
+    """
+    if after < 2048:
+        return True
+    step = math.log(REFRESH_GROWTH)
+    return int(math.log(after) / step) > int(math.log(max(before, 1)) / step)
+
 
 
 def expanded_nodes(g: Graph) -> set[NodeId]:

@@ -13,9 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from solver.errors import InvalidParameterError, InvalidPositionError
+from solver.game import Game
+from solver.games import get_game
 from solver.graph import EXPANDED, TERMINAL, Graph
 from solver.negamax import solve
-from solver.store import MemoryStore, Progress
+from solver.store import MemoryStore, Progress, RunOptions
 from solver.strategy import Child, choose
 from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp
 from tests.oracles import (
@@ -182,25 +184,64 @@ def test_full_solve_bounds_depths_and_strategies(
         check_low_strategy(succ, leaf, g.keys[n], pick, g.low[n], g.depth_low[n])
 
 
+class ReloadingStore(MemoryStore):
+    """A memory store that, like a database, hands each run a freshly loaded copy of the
+    committed graph (nodes in id order, edges grouped by parent)."""
+
+    def open(self, game: Game, run: RunOptions) -> Graph:
+        g = super().open(game, run)
+        h = Graph()
+        for n in range(g.num_nodes):
+            h.add_node(g.keys[n], g.dist[n], None)
+            h.state[n] = g.state[n]
+            h.low[n], h.high[n] = g.low[n], g.high[n]
+            h.low_final[n], h.high_final[n] = g.low_final[n], g.high_final[n]
+            h.depth_low[n], h.depth_high[n] = g.depth_low[n], g.depth_high[n]
+        for p in range(g.num_nodes):
+            for e in g.children(p):
+                h.add_edge_raw(p, g.edge_child[e], g.edge_move[e])
+        h.mark_committed()
+        (ident,) = self.graphs
+        self.graphs[ident] = h
+        return h
+
+
+def graph_state(g: Graph) -> list[tuple[object, ...]]:
+    return [
+        (g.keys[n], g.low[n], g.high[n], g.low_final[n], g.high_final[n], g.depth_low[n],
+         g.depth_high[n], g.state[n], g.dist[n],
+         [(g.edge_move[e], g.edge_child[e]) for e in g.children(n)])
+        for n in range(g.num_nodes)
+    ]
+
+
 @settings(max_examples=200, deadline=None)
-@given(graphs(), st.integers(0, 6))
-def test_budgeted_solve_resumes_to_the_same_graph(
-    gl: tuple[list[list[int]], dict[int, int]], budget: int
+@given(graphs(), st.lists(st.integers(1, 5), min_size=1, max_size=20), st.booleans())
+def test_interrupted_solves_resume_to_the_same_graph(
+    gl: tuple[list[list[int]], dict[int, int]], budgets: list[int], full: bool
 ) -> None:
     succ, leaf = gl
     game = ExplicitGame(succ, leaf)
     once = MemoryStore()
-    solve(game, store=once, batch_size=1)
-    pieces = MemoryStore()
-    for _ in range(100):
-        r = solve(game, store=pieces, batch_size=1, max_expansions=budget or 1)
+    solve(game, store=once, full=full, batch_size=1)
+    pieces = ReloadingStore()
+    for budget in [*budgets, None]:
+        r = solve(game, store=pieces, full=full, batch_size=1, max_expansions=budget)
         if r.complete:
             break
-    a, b = graph_of(once), graph_of(pieces)
-    assert a.keys == b.keys
-    assert (a.low, a.high, a.depth_low, a.depth_high) == (b.low, b.high, b.depth_low, b.depth_high)
-    assert (a.low_final, a.high_final, a.state) == (b.low_final, b.high_final, b.state)
-    assert list(a.edge_child) == list(b.edge_child)
+    assert graph_state(graph_of(once)) == graph_state(graph_of(pieces))
+
+
+def test_resumed_connect_four_matches_one_run() -> None:
+    game = get_game("connect-four", width=4, height=3)
+    once = MemoryStore()
+    solve(game, store=once)
+    pieces = ReloadingStore()
+    runs = 0
+    while not solve(game, store=pieces, max_expansions=300).complete:
+        runs += 1
+    assert runs >= 5
+    assert graph_state(graph_of(once)) == graph_state(graph_of(pieces))
 
 
 def test_cycle_without_exit_has_infinite_bounds() -> None:
