@@ -14,8 +14,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# Solves connect-four 4x4 into the SQLite default (negagraph.db; run again: nothing left
+# to do), then shows what the database holds and the best moves from the start.
 run: $(STAMP)
 	$(BIN)/negagraph solve connect-four -p width=4 -p height=4 --full
+	$(BIN)/negagraph status
+	$(BIN)/negagraph query connect-four -p width=4 -p height=4 ..../..../..../....
 
 test: $(STAMP)
 	$(BIN)/pytest

@@ -13,17 +13,23 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from types import FrameType
 from typing import Any, NoReturn
 
 import click
+from sqlalchemy.engine import Engine
 
-from solver.errors import NegagraphError
+from api.views import describe_position
+from db import migrate
+from db.repository import list_runs, list_variants
+from db.session import database_url, make_engine, make_session_factory, safe_url, session_scope
+from db.store import SqlStore
+from solver.errors import InvalidPositionError, NegagraphError
 from solver.game import GameBase
 from solver.games import GAMES, get_game
 from solver.negamax import SolveResult, solve
-from solver.store import Progress
+from solver.store import Progress, Store
 from solver.values import to_json
 
 log = logging.getLogger("negagraph")
@@ -61,6 +67,14 @@ def parse_params(pairs: tuple[str, ...]) -> dict[str, str]:
     return params
 
 
+def parse_position(game: GameBase, text: str) -> int:
+    """*text* in *game*'s notation; errors name the game."""
+    try:
+        return game.parse(text)
+    except InvalidPositionError as exc:
+        fail(f"invalid {game.name} position: {exc}")
+
+
 def bound_text(v: float | int) -> str:
     if v == math.inf:
         return "+inf"
@@ -71,6 +85,28 @@ def bound_text(v: float | int) -> str:
 
 def number(n: float) -> str:
     return f"{n:,.0f}"
+
+
+DB_OPTION = click.option(
+    "--db", "db_url", metavar="URL",
+    help="Database URL (default: $NEGAGRAPH_DATABASE_URL, else sqlite:///negagraph.db).",
+)
+
+
+@contextmanager
+def open_engine(url: str, *, create: bool = False) -> Iterator[Engine]:
+    """An engine for *url*, checked to be at the schema head, disposed on exit.
+
+    With *create*, an empty database (a new SQLite file, say) first gets the schema; a
+    database at another schema revision is refused either way."""
+    engine = make_engine(url)
+    try:
+        if create and migrate.ensure_schema(engine):
+            click.echo(f"created the negagraph schema in {safe_url(url)}", err=True)
+        migrate.require_head(engine)
+        yield engine
+    finally:
+        engine.dispose()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -223,6 +259,8 @@ def describe_result(game: GameBase, r: SolveResult) -> list[str]:
 @click.option("--batch-size", type=click.IntRange(min=1), metavar="N",
               help="Expansions per batch (default: adaptive).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@DB_OPTION
+@click.option("--memory", is_flag=True, help="Solve in memory and store nothing.")
 def solve_command(
     game_name: str,
     params: tuple[str, ...],
@@ -232,20 +270,35 @@ def solve_command(
     max_seconds: float | None,
     batch_size: int | None,
     as_json: bool,
+    db_url: str | None,
+    memory: bool,
 ) -> None:
-    """Solve GAME from its initial position (or --root) and print the root's bounds."""
+    """Solve GAME from its initial position (or --root) and print the root's bounds.
+
+    The graph is stored in the database (--db, else $NEGAGRAPH_DATABASE_URL, else
+    sqlite:///negagraph.db); running the same command again continues the solve."""
+    if memory and db_url:
+        fail("--memory and --db exclude each other")
     with user_errors():
         game = get_game(game_name, **parse_params(params))
         display = ProgressLine(enabled=not as_json and sys.stderr.isatty())
-        with graceful_interrupt() as stop:
+        with ExitStack() as stack:
+            store: Store | None = None
+            url = None
+            if not memory:
+                url = database_url(db_url)
+                engine = stack.enter_context(open_engine(url, create=True))
+                store = SqlStore(engine)
+            stop = stack.enter_context(graceful_interrupt())
             try:
                 r = solve(
                     game,
-                    root,
+                    None if root is None else parse_position(game, root),
                     full=full,
                     max_expansions=max_expansions,
                     max_seconds=max_seconds,
                     batch_size=batch_size,
+                    store=store,
                     progress=display,
                     stop=stop,
                 )
@@ -256,10 +309,145 @@ def solve_command(
         return
     for line in describe_result(game, r):
         click.echo(line)
-    if r.status == "stopped":
-        click.echo("  stopped on request", err=True)
-    elif r.status == "budget":
-        click.echo("  budget exhausted before the root was solved", err=True)
+    if url is not None:
+        click.echo(f"  stored in {safe_url(url)}")
+    if r.status in ("stopped", "budget"):
+        why = "stopped on request" if r.status == "stopped" else "budget exhausted"
+        again = "" if url is None else "; run the same command again to continue"
+        click.echo(f"  {why} after committing the last batch{again}", err=True)
+
+
+@cli.command("query")
+@click.argument("game_name", metavar="GAME")
+@click.argument("position")
+@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="A game parameter (repeatable).")
+@DB_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def query_command(
+    game_name: str, position: str, params: tuple[str, ...], db_url: str | None,
+    as_json: bool,
+) -> None:
+    """Look up POSITION (in GAME's notation): bounds, depths, value and moves best first."""
+    with user_errors():
+        game = get_game(game_name, **parse_params(params))
+        key = parse_position(game, position)
+        with open_engine(database_url(db_url)) as engine:
+            with session_scope(make_session_factory(engine)) as session:
+                view = describe_position(session, game, key)
+    if as_json:
+        click.echo(json.dumps({"game": game.name, "params": dict(game.params), **view}))
+        return
+    for line in describe_view(view):
+        click.echo(line)
+
+
+def describe_view(view: dict[str, Any]) -> list[str]:
+    def b(v: int | None, inf: str) -> str:
+        return inf if v is None else str(v)
+
+    def d(v: int | None) -> str:
+        return "inf" if v is None else str(v)
+
+    lines = [f"{view['position']}  ({view['state']})"]
+    if view["value"] is not None:
+        lines.append(f"  value {view['value']}")
+    lines.append(
+        f"  low {b(view['low'], '-inf')} ({'final' if view['low_final'] else 'not final'}),"
+        f" high {b(view['high'], '+inf')} ({'final' if view['high_final'] else 'not final'})"
+    )
+    if view["repetition_value"] is not None and view["value"] is None:
+        lines.append(f"  value {view['repetition_value']} under the game's repetition rule")
+    lines.append(f"  depths: low {d(view['depth_low'])} plies, high {d(view['depth_high'])} plies")
+    if view["moves"]:
+        lines.append("  moves, best first (the mover's bounds; plies to realise low/high):")
+        width = max(len(m["move"]) for m in view["moves"])
+        for m in view["moves"]:
+            lo, hi = b(m["move_low"], "-inf"), b(m["move_high"], "+inf")
+            span = lo if lo == hi else f"[{lo}, {hi}]"
+            # the move's own depths: one ply more than the child's opposite depths
+            plies_low = "inf" if m["depth_high"] is None else str(m["depth_high"] + 1)
+            plies_high = "inf" if m["depth_low"] is None else str(m["depth_low"] + 1)
+            lines.append(
+                f"    {m['move'].ljust(width)}  {span:<10} plies {plies_low}/{plies_high}"
+                f"  -> {m['position']} ({m['state']})"
+            )
+    return lines
+
+
+@cli.command("status")
+@DB_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status_command(db_url: str | None, as_json: bool) -> None:
+    """List the stored variants with node counts, root bounds and solve runs."""
+    with user_errors():
+        url = database_url(db_url)
+        with open_engine(url) as engine:
+            with session_scope(make_session_factory(engine)) as session:
+                summaries = list_variants(session)
+                runs = {s.variant.id: list_runs(session, s.variant.id) for s in summaries}
+    data = [status_entry(s, runs[s.variant.id]) for s in summaries]
+    if as_json:
+        click.echo(json.dumps({"database": safe_url(url), "variants": data}, default=str))
+        return
+    click.echo(f"{safe_url(url)}: {len(data)} variant{'s' if len(data) != 1 else ''}")
+    for v in data:
+        root = v["root_bounds"]
+        bounds = "" if root is None else f"  root {v['root']} [{root['low']}, {root['high']}]"
+        click.echo(f"  {v['game']} ({v['params']}) rules v{v['rules_version']}: "
+                   f"{number(v['nodes'])} nodes{bounds}")
+        for run in v["runs"]:
+            click.echo(
+                f"    run {run['id']} {run['status']:<8} {run['started_at']}  "
+                f"{number(run['expansions'])} expansions  +{number(run['nodes_added'])} nodes"
+                f"  {run['seconds']:.1f}s"
+            )
+
+
+def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
+    def bounds(b: Any) -> dict[str, Any]:
+        return {
+            "low": None if math.isinf(b.low) else b.low,
+            "high": None if math.isinf(b.high) else b.high,
+            "low_final": b.low_final, "high_final": b.high_final,
+        }
+
+    v = summary.variant
+    return {
+        "id": v.id,
+        "game": v.game,
+        "params": v.params,
+        "rules_version": v.rules_version,
+        "nodes": summary.nodes,
+        "root": v.root_position,
+        "root_bounds": None if summary.root_bounds is None else bounds(summary.root_bounds),
+        "runs": [
+            {
+                "id": r.id, "status": r.status, "started_at": r.started_at.isoformat(),
+                "finished_at": None if r.finished_at is None else r.finished_at.isoformat(),
+                "root": r.root_position, "full": r.tablebase,
+                "expansions": r.expansions, "nodes_added": r.nodes_added,
+                "edges_added": r.edges_added, "nodes": r.nodes, "frontier": r.frontier,
+                "root_bounds": bounds(r.root_bounds), "seconds": r.seconds,
+            }
+            for r in runs
+        ],
+    }
+
+
+@cli.group("db")
+def db_group() -> None:
+    """Manage the database schema."""
+
+
+@db_group.command("upgrade")
+@DB_OPTION
+def db_upgrade(db_url: str | None) -> None:
+    """Create the schema, or upgrade it to the newest revision."""
+    with user_errors():
+        url = database_url(db_url)
+        migrate.upgrade(url)
+    click.echo(f"{safe_url(url)} is at schema revision {migrate.head_revision()}")
 
 
 def main() -> None:

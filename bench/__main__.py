@@ -14,6 +14,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,15 +39,15 @@ def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
 
 def full_solve_rows(repeat: int, smoke: bool) -> list[Row]:
     """negagraph's in-memory full solve against the memoised negamax baseline."""
-    cases = [("tic-tac-toe", {})]
+    cases: list[tuple[str, dict[str, Any]]] = [("tic-tac-toe", {})]
     cases += [("connect-four", {"width": 4, "height": 3})] if smoke else [
         ("connect-four", {"width": 4, "height": 4})
     ]
     rows = []
     for name, params in cases:
         game = get_game(name, **params)
-        base_t, (base_value, base_positions) = timed(lambda g=game: memo_negamax(g), repeat)
-        t, r = timed(lambda g=game: solve(g, full=True), repeat)
+        base_t, (base_value, base_positions) = timed(partial(memo_negamax, game), repeat)
+        t, r = timed(partial(solve, game, full=True), repeat)
         if r.value != base_value:
             raise SystemExit(f"{name}: negagraph says {r.value}, baseline {base_value}")
         rows.append({
@@ -67,14 +68,14 @@ def full_solve_rows(repeat: int, smoke: bool) -> list[Row]:
 
 def partial_solve_rows(repeat: int, smoke: bool) -> list[Row]:
     """Expansions negagraph needs to prove a root against alpha-beta's positions."""
-    cases = [("number-game", {}), ("tic-tac-toe", {}), ("grundy", {"n": 17}),
+    cases: list[tuple[str, dict[str, Any]]] = [("number-game", {}), ("tic-tac-toe", {}), ("grundy", {"n": 17}),
              ("nap", {"n": 12})]
     if not smoke:
         cases.append(("connect-four", {"width": 4, "height": 4}))
     rows = []
     for name, params in cases:
         game = get_game(name, **params)
-        t, r = timed(lambda g=game: solve(g), repeat)
+        t, r = timed(partial(solve, game), repeat)
         row: Row = {
             "benchmark": "partial solve",
             "case": f"{name} {params_label(params)}".strip(),
@@ -85,7 +86,7 @@ def partial_solve_rows(repeat: int, smoke: bool) -> list[Row]:
             "seconds": round(t, 4),
         }
         if game.finite:
-            ab_t, ab = timed(lambda g=game: alphabeta(g, ordering=True), repeat)
+            ab_t, ab = timed(partial(alphabeta, game, ordering=True), repeat)
             if ab.value != r.value:
                 raise SystemExit(f"{name}: negagraph says {r.value}, alpha-beta {ab.value}")
             row.update({

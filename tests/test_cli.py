@@ -30,7 +30,7 @@ def test_games_json_lists_every_game_with_parameters() -> None:
 
 
 def test_solve_json_has_the_documented_fields() -> None:
-    code, out, _ = run("solve", "number-game", "--json")
+    code, out, _ = run("solve", "--memory", "number-game", "--json")
     assert code == 0
     r = json.loads(out)
     assert {
@@ -53,17 +53,19 @@ def test_solve_json_has_the_documented_fields() -> None:
 
 
 def test_solve_with_params_root_and_infinite_bounds_as_null() -> None:
-    code, out, _ = run("solve", "number-game", "-p", "root=21", "--max-expansions", "1", "--json")
+    code, out, _ = run(
+        "solve", "--memory", "number-game", "-p", "root=21", "--max-expansions", "1", "--json"
+    )
     assert code == 0
     r = json.loads(out)
     assert r["root"] == "21" and r["status"] == "budget" and r["complete"] is False
     assert r["high"] is None  # infinite
-    code, out, _ = run("solve", "tic-tac-toe", "--root", "xx./oo./...", "--json")
+    code, out, _ = run("solve", "--memory", "tic-tac-toe", "--root", "xx./oo./...", "--json")
     assert code == 0 and json.loads(out)["value"] == 1
 
 
 def test_solve_human_output() -> None:
-    code, out, _ = run("solve", "tic-tac-toe", "--full")
+    code, out, _ = run("solve", "--memory", "tic-tac-toe", "--full")
     assert code == 0
     assert "value 0" in out and "5,478 nodes" in out
 
@@ -81,7 +83,7 @@ def test_solve_human_output() -> None:
     ],
 )
 def test_errors_are_one_line_with_non_zero_exit(args: list[str], message: str) -> None:
-    code, out, err = run(*args)
+    code, out, err = run(*args, "--memory")
     assert code != 0
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), err
@@ -91,7 +93,7 @@ def test_errors_are_one_line_with_non_zero_exit(args: list[str], message: str) -
 
 def test_console_script_runs_as_a_real_process() -> None:
     proc = subprocess.run(
-        [str(NEGAGRAPH), "solve", "grundy", "--json"],
+        [str(NEGAGRAPH), "solve", "grundy", "--memory", "--json"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -100,7 +102,7 @@ def test_console_script_runs_as_a_real_process() -> None:
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["value"] == -1
     proc = subprocess.run(
-        [str(NEGAGRAPH), "solve", "grundy", "-p", "n=0"],
+        [str(NEGAGRAPH), "solve", "grundy", "-p", "n=0", "--memory"],
         capture_output=True,
         text=True,
         timeout=60,

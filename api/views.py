@@ -1,0 +1,277 @@
+"""JSON-ready views of stored positions, shared by the CLI (``query --json``) and the API.
+
+Moves are generated from the position the user asked about (not read from the stored
+edges), so that move labels always refer to that position even when the game stores a
+symmetric representative; each resulting position is then found by its canonical key.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from db.errors import PositionNotFoundError
+from db.records import PositionRecord, VariantRecord
+from db.repository import Reader, find_positions, find_variant, probe_position
+from solver.game import Game, MoveLabel, PositionKey, params_text
+from solver.strategy import Child, move_sort_key, principal_line
+from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp
+
+UNKNOWN = "unknown"
+"""State of a move's resulting position that is not stored (its parent is unexpanded)."""
+
+
+def int_bound(v: float | int) -> int:
+    """A record's bound as the solver's plain int (infinities become the sentinels)."""
+    if isinstance(v, float) and math.isinf(v):
+        return POS_INF if v > 0 else NEG_INF
+    return int(v)
+
+
+def json_bound(v: int) -> int | None:
+    return None if v >= POS_INF or v <= NEG_INF else v
+
+
+def position_fields(game: Game, rec: PositionRecord | None) -> dict[str, Any]:
+    """A position's own fields: bounds (``None`` where infinite), flags, value, the value
+    under the game's repetition rule, depths and state (``unknown`` if not stored)."""
+    if rec is None:
+        return {
+            "low": None, "high": None, "low_final": False, "high_final": False,
+            "value": None, "repetition_value": None, "depth_low": None,
+            "depth_high": None, "state": UNKNOWN,
+        }
+    low, high = int_bound(rec.bounds.low), int_bound(rec.bounds.high)
+    rep = game.repetition_value
+    final = rec.bounds.low_final and rec.bounds.high_final
+    return {
+        "low": json_bound(low),
+        "high": json_bound(high),
+        "low_final": rec.bounds.low_final,
+        "high_final": rec.bounds.high_final,
+        "value": low if low == high and json_bound(low) is not None else None,
+        "repetition_value": clamp(rep, low, high) if rep is not None and final else None,
+        "depth_low": rec.depth_low,
+        "depth_high": rec.depth_high,
+        "state": rec.state,
+    }
+
+
+def describe_position(session: Reader, game: Game, key: PositionKey) -> dict[str, Any]:
+    """The full answer for one position: its own fields and its moves, best first.
+
+    Each move carries the resulting position's own bounds, flags, depths and state, and
+    the same bounds from the mover's side (``move_low = -high``, ``move_high = -low``).
+
+    :raises PositionNotFoundError: if the position (or the variant) is not stored.
+    :raises RulesVersionError: if the variant is stored under another rules version.
+    """
+    rec = probe_position(session, game, key)
+    out: dict[str, Any] = {"position": game.format(key)}
+    out.update(position_fields(game, rec))
+    out["moves"] = move_list(session, game, key, rec)
+    return out
+
+
+def move_list(
+    session: Reader, game: Game, key: PositionKey, rec: PositionRecord
+) -> list[dict[str, Any]]:
+    """The moves from *key*, best first for the player to move (DESIGN §4)."""
+    if rec.state == "terminal":
+        return []
+    moves = _moves_of(game, key)
+    found = find_positions(session, game, [stored for _, _, stored in moves])
+    return _ranked_moves(game, moves, found)
+
+
+Move = tuple[MoveLabel, PositionKey, PositionKey]
+"""A move from a position: its label, the resulting key, and that key as stored."""
+
+
+def _moves_of(game: Game, key: PositionKey) -> list[Move]:
+    """The moves from *key* in the game's order, each with the child's stored key."""
+    if game.uses_symmetry:
+        canon = game.canonical
+        return [(move, child, canon(child)) for move, child in game.children(key)]
+    return [(move, child, child) for move, child in game.children(key)]
+
+
+def _ranked_moves(
+    game: Game, moves: Sequence[Move], found: Mapping[PositionKey, PositionRecord]
+) -> list[dict[str, Any]]:
+    """The JSON entries of *moves*, best first, from the stored child records *found*."""
+    ranked = []
+    for order, (move, child_key, stored_key) in enumerate(moves):
+        crec = found.get(stored_key)
+        fields = position_fields(game, crec)
+        if crec is None:
+            low, high, dlow, dhigh = NEG_INF, POS_INF, DEPTH_INF, DEPTH_INF
+            text = game.format(child_key)
+        else:
+            low, high = int_bound(crec.bounds.low), int_bound(crec.bounds.high)
+            dlow = DEPTH_INF if crec.depth_low is None else crec.depth_low
+            dhigh = DEPTH_INF if crec.depth_high is None else crec.depth_high
+            # The stored notation is the child's own text unless symmetry mapped it.
+            text = crec.position if stored_key == child_key else game.format(child_key)
+        entry: dict[str, Any] = {"move": move, "position": text}
+        entry.update(fields)
+        entry["move_low"] = json_bound(-high)
+        entry["move_high"] = json_bound(-low)
+        rank = move_sort_key(Child(order, move, child_key, low, high, dlow, dhigh,
+                                   crec is not None and crec.state == "terminal",
+                                   crec is not None and crec.state == "expanded"))
+        ranked.append((rank, entry))
+    ranked.sort(key=lambda item: item[0])
+    return [entry for _, entry in ranked]
+
+
+def not_found_message(game: Game, key: PositionKey, variant: VariantRecord | None) -> str:
+    """Why *key* has no answer: the variant was never solved here, or never reached it
+    (the same wording as :func:`db.repository.probe_position`)."""
+    params = params_text(game.params)
+    if variant is None:
+        return (
+            f"position {game.format(key)!r} not found: {game.name} ({params}) has not been "
+            "solved in this database"
+        )
+    return (
+        f"position {game.format(key)!r} of {game.name} ({params}) is not in the "
+        f"database (variant {variant.id}): the solve never reached it"
+    )
+
+
+def describe_positions(
+    session: Reader, game: Game, keys: Sequence[PositionKey]
+) -> list[dict[str, Any] | PositionNotFoundError]:
+    """:func:`describe_position` for many positions at once, in the order of *keys*;
+    a position that is not stored gets a :class:`PositionNotFoundError` instead.
+
+    The work is a fixed handful of bulk queries whatever the number of positions: the
+    variant once, the positions (500 keys per query), then every child of every found
+    position together.
+
+    :raises RulesVersionError: if the variant is stored under another rules version.
+    """
+    variant = find_variant(session, game)
+    if variant is None:
+        return [PositionNotFoundError(not_found_message(game, k, None)) for k in keys]
+    canon = game.canonical if game.uses_symmetry else None
+    stored = [canon(k) if canon is not None else k for k in keys]
+    found = find_positions(session, game, stored)
+    moves: dict[PositionKey, list[Move]] = {}
+    for key, skey in zip(keys, stored, strict=True):
+        rec = found.get(skey)
+        if rec is not None and rec.state != "terminal" and key not in moves:
+            moves[key] = _moves_of(game, key)
+    wanted = {c for ms in moves.values() for _, _, c in ms}
+    children = find_positions(session, game, wanted - found.keys()) if wanted else {}
+    children.update((k, found[k]) for k in wanted & found.keys())
+    out: list[dict[str, Any] | PositionNotFoundError] = []
+    for key, skey in zip(keys, stored, strict=True):
+        rec = found.get(skey)
+        if rec is None:
+            out.append(PositionNotFoundError(not_found_message(game, key, variant)))
+            continue
+        view: dict[str, Any] = {"position": game.format(key)}
+        view.update(position_fields(game, rec))
+        view["moves"] = _ranked_moves(game, moves[key], children) if key in moves else []
+        out.append(view)
+    return out
+
+
+@dataclass(frozen=True)
+class _At:
+    """A node of a principal line: the position as reached (for move labels and text),
+    compared by its stored key (so symmetric transpositions count as repetitions)."""
+
+    stored: PositionKey
+    key: PositionKey = field(compare=False)
+
+
+LINE_ENDS = ("terminal", "unexpanded", "max_plies", "repetition")
+"""Why a principal line ends (see :class:`solver.strategy.Line`)."""
+
+
+def describe_line(
+    session: Reader, game: Game, key: PositionKey, bound: str, *, max_plies: int | None = None
+) -> dict[str, Any]:
+    """The principal line from *key* realising its ``low`` or ``high`` *bound* (DESIGN §4):
+    the start position's fields, the steps (each with its move, the bound its mover
+    realises and the reached position's fields) and why the line ended.
+
+    Moves are generated from the positions as reached, so labels and texts follow the
+    asked position's orientation even when the game stores symmetric representatives.
+
+    :raises PositionNotFoundError: if the start position (or the variant) is not stored.
+    :raises RulesVersionError: if the variant is stored under another rules version.
+    :raises ValueError: if *bound* is neither ``"low"`` nor ``"high"``.
+    """
+    if bound not in ("low", "high"):
+        raise ValueError(f"bound must be 'low' or 'high', not {bound!r}")
+    start = probe_position(session, game, key)
+    records: dict[PositionKey, PositionRecord | None] = {start.key: start}
+
+    def bounds(node: _At) -> tuple[int, int]:
+        rec = records[node.stored]
+        if rec is None:
+            return NEG_INF, POS_INF
+        return int_bound(rec.bounds.low), int_bound(rec.bounds.high)
+
+    def state(node: _At) -> str:
+        rec = records[node.stored]
+        return UNKNOWN if rec is None else rec.state
+
+    def children(node: _At) -> list[Child[_At]]:
+        moves = _moves_of(game, node.key)
+        missing = {stored for _, _, stored in moves if stored not in records}
+        if missing:
+            found = find_positions(session, game, missing)
+            for stored in missing:
+                records[stored] = found.get(stored)
+        out = []
+        for order, (move, child, stored) in enumerate(moves):
+            rec = records[stored]
+            if rec is None:
+                out.append(Child(order, move, _At(stored, child), NEG_INF, POS_INF,
+                                 DEPTH_INF, DEPTH_INF, False, False))
+                continue
+            out.append(Child(
+                order, move, _At(stored, child),
+                int_bound(rec.bounds.low), int_bound(rec.bounds.high),
+                DEPTH_INF if rec.depth_low is None else rec.depth_low,
+                DEPTH_INF if rec.depth_high is None else rec.depth_high,
+                rec.state == "terminal", rec.state == "expanded",
+            ))
+        return out
+
+    line = principal_line(
+        _At(start.key, key), bound,
+        bounds=bounds, state=state, children=children, max_plies=max_plies,
+    )
+    first: dict[str, Any] = {"position": game.format(key)}
+    first.update(position_fields(game, start))
+    steps = []
+    for ply, step in enumerate(line.steps, start=1):
+        entry: dict[str, Any] = {
+            "ply": ply,
+            "move": step.move,
+            "bound": step.bound,
+            "position": game.format(step.node.key),
+        }
+        entry.update(position_fields(game, records[step.node.stored]))
+        steps.append(entry)
+    return {"bound": bound, "start": first, "steps": steps, "end": line.end}
+
+
+__all__ = [
+    "LINE_ENDS",
+    "UNKNOWN",
+    "describe_line",
+    "describe_position",
+    "describe_positions",
+    "move_list",
+    "not_found_message",
+    "position_fields",
+]

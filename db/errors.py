@@ -1,0 +1,44 @@
+"""Errors raised by the persistence layer, rooted at :class:`~solver.errors.NegagraphError`.
+
+Each also inherits the builtin a caller would naturally catch (``RuntimeError`` for a
+database that cannot be used, ``KeyError`` for a missing position); the solve-time errors
+derive from :class:`~solver.errors.SolveError` because the solver's store raises them.
+"""
+
+from __future__ import annotations
+
+from solver.errors import NegagraphError, SolveError
+
+
+class DatabaseError(NegagraphError, RuntimeError):
+    """The database cannot be used: a malformed or unsupported URL, an unreachable server,
+    a missing file or directory, or a stored graph that is inconsistent."""
+
+
+class SchemaError(DatabaseError):
+    """The database is not at the schema head this version of negagraph needs (empty,
+    behind, or written by another version); the message says how to upgrade it."""
+
+
+class PositionNotFoundError(NegagraphError, KeyError):
+    """The position is not in the database (the variant was never solved that far)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else "position not found"
+
+
+class VariantLockedError(SolveError):
+    """Another live writer holds the variant's lock (or took it over from this one)."""
+
+
+class RulesVersionError(SolveError):
+    """The database holds the variant under a different rules version of the game."""
+
+
+__all__ = [
+    "DatabaseError",
+    "PositionNotFoundError",
+    "RulesVersionError",
+    "SchemaError",
+    "VariantLockedError",
+]

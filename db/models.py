@@ -1,0 +1,255 @@
+"""The SQL schema of negagraph (SQLAlchemy 2.x typed declarative models).
+
+One row of ``variants`` per game configuration (game name + canonical parameter text);
+its solved graph is the ``nodes`` and ``edges`` rows carrying its ``variant_id``, numbered
+exactly like the solver's in-memory :class:`~solver.graph.Graph` (node ids in discovery
+order, edges by parent and move order). ``solve_runs`` records every solve run and is also
+the SQLite writer lease (see :mod:`db.store`). The schema is created and changed only by
+the Alembic migrations under ``migrations/``; keep the two in step (``alembic check``).
+
+Conventions for analysts: bounds are from the point of view of the player to move at the
+node, ``NULL`` meaning infinite (``low`` NULL = -inf, ``high`` NULL = +inf, depths NULL =
+infinite); ``notation`` is the game's text notation of the position. The view
+``position_values`` (created by the migration) joins it all up readably.
+
+Rows are kept compact because a large solve writes millions of them: 32-bit ids and
+depths, booleans for flags, keys as minimal big-endian bytes, and on SQLite both big
+tables are ``WITHOUT ROWID`` so that the primary key *is* the table.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    SmallInteger,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from solver.game import PositionKey
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_N_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+"""Constraint names (Alembic ``naming.rst``), so migrations can refer to them."""
+
+STATE_UNEXPANDED = 0
+STATE_EXPANDED = 1
+STATE_TERMINAL = 2
+"""``nodes.state`` codes (the same as :mod:`solver.graph`'s)."""
+
+RUN_STATUSES = ("running", "complete", "budget", "stopped", "failed")
+"""``solve_runs.status`` values; ``running`` rows are live (or crashed) writers."""
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware UTC (what every timestamp column stores)."""
+    return datetime.now(UTC)
+
+
+def encode_key(key: PositionKey) -> bytes:
+    """A position key as stored in ``nodes.key``: minimal big-endian unsigned bytes.
+
+    >>> encode_key(0), encode_key(255), encode_key(256)
+    (b'\\x00', b'\\xff', b'\\x01\\x00')
+
+    :raises ValueError: for a negative key.
+    """
+    if key < 0:
+        raise ValueError(f"position keys are non-negative, not {key}")
+    return key.to_bytes(max(1, (key.bit_length() + 7) >> 3), "big")
+
+
+def decode_key(data: bytes) -> PositionKey:
+    """The inverse of :func:`encode_key`.
+
+    >>> decode_key(encode_key(2**70 + 5)) == 2**70 + 5
+    True
+    """
+    return int.from_bytes(data, "big")
+
+
+class Base(DeclarativeBase):
+    """Declarative base: shared metadata with the naming convention."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {int: BigInteger, datetime: DateTime(timezone=True)}
+
+
+class Variant(Base):
+    """A game configuration: the game's registry name plus its canonical parameters."""
+
+    __tablename__ = "variants"
+    __table_args__ = (UniqueConstraint("game", "params"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game: Mapped[str] = mapped_column(Text)
+    """Registry name, e.g. ``connect-four``."""
+    params: Mapped[str] = mapped_column(Text)
+    """Canonical parameter text, e.g. ``height=4,symmetry=false,width=5``."""
+    params_json: Mapped[str] = mapped_column(Text)
+    """The same parameters as a JSON object."""
+    rules_version: Mapped[int] = mapped_column(Integer)
+    """The game's rules version the stored keys and values belong to."""
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    root_key: Mapped[bytes | None] = mapped_column(LargeBinary)
+    """Root position of the latest solve run (key bytes, as ``nodes.key``)."""
+    root_notation: Mapped[str | None] = mapped_column(Text)
+    """Root position of the latest solve run, in the game's notation."""
+
+    def __repr__(self) -> str:
+        return f"<Variant {self.id} {self.game} {self.params!r} v{self.rules_version}>"
+
+
+class Node(Base):
+    """One position of a variant's graph with its bounds, finality flags and depths.
+
+    Columns are ordered widest first so PostgreSQL rows need no alignment padding.
+    """
+
+    __tablename__ = "nodes"
+    __table_args__ = (
+        UniqueConstraint("variant_id", "key"),
+        CheckConstraint("low <= high", name="low_le_high"),
+        # BETWEEN, not IN (0, 1, 2): SQLite evaluates IN lists per row far more slowly.
+        CheckConstraint("state BETWEEN 0 AND 2", name="state"),
+        {"sqlite_with_rowid": False},
+    )
+
+    variant_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("variants.id", ondelete="CASCADE"), primary_key=True
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    """The solver's node id: discovery order within the variant, from 0."""
+    low: Mapped[int | None] = mapped_column(BigInteger)
+    """Lower bound for the mover (NULL: -infinity)."""
+    high: Mapped[int | None] = mapped_column(BigInteger)
+    """Upper bound for the mover (NULL: +infinity)."""
+    depth_low: Mapped[int | None] = mapped_column(Integer)
+    """Plies within which ``low`` is guaranteed (NULL: infinite)."""
+    depth_high: Mapped[int | None] = mapped_column(Integer)
+    """Plies the opponent can hold the mover to ``high`` (NULL: infinite)."""
+    dist: Mapped[int] = mapped_column(Integer)
+    """Plies from the solve root where the position was first reached."""
+    state: Mapped[int] = mapped_column(SmallInteger)
+    """0 unexpanded, 1 expanded, 2 terminal."""
+    low_final: Mapped[bool] = mapped_column(Boolean)
+    high_final: Mapped[bool] = mapped_column(Boolean)
+    key: Mapped[bytes] = mapped_column(LargeBinary)
+    """The position key as minimal big-endian unsigned bytes (:func:`encode_key`)."""
+    notation: Mapped[str] = mapped_column(Text)
+    """The position in the game's text notation."""
+
+    def __repr__(self) -> str:
+        return f"<Node {self.variant_id}:{self.id} {self.notation!r} [{self.low}, {self.high}]>"
+
+
+class Edge(Base):
+    """A move: ``parent``'s child number ``move_order`` is ``child``, reached by ``move``."""
+
+    __tablename__ = "edges"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["variant_id", "parent"], ["nodes.variant_id", "nodes.id"], ondelete="CASCADE"
+        ),
+        ForeignKeyConstraint(
+            ["variant_id", "child"], ["nodes.variant_id", "nodes.id"], ondelete="CASCADE"
+        ),
+        Index("ix_edges_variant_id_child", "variant_id", "child"),
+        {"sqlite_with_rowid": False},
+    )
+
+    variant_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    parent: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    """Node id of the position the move is played from."""
+    move_order: Mapped[int] = mapped_column(SmallInteger, primary_key=True, autoincrement=False)
+    """Index of the move among the parent's moves, from 0 (the game's move order)."""
+    child: Mapped[int] = mapped_column(Integer)
+    """Node id of the resulting (canonical) position."""
+    move: Mapped[str] = mapped_column(Text)
+    """The move in the game's notation."""
+
+    def __repr__(self) -> str:
+        return f"<Edge {self.variant_id}:{self.parent}[{self.move_order}] {self.move!r}>"
+
+
+class SolveRun(Base):
+    """One solve run of a variant: what it was asked, how far it got, and its lease."""
+
+    __tablename__ = "solve_runs"
+    __table_args__ = (
+        CheckConstraint(
+            "status IN (" + ", ".join(f"'{s}'" for s in RUN_STATUSES) + ")", name="status"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    variant_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("variants.id", ondelete="CASCADE"), index=True
+    )
+    status: Mapped[str] = mapped_column(Text)
+    """running, complete, budget (a budget ran out), stopped or failed."""
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    heartbeat_at: Mapped[datetime] = mapped_column(default=utcnow)
+    """Time of the run's latest commit (the SQLite lease's heartbeat)."""
+    finished_at: Mapped[datetime | None] = mapped_column()
+    root_key: Mapped[bytes] = mapped_column(LargeBinary)
+    root_notation: Mapped[str] = mapped_column(Text)
+    tablebase: Mapped[bool] = mapped_column(Boolean)
+    """Tablebase mode (``solve --full``): expand everything reachable."""
+    max_expansions: Mapped[int | None] = mapped_column()
+    max_seconds: Mapped[float | None] = mapped_column(Float)
+    expansions: Mapped[int] = mapped_column(default=0)
+    nodes_added: Mapped[int] = mapped_column(default=0)
+    edges_added: Mapped[int] = mapped_column(default=0)
+    nodes: Mapped[int] = mapped_column(default=0)
+    """Nodes in the variant's graph at the latest commit."""
+    edges: Mapped[int] = mapped_column(default=0)
+    frontier: Mapped[int] = mapped_column(default=0)
+    root_low: Mapped[int | None] = mapped_column()
+    """Root lower bound at the latest commit (NULL: -infinity)."""
+    root_high: Mapped[int | None] = mapped_column()
+    """Root upper bound at the latest commit (NULL: +infinity)."""
+    root_low_final: Mapped[bool] = mapped_column(Boolean, default=False)
+    root_high_final: Mapped[bool] = mapped_column(Boolean, default=False)
+    seconds: Mapped[float] = mapped_column(Float, default=0.0)
+    """Wall time of the run so far."""
+    pid: Mapped[int] = mapped_column(Integer)
+    hostname: Mapped[str] = mapped_column(Text)
+
+    def __repr__(self) -> str:
+        return f"<SolveRun {self.id} variant={self.variant_id} {self.status}>"
+
+
+__all__ = [
+    "NAMING_CONVENTION",
+    "RUN_STATUSES",
+    "STATE_EXPANDED",
+    "STATE_TERMINAL",
+    "STATE_UNEXPANDED",
+    "Base",
+    "Edge",
+    "Node",
+    "SolveRun",
+    "Variant",
+    "decode_key",
+    "encode_key",
+    "utcnow",
+]

@@ -1,0 +1,156 @@
+"""Read-side records: small frozen dataclasses that outlive the session that read them.
+
+Bounds are :class:`~solver.values.Bounds` (infinite bounds are ``-math.inf``/``math.inf``);
+depths are ``None`` where infinite; timestamps are timezone-aware UTC.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from solver.game import MoveLabel, ParamValue, PositionKey
+from solver.values import Bounds
+
+
+def bounds_of(low: int | None, high: int | None, low_final: bool, high_final: bool) -> Bounds:
+    """:class:`Bounds` from SQL columns (``NULL`` bounds are infinite).
+
+    >>> bounds_of(None, 3, False, True)
+    Bounds(-math.inf, 3, low_final=False, high_final=True)
+    """
+    return Bounds(
+        -math.inf if low is None else low,
+        math.inf if high is None else high,
+        bool(low_final),
+        bool(high_final),
+    )
+
+
+def aware(moment: datetime | None) -> datetime | None:
+    """A stored timestamp as aware UTC (SQLite hands back naive ones)."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class VariantRecord:
+    """A stored game variant."""
+
+    id: int
+    game: str
+    """The game's registry name."""
+    params: str
+    """Canonical parameter text, e.g. ``height=4,symmetry=false,width=5``."""
+    params_json: Mapping[str, ParamValue] = field(compare=False, hash=False)
+    """The parameters as a mapping."""
+    rules_version: int
+    created_at: datetime
+    root_key: PositionKey | None = None
+    """Root of the latest solve run (``None`` if never solved)."""
+    root_position: str | None = None
+    """The same root in the game's notation."""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A solve run: its options, its progress at the latest commit, and its outcome."""
+
+    id: int
+    variant_id: int
+    status: str
+    """``running``, ``complete``, ``budget``, ``stopped`` or ``failed``."""
+    started_at: datetime
+    heartbeat_at: datetime
+    """Time of the latest commit."""
+    finished_at: datetime | None
+    root_key: PositionKey
+    root_position: str
+    tablebase: bool
+    """Tablebase mode (``solve --full``)."""
+    max_expansions: int | None
+    max_seconds: float | None
+    expansions: int
+    nodes_added: int
+    edges_added: int
+    nodes: int
+    edges: int
+    frontier: int
+    root_bounds: Bounds
+    """The root's bounds at the latest commit."""
+    seconds: float
+    pid: int
+    hostname: str
+
+
+@dataclass(frozen=True)
+class VariantSummary:
+    """A variant with its size and its latest run (for listings)."""
+
+    variant: VariantRecord
+    nodes: int
+    """Stored positions."""
+    last_run: RunRecord | None
+    """The most recent run, or ``None`` if there has been none."""
+
+    @property
+    def root_bounds(self) -> Bounds | None:
+        """The root's bounds after the latest run."""
+        return None if self.last_run is None else self.last_run.root_bounds
+
+
+@dataclass(frozen=True)
+class PositionRecord:
+    """A stored position with its bounds (from the point of view of the player to move)."""
+
+    variant_id: int
+    node_id: int
+    key: PositionKey
+    """The stored (canonical) key."""
+    position: str
+    """The position in the game's notation."""
+    bounds: Bounds
+    depth_low: int | None
+    """Plies within which ``bounds.low`` is guaranteed (``None``: infinite)."""
+    depth_high: int | None
+    """Plies the opponent can keep the mover to ``bounds.high`` (``None``: infinite)."""
+    state: str
+    """``unexpanded``, ``expanded`` or ``terminal``."""
+    dist: int
+    """Plies from the solve root where the position was first reached."""
+
+    @property
+    def value(self) -> int | None:
+        """The exact value when the bounds meet."""
+        return self.bounds.value
+
+    @property
+    def is_final(self) -> bool:
+        return self.bounds.is_final
+
+
+@dataclass(frozen=True)
+class ChildRecord:
+    """One move from a position, with the resulting position's own record."""
+
+    move: MoveLabel
+    """The move in the game's notation."""
+    move_order: int
+    """Index among the parent's moves (the game's move order)."""
+    child: PositionRecord
+    """The resulting position; its bounds are from *its* mover's point of view (negate
+    them for the parent's)."""
+
+
+__all__ = [
+    "ChildRecord",
+    "PositionRecord",
+    "RunRecord",
+    "VariantRecord",
+    "VariantSummary",
+    "aware",
+    "bounds_of",
+]

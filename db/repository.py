@@ -1,0 +1,319 @@
+"""Read-side queries over the stored graphs.
+
+Every function takes a :class:`~sqlalchemy.orm.Session` (or a
+:class:`~sqlalchemy.engine.Connection`) first, never commits, and returns frozen records
+from :mod:`db.records` rather than ORM objects. Lookups come in pairs: ``probe_*`` raises
+:class:`~db.errors.PositionNotFoundError`, ``get_*`` returns a default.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, TypeVar, overload
+
+from sqlalchemy import func, select
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Session, aliased
+
+from db.errors import PositionNotFoundError, RulesVersionError
+from db.models import Edge, Node, SolveRun, Variant, decode_key, encode_key
+from db.records import (
+    ChildRecord,
+    PositionRecord,
+    RunRecord,
+    VariantRecord,
+    VariantSummary,
+    aware,
+    bounds_of,
+)
+from solver.game import Game, PositionKey, params_text
+from solver.graph import STATE_NAMES
+
+Reader = Session | Connection
+"""Anything the queries can run on."""
+
+T = TypeVar("T")
+
+_VARIANTS = Variant.__table__
+_RUNS = SolveRun.__table__
+
+_NODE_COLUMNS = (
+    Node.variant_id,
+    Node.id,
+    Node.key,
+    Node.notation,
+    Node.low,
+    Node.high,
+    Node.low_final,
+    Node.high_final,
+    Node.depth_low,
+    Node.depth_high,
+    Node.state,
+    Node.dist,
+)
+
+
+def find_variant(session: Reader, game: Game) -> VariantRecord | None:
+    """The stored variant of *game* (its name and parameters), or ``None``."""
+    row = session.execute(
+        select(_VARIANTS).where(
+            Variant.game == game.name, Variant.params == params_text(game.params)
+        )
+    ).first()
+    return None if row is None else _variant(row)
+
+
+def get_variant(session: Reader, variant_id: int) -> VariantRecord | None:
+    """The variant with id *variant_id*, or ``None``."""
+    row = session.execute(select(_VARIANTS).where(Variant.id == variant_id)).first()
+    return None if row is None else _variant(row)
+
+
+def list_variants(session: Reader) -> list[VariantSummary]:
+    """Every stored variant with its node count and latest run, by game then parameters."""
+    counts: dict[int, int] = {
+        variant_id: n
+        for variant_id, n in session.execute(
+            select(Node.variant_id, func.count()).group_by(Node.variant_id)
+        )
+    }
+    latest = (
+        select(SolveRun.variant_id, func.max(SolveRun.id).label("run_id"))
+        .group_by(SolveRun.variant_id)
+        .subquery()
+    )
+    last_runs = {
+        run.variant_id: run
+        for run in (
+            _run(row)
+            for row in session.execute(select(_RUNS).join(latest, _RUNS.c.id == latest.c.run_id))
+        )
+    }
+    variants = session.execute(select(_VARIANTS).order_by(Variant.game, Variant.params))
+    return [
+        VariantSummary(v, counts.get(v.id, 0), last_runs.get(v.id))
+        for v in (_variant(row) for row in variants)
+    ]
+
+
+def list_runs(session: Reader, variant_id: int | None = None) -> list[RunRecord]:
+    """Solve runs, newest first (of one variant if *variant_id* is given)."""
+    query = select(_RUNS).order_by(SolveRun.id.desc())
+    if variant_id is not None:
+        query = query.where(SolveRun.variant_id == variant_id)
+    return [_run(row) for row in session.execute(query)]
+
+
+def get_run(session: Reader, run_id: int) -> RunRecord | None:
+    """The solve run with id *run_id*, or ``None``."""
+    row = session.execute(select(_RUNS).where(SolveRun.id == run_id)).first()
+    return None if row is None else _run(row)
+
+
+def probe_position(session: Reader, game: Game, key: PositionKey) -> PositionRecord:
+    """The stored record of position *key* of *game*'s variant.
+
+    The key is canonicalised first when the game uses symmetry, so any member of a
+    symmetry class finds the stored representative.
+
+    :raises PositionNotFoundError: if the variant or the position is not stored.
+    :raises RulesVersionError: if the variant is stored under another rules version.
+    """
+    variant = find_variant(session, game)
+    params = params_text(game.params)
+    if variant is None:
+        raise PositionNotFoundError(
+            f"position {game.format(key)!r} not found: {game.name} ({params}) has not been "
+            "solved in this database"
+        )
+    if variant.rules_version != game.version:
+        raise RulesVersionError(
+            f"the database holds {game.name} ({params}) under rules version "
+            f"{variant.rules_version}, but this negagraph's {game.name} has rules version "
+            f"{game.version}"
+        )
+    stored = game.canonical(key) if game.uses_symmetry else key
+    row = session.execute(
+        select(*_NODE_COLUMNS).where(Node.variant_id == variant.id, Node.key == encode_key(stored))
+    ).first()
+    if row is None:
+        raise PositionNotFoundError(
+            f"position {game.format(key)!r} of {game.name} ({params}) is not in the "
+            f"database (variant {variant.id}): the solve never reached it"
+        )
+    return _position(row)
+
+
+@overload
+def get_position(session: Reader, game: Game, key: PositionKey) -> PositionRecord | None: ...
+@overload
+def get_position(
+    session: Reader, game: Game, key: PositionKey, default: T
+) -> PositionRecord | T: ...
+def get_position(session: Reader, game: Game, key: PositionKey, default: object = None) -> object:
+    """Like :func:`probe_position`, but returns *default* if the position is not stored.
+
+    :raises RulesVersionError: if the variant is stored under another rules version.
+    """
+    try:
+        return probe_position(session, game, key)
+    except PositionNotFoundError:
+        return default
+
+
+def get_node(session: Reader, variant_id: int, node_id: int) -> PositionRecord | None:
+    """The position with node id *node_id* in variant *variant_id*, or ``None``."""
+    row = session.execute(
+        select(*_NODE_COLUMNS).where(Node.variant_id == variant_id, Node.id == node_id)
+    ).first()
+    return None if row is None else _position(row)
+
+
+def position_children(session: Reader, variant_id: int, node_id: int) -> list[ChildRecord]:
+    """The moves from node *node_id* in move order, each with its resulting position.
+
+    Empty for unexpanded and terminal positions (and for unknown nodes).
+    """
+    child = aliased(Node, name="c")
+    query = (
+        select(
+            Edge.move,
+            Edge.move_order,
+            child.variant_id,
+            child.id,
+            child.key,
+            child.notation,
+            child.low,
+            child.high,
+            child.low_final,
+            child.high_final,
+            child.depth_low,
+            child.depth_high,
+            child.state,
+            child.dist,
+        )
+        .join(child, (child.variant_id == Edge.variant_id) & (child.id == Edge.child))
+        .where(Edge.variant_id == variant_id, Edge.parent == node_id)
+        .order_by(Edge.move_order)
+    )
+    return [ChildRecord(row[0], row[1], _position(row[2:])) for row in session.execute(query)]
+
+
+def position_parents(session: Reader, variant_id: int, node_id: int) -> list[PositionRecord]:
+    """The stored positions with a move into node *node_id* (by node id)."""
+    query = (
+        select(*_NODE_COLUMNS)
+        .join(Edge, (Edge.variant_id == Node.variant_id) & (Edge.parent == Node.id))
+        .where(Edge.variant_id == variant_id, Edge.child == node_id)
+        .distinct()
+        .order_by(Node.id)
+    )
+    return [_position(row) for row in session.execute(query)]
+
+
+def find_positions(
+    session: Reader, game: Game, keys: Iterable[PositionKey]
+) -> dict[PositionKey, PositionRecord]:
+    """The stored records of those *keys* (already canonical) that are stored, by key.
+
+    One query per 500 keys; unknown keys are simply absent from the result.
+
+    :raises RulesVersionError: if the variant is stored under another rules version.
+    """
+    variant = find_variant(session, game)
+    if variant is None:
+        return {}
+    if variant.rules_version != game.version:
+        raise RulesVersionError(
+            f"the database holds {game.name} ({params_text(game.params)}) under rules "
+            f"version {variant.rules_version}, but this negagraph's {game.name} has rules "
+            f"version {game.version}"
+        )
+    wanted = list(dict.fromkeys(keys))
+    found: dict[PositionKey, PositionRecord] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = [encode_key(k) for k in wanted[start : start + 500]]
+        rows = session.execute(
+            select(*_NODE_COLUMNS).where(Node.variant_id == variant.id, Node.key.in_(chunk))
+        )
+        for row in rows:
+            rec = _position(row)
+            found[rec.key] = rec
+    return found
+
+
+# -- row conversion -----------------------------------------------------------------------
+
+
+def _variant(v: Any) -> VariantRecord:
+    try:
+        params_json = json.loads(v.params_json)
+    except ValueError:
+        params_json = {}
+    return VariantRecord(
+        id=v.id,
+        game=v.game,
+        params=v.params,
+        params_json=params_json if isinstance(params_json, dict) else {},
+        rules_version=v.rules_version,
+        created_at=aware(v.created_at) or v.created_at,
+        root_key=None if v.root_key is None else decode_key(v.root_key),
+        root_position=v.root_notation,
+    )
+
+
+def _run(r: Any) -> RunRecord:
+    return RunRecord(
+        id=r.id,
+        variant_id=r.variant_id,
+        status=r.status,
+        started_at=aware(r.started_at) or r.started_at,
+        heartbeat_at=aware(r.heartbeat_at) or r.heartbeat_at,
+        finished_at=aware(r.finished_at),
+        root_key=decode_key(r.root_key),
+        root_position=r.root_notation,
+        tablebase=bool(r.tablebase),
+        max_expansions=r.max_expansions,
+        max_seconds=r.max_seconds,
+        expansions=r.expansions,
+        nodes_added=r.nodes_added,
+        edges_added=r.edges_added,
+        nodes=r.nodes,
+        edges=r.edges,
+        frontier=r.frontier,
+        root_bounds=bounds_of(r.root_low, r.root_high, r.root_low_final, r.root_high_final),
+        seconds=r.seconds,
+        pid=r.pid,
+        hostname=r.hostname,
+    )
+
+
+def _position(row: Any) -> PositionRecord:
+    vid, nid, key, notation, low, high, lf, hf, dl, dh, state, dist = row
+    return PositionRecord(
+        variant_id=vid,
+        node_id=nid,
+        key=decode_key(key),
+        position=notation,
+        bounds=bounds_of(low, high, lf, hf),
+        depth_low=dl,
+        depth_high=dh,
+        state=STATE_NAMES[state],
+        dist=dist,
+    )
+
+
+__all__ = [
+    "Reader",
+    "find_variant",
+    "get_node",
+    "get_position",
+    "get_run",
+    "get_variant",
+    "list_runs",
+    "list_variants",
+    "position_children",
+    "position_parents",
+    "probe_position",
+]

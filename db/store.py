@@ -1,0 +1,842 @@
+"""The SQL store the solver writes through: :class:`SqlStore` (SQLite or PostgreSQL).
+
+One :class:`SqlStore` serves one solve run: :meth:`~SqlStore.open` finds or creates the
+variant, takes its writer lock, records a ``solve_runs`` row and loads the stored graph;
+:meth:`~SqlStore.commit` writes one batch in one transaction; :meth:`~SqlStore.close`
+records the outcome and releases the lock. A crash (even ``kill -9``) loses at most the
+batch in flight: every batch is a single transaction, so readers and the next run see
+whole batches only.
+
+Writer lock
+-----------
+Only one writer may extend a variant's graph at a time (node ids are discovery order, so
+two writers would collide); readers are never blocked.
+
+* **PostgreSQL**: a session-level advisory lock, ``pg_try_advisory_lock(<negagraph>,
+  <variant id>)``, held by the store's own connection for the whole run. The server drops
+  it when the connection goes away, so a killed writer frees the variant: the writer's
+  session checks its client socket during long statements and uses short TCP keepalives,
+  and a new writer that finds the lock held by a dead process of its own host waits (up to
+  ``lock_wait`` seconds) for the server to notice. Any ``running`` run rows left behind by
+  dead writers are then marked ``failed``.
+* **SQLite** (no advisory locks): the ``running`` row of ``solve_runs`` is a *lease*,
+  taken inside a ``BEGIN IMMEDIATE`` transaction (which serialises lease takers). It
+  records the writer's pid, hostname and start time, and every commit refreshes its
+  ``heartbeat_at``. A lease is stale, and is taken over (its row marked ``failed``), when:
+
+  - it was taken on this host and the pid is gone (or a zombie), or the pid now belongs
+    to a process started after the lease (pid reuse; Linux ``/proc``);
+  - it was taken on another host and its heartbeat is older than ``lease_timeout``
+    (default :data:`LEASE_TIMEOUT`).
+
+  A live lease raises :class:`~db.errors.VariantLockedError` naming the run, pid, host and
+  start time.
+
+In both cases every commit is *fenced*: it first updates its own run row ``WHERE status =
+'running'`` and aborts with :class:`~db.errors.VariantLockedError` if the row was taken over,
+so a writer that lost its lease can never interleave its nodes with another's.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import time
+from array import array
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime, timedelta
+from operator import itemgetter
+from typing import Any
+
+from sqlalchemy import Engine, Select, select, text, update
+from sqlalchemy import exc as sa_exc
+from sqlalchemy import insert as sa_insert
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import Connection
+
+from db.errors import DatabaseError, RulesVersionError, VariantLockedError
+from db.migrate import require_head
+from db.models import RUN_STATUSES, SolveRun, Variant, encode_key, utcnow
+from db.session import is_negagraph_engine, safe_url, translate_errors
+from solver.errors import SolveError
+from solver.game import Game, params_text
+from solver.graph import Graph
+from solver.store import Progress, RunOptions
+from solver.values import DEPTH_INF, NEG_INF, POS_INF
+
+log = logging.getLogger(__name__)
+
+LEASE_TIMEOUT = 600.0
+"""Seconds without a heartbeat after which another host's SQLite lease counts as dead."""
+
+LOCK_WAIT = 30.0
+"""Seconds to wait for PostgreSQL to free the lock of a writer known to be dead."""
+
+PG_LOCK_CLASS = int.from_bytes(b"nega", "big")
+"""First key of negagraph's PostgreSQL advisory locks (the second is the variant id)."""
+
+WAL_AUTOCHECKPOINT = 16_384
+"""Pages of write-ahead log (4 KiB each) after which the SQLite writer checkpoints."""
+
+PG_UPDATE_COPY_MIN = 2_000
+"""Changed nodes per batch from which PostgreSQL updates go through COPY + UPDATE FROM."""
+
+LOAD_BATCH = 65_536
+"""Rows fetched at a time when loading a graph."""
+
+_PID_REUSE_SLACK = 5.0
+"""Seconds of clock slack when comparing a process's start time with its lease's."""
+
+_NODE_COLUMNS = (
+    "variant_id, id, low, high, depth_low, depth_high, dist, state, low_final, high_final, "
+    '"key", notation'
+)
+_EDGE_COLUMNS = "variant_id, parent, move_order, child, move"
+_UPDATE_COLUMNS = "id, low, high, depth_low, depth_high, state, low_final, high_final"
+_PG_UPDATES = "negagraph_node_updates"
+
+
+class SqlStore:
+    """A :class:`~solver.store.Store` in a SQL database (see the module docs for locking).
+
+    >>> from db.session import make_engine
+    >>> store = SqlStore(make_engine("sqlite:///solved.db"))  # doctest: +SKIP
+    >>> solve(get_game("tic-tac-toe"), full=True, store=store)  # doctest: +SKIP
+
+    :param engine: an engine from :func:`db.session.make_engine`, migrated to head.
+    :param lease_timeout: seconds without a heartbeat after which a SQLite lease taken on
+        another host counts as abandoned.
+    :param lock_wait: PostgreSQL only: how long to wait for the server to free the
+        advisory lock of a writer that died on this host (it notices within moments).
+    :param check_foreign_keys: SQLite only: enforce the edges' foreign keys on the
+        writer's own connection too. Off by default: the store only writes edges between
+        nodes it has written in the same or an earlier batch, and the checks cost about a
+        third of the insert speed. (Every other connection enforces them.)
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        lease_timeout: float = LEASE_TIMEOUT,
+        lock_wait: float = LOCK_WAIT,
+        check_foreign_keys: bool = False,
+    ) -> None:
+        self.engine = engine
+        self.lease_timeout = lease_timeout
+        self.lock_wait = lock_wait
+        self.check_foreign_keys = check_foreign_keys
+        self.variant_id: int | None = None
+        """The open variant's id (``None`` before :meth:`open`)."""
+        self.run_id: int | None = None
+        """The current run's ``solve_runs.id`` (``None`` when no run is open)."""
+        self._conn: Connection | None = None
+        self._graph: Graph | None = None
+        self._game: Game | None = None
+        self._pg_locked = False
+        self._postgres = engine.dialect.name == "postgresql"
+
+    def __repr__(self) -> str:
+        return f"<SqlStore {self.engine.url!r} variant={self.variant_id} run={self.run_id}>"
+
+    # -- the Store protocol -----------------------------------------------------------
+
+    def open(self, game: Game, run: RunOptions) -> Graph:
+        """Take *game*'s variant for writing, record the run and load the stored graph.
+
+        :raises SchemaError: if the database is not at the schema head.
+        :raises RulesVersionError: if the variant is stored under another rules version.
+        :raises VariantLockedError: if another live writer holds the variant.
+        :raises DatabaseError: if the database cannot be used.
+        """
+        if self._conn is not None:
+            raise SolveError(f"{self!r} is already open (one run per store)")
+        if not is_negagraph_engine(self.engine):
+            raise DatabaseError("SqlStore needs an engine made by db.session.make_engine")
+        require_head(self.engine)
+        with self._errors():
+            conn = self.engine.connect()
+        self._conn = conn
+        try:
+            with self._errors():
+                if not self._postgres:
+                    conn.execution_options(sqlite_begin="IMMEDIATE")
+                    self._sqlite_pragmas(conn, writing=True)
+                variant_id = self._find_or_create_variant(conn, game)
+                self._take_lock(conn, variant_id, game, run)
+                with conn.begin():
+                    graph = _load(conn, variant_id)
+                if self._postgres:
+                    self._pg_prepare(conn)
+        except BaseException:
+            self._release(failed=True)
+            raise
+        self._graph = graph
+        self._game = game
+        log.info(
+            "opened %s %s (variant %d, run %d): %d nodes, %d edges",
+            game.name,
+            params_text(game.params),
+            variant_id,
+            self.run_id,
+            graph.num_nodes,
+            graph.num_edges,
+        )
+        return graph
+
+    def commit(self, graph: Graph, progress: Progress) -> None:
+        """Write ``graph.pending()`` and *progress* in one transaction, then mark the graph
+        committed.
+
+        :raises VariantLockedError: if this run's lease was taken over by another writer.
+        :raises DatabaseError: if the database refuses the batch (nothing of it is kept).
+        """
+        conn, game = self._require_open(graph)
+        new_nodes, new_edges, dirty = graph.pending()
+        vid = self.variant_id
+        assert vid is not None
+        with self._errors(), conn.begin():
+            self._fence(conn, progress, final=False)
+            cursor = _driver(conn).cursor()
+            try:
+                if self._postgres:
+                    self._pg_write(cursor, graph, game, vid, new_nodes, new_edges, dirty)
+                else:
+                    self._sqlite_write(cursor, graph, game, vid, new_nodes, new_edges, dirty)
+            finally:
+                cursor.close()
+        graph.mark_committed()
+
+    def close(self, progress: Progress) -> None:
+        """Record the run's final status and release the writer lock (idempotent)."""
+        conn = self._conn
+        if conn is None:
+            return
+        try:
+            with self._errors(), conn.begin():
+                self._fence(conn, progress, final=True)
+        except VariantLockedError as exc:
+            log.warning("%s", exc)
+        finally:
+            self._release(failed=False)
+
+    # -- open: variant, lock, load ----------------------------------------------------
+
+    def _find_or_create_variant(self, conn: Connection, game: Game) -> int:
+        params = params_text(game.params)
+        query = select(Variant.id, Variant.rules_version).where(
+            Variant.game == game.name, Variant.params == params
+        )
+        with conn.begin():
+            row = conn.execute(query).first()
+            if row is None:
+                insert = pg_insert if self._postgres else sqlite_insert
+                conn.execute(
+                    insert(Variant)
+                    .values(
+                        game=game.name,
+                        params=params,
+                        params_json=json.dumps(dict(game.params), sort_keys=True),
+                        rules_version=game.version,
+                        created_at=utcnow(),
+                    )
+                    .on_conflict_do_nothing(index_elements=["game", "params"])
+                )
+                row = conn.execute(query).one()
+        variant_id, stored = row
+        if stored != game.version:
+            raise RulesVersionError(_version_message(self.engine, game, stored))
+        self.variant_id = variant_id
+        return int(variant_id)
+
+    def _take_lock(self, conn: Connection, variant_id: int, game: Game, run: RunOptions) -> None:
+        now = utcnow()
+        if self._postgres:
+            self._pg_session_settings(conn)
+            self._pg_lock(conn, variant_id, game)
+        with conn.begin():  # SQLite: BEGIN IMMEDIATE, so lease takers are serialised
+            running = conn.execute(
+                _holder_query().where(
+                    SolveRun.variant_id == variant_id, SolveRun.status == "running"
+                )
+            ).all()
+            for holder in running:
+                stale = (
+                    "its writer lost the advisory lock"
+                    if self._postgres
+                    else self._stale_reason(holder, now)
+                )
+                if stale is None:
+                    raise VariantLockedError(_holder_message(game, holder))
+                log.warning("taking over the lease of run %d: %s", holder.id, stale)
+                conn.execute(
+                    update(SolveRun)
+                    .where(SolveRun.id == holder.id, SolveRun.status == "running")
+                    .values(status="failed", finished_at=now)
+                )
+            root_key = encode_key(run.root)
+            root_notation = game.format(run.root)
+            result = conn.execute(
+                sa_insert(SolveRun).values(
+                    variant_id=variant_id,
+                    status="running",
+                    started_at=now,
+                    heartbeat_at=now,
+                    root_key=root_key,
+                    root_notation=root_notation,
+                    tablebase=run.full,
+                    max_expansions=run.max_expansions,
+                    max_seconds=run.max_seconds,
+                    pid=os.getpid(),
+                    hostname=socket.gethostname(),
+                )
+            )
+            assert result.inserted_primary_key is not None
+            self.run_id = int(result.inserted_primary_key[0])
+            conn.execute(
+                update(Variant)
+                .where(Variant.id == variant_id)
+                .values(root_key=root_key, root_notation=root_notation)
+            )
+
+    def _pg_session_settings(self, conn: Connection) -> None:
+        """Make the server notice a dead writer (and so free its lock) quickly: check the
+        client socket during long statements, and probe idle TCP connections."""
+        for setting in (
+            "client_connection_check_interval = 2000",  # PostgreSQL 14+
+            "tcp_keepalives_idle = 60",
+            "tcp_keepalives_interval = 10",
+            "tcp_keepalives_count = 6",
+        ):
+            try:
+                conn.exec_driver_sql(f"SET {setting}")
+                conn.commit()
+            except sa_exc.DBAPIError:
+                conn.rollback()
+
+    def _pg_lock(self, conn: Connection, variant_id: int, game: Game) -> None:
+        """Take the variant's advisory lock. If its holder is a process of this host that
+        is already dead, wait (up to ``lock_wait`` seconds) for the server to notice."""
+        deadline = time.monotonic() + self.lock_wait
+        while True:
+            got = conn.execute(
+                text("SELECT pg_try_advisory_lock(:c, :v)"), {"c": PG_LOCK_CLASS, "v": variant_id}
+            ).scalar_one()
+            conn.commit()  # the lock is session-level: it outlives this transaction
+            if got:
+                self._pg_locked = True
+                return
+            holder = self._running_holder(conn, variant_id)
+            dying = (
+                holder is not None
+                and holder.hostname == socket.gethostname()
+                and not _pid_alive(holder.pid)
+            )
+            if not dying or time.monotonic() > deadline:
+                raise VariantLockedError(_locked_message(game, holder))
+            time.sleep(0.05)
+
+    def _stale_reason(self, run: Any, now: datetime) -> str | None:
+        """Why a SQLite lease is abandoned, or ``None`` if its writer may be alive."""
+        if run.hostname == socket.gethostname():
+            if not _pid_alive(run.pid):
+                return f"process {run.pid} is gone"
+            start = _process_start(run.pid)
+            started = _aware(run.started_at).timestamp()
+            if start is not None and start > started + _PID_REUSE_SLACK:
+                return f"pid {run.pid} now belongs to a process started after the lease"
+            return None
+        idle = now - _aware(run.heartbeat_at)
+        if idle > timedelta(seconds=self.lease_timeout):
+            return f"no heartbeat from {run.hostname} for {idle.total_seconds():.0f} s"
+        return None
+
+    def _running_holder(self, conn: Connection, variant_id: int) -> Any:
+        row = conn.execute(
+            _holder_query()
+            .where(SolveRun.variant_id == variant_id, SolveRun.status == "running")
+            .order_by(SolveRun.started_at.desc())
+            .limit(1)
+        ).first()
+        conn.rollback()
+        return row
+
+    # -- commit -----------------------------------------------------------------------
+
+    def _fence(self, conn: Connection, progress: Progress, *, final: bool) -> None:
+        """Update the run row, proving that this run still holds the variant."""
+        now = utcnow()
+        values: dict[str, Any] = {
+            "heartbeat_at": now,
+            "expansions": progress.expansions,
+            "nodes_added": progress.nodes_added,
+            "edges_added": progress.edges_added,
+            "nodes": progress.nodes,
+            "edges": progress.edges,
+            "frontier": progress.frontier,
+            "root_low": None if progress.root_low <= NEG_INF else progress.root_low,
+            "root_high": None if progress.root_high >= POS_INF else progress.root_high,
+            "root_low_final": bool(progress.root_low_final),
+            "root_high_final": bool(progress.root_high_final),
+            "seconds": float(progress.seconds),
+        }
+        if final:
+            status = progress.status
+            if status == "running":
+                status = "stopped"
+            elif status not in RUN_STATUSES:
+                log.warning("unknown run status %r recorded as failed", status)
+                status = "failed"
+            values.update(status=status, finished_at=now)
+        result = conn.execute(
+            update(SolveRun)
+            .where(SolveRun.id == self.run_id, SolveRun.status == "running")
+            .values(**values)
+        )
+        if result.rowcount != 1:
+            raise VariantLockedError(
+                f"run {self.run_id} lost its lock on the variant (another writer took it "
+                "over, judging this run dead); this run's uncommitted work is discarded"
+            )
+
+    def _sqlite_write(
+        self,
+        cursor: Any,
+        graph: Graph,
+        game: Game,
+        vid: int,
+        new_nodes: range,
+        new_edges: range,
+        dirty: list[int],
+    ) -> None:
+        if new_nodes:
+            cursor.executemany(
+                f"INSERT INTO nodes ({_NODE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _node_rows(graph, game, vid, new_nodes),
+            )
+        if new_edges:
+            cursor.executemany(
+                f"INSERT INTO edges ({_EDGE_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
+                _edge_rows(graph, vid, new_edges),
+            )
+        if dirty:
+            cursor.executemany(
+                "UPDATE nodes SET low = ?, high = ?, depth_low = ?, depth_high = ?, state = ?, "
+                "low_final = ?, high_final = ? WHERE variant_id = ? AND id = ?",
+                ((*row[1:], vid, row[0]) for row in _update_rows(graph, dirty)),
+            )
+
+    def _pg_prepare(self, conn: Connection) -> None:
+        # A per-connection scratch table for batched node updates, emptied by each commit.
+        with conn.begin():
+            conn.exec_driver_sql(
+                f"CREATE TEMPORARY TABLE IF NOT EXISTS {_PG_UPDATES} (id integer, low bigint, "
+                "high bigint, depth_low integer, depth_high integer, state smallint, "
+                "low_final boolean, high_final boolean) ON COMMIT DELETE ROWS"
+            )
+
+    def _pg_write(
+        self,
+        cursor: Any,
+        graph: Graph,
+        game: Game,
+        vid: int,
+        new_nodes: range,
+        new_edges: range,
+        dirty: list[int],
+    ) -> None:
+        if new_nodes:
+            with cursor.copy(f"COPY nodes ({_NODE_COLUMNS}) FROM STDIN") as copy:
+                for row in _node_rows(graph, game, vid, new_nodes):
+                    copy.write_row(row)
+        if new_edges:
+            with cursor.copy(f"COPY edges ({_EDGE_COLUMNS}) FROM STDIN") as copy:
+                for row in _edge_rows(graph, vid, new_edges):
+                    copy.write_row(row)
+        if dirty and len(dirty) <= PG_UPDATE_COPY_MIN:
+            # A few rows: keyed updates (psycopg pipelines executemany).
+            cursor.executemany(
+                "UPDATE nodes SET low = %s, high = %s, depth_low = %s, depth_high = %s, "
+                "state = %s, low_final = %s, high_final = %s WHERE variant_id = %s AND id = %s",
+                [
+                    (lo, hi, dl, dh, st, lf == 1, hf == 1, vid, i)
+                    for i, lo, hi, dl, dh, st, lf, hf in _update_rows(graph, dirty)
+                ],
+            )
+        elif dirty:
+            # Many rows: one set-based UPDATE from a copied scratch table. ANALYZE gives
+            # the planner its size, so it joins by index or by hash as fits.
+            with cursor.copy(f"COPY {_PG_UPDATES} ({_UPDATE_COLUMNS}) FROM STDIN") as copy:
+                for row in _update_rows(graph, dirty):
+                    copy.write_row(row)
+            cursor.execute(f"ANALYZE {_PG_UPDATES}")
+            cursor.execute(
+                f"UPDATE nodes AS n SET low = u.low, high = u.high, depth_low = u.depth_low, "
+                f"depth_high = u.depth_high, state = u.state, low_final = u.low_final, "
+                f"high_final = u.high_final FROM {_PG_UPDATES} AS u "
+                f"WHERE n.variant_id = %s AND n.id = u.id",
+                (vid,),
+            )
+
+    def _sqlite_pragmas(self, conn: Connection, *, writing: bool) -> None:
+        """Writer-only SQLite settings, set outside any transaction (pragmas like
+        ``foreign_keys`` are ignored inside one) and undone before the connection goes
+        back to the pool."""
+        driver = _driver(conn)
+        if not self.check_foreign_keys:
+            driver.execute(f"PRAGMA foreign_keys = {'OFF' if writing else 'ON'}")
+        # Checkpoint less often: a batch rewrites many of the same index pages.
+        driver.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT if writing else 1000}")
+
+    # -- plumbing ---------------------------------------------------------------------
+
+    def _require_open(self, graph: Graph) -> tuple[Connection, Game]:
+        if self._conn is None or self._game is None:
+            raise SolveError(f"{self!r} is not open")
+        if graph is not self._graph:
+            raise SolveError("commit() got a graph that this store's open() did not return")
+        return self._conn, self._game
+
+    def _release(self, *, failed: bool) -> None:
+        """Give back the lock and the connection; on a failed open, close the run row."""
+        conn = self._conn
+        if conn is None:
+            return
+        try:
+            if failed and self.run_id is not None:
+                try:
+                    if conn.in_transaction():
+                        conn.rollback()
+                    with conn.begin():
+                        conn.execute(
+                            update(SolveRun)
+                            .where(SolveRun.id == self.run_id, SolveRun.status == "running")
+                            .values(status="failed", finished_at=utcnow())
+                        )
+                except Exception:  # the original error matters more
+                    log.exception("could not mark run %s failed", self.run_id)
+            if self._pg_locked:
+                try:
+                    if conn.in_transaction():
+                        conn.rollback()
+                    conn.execute(
+                        text("SELECT pg_advisory_unlock(:c, :v)"),
+                        {"c": PG_LOCK_CLASS, "v": self.variant_id},
+                    )
+                    conn.exec_driver_sql(f"DROP TABLE IF EXISTS {_PG_UPDATES}")
+                    conn.commit()
+                except Exception:
+                    # Never hand a connection that may still hold the lock back to the pool.
+                    log.exception("could not release the advisory lock; dropping the connection")
+                    conn.invalidate()
+            if not self._postgres:
+                try:
+                    if conn.in_transaction():
+                        conn.rollback()
+                    self._sqlite_pragmas(conn, writing=False)
+                except Exception:
+                    log.exception("could not reset the writer's connection; dropping it")
+                    conn.invalidate()
+        finally:
+            self._pg_locked = False
+            self._conn = None
+            self._graph = None
+            self._game = None
+            self.run_id = None
+            conn.close()
+
+    def _where(self) -> str:
+        return safe_url(self.engine)
+
+    def _errors(self) -> _DriverErrors:
+        return _DriverErrors(self)
+
+
+class _DriverErrors:
+    """Turns driver and connection errors into :class:`DatabaseError`; ours pass through."""
+
+    def __init__(self, store: SqlStore) -> None:
+        self.store = store
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> None:
+        if exc is None or isinstance(exc, SolveError | DatabaseError):
+            return
+        dbapi = self.store.engine.dialect.loaded_dbapi
+        if isinstance(exc, sa_exc.DBAPIError):
+            reason = str(exc.orig).strip() if exc.orig is not None else str(exc)
+        elif isinstance(exc, dbapi.Error):
+            reason = str(exc).strip()
+        else:
+            return
+        raise DatabaseError(f"database {self.store._where()}: {reason}") from exc
+
+
+def load_graph(engine: Engine, game: Game) -> Graph:
+    """A read-only snapshot of *game*'s stored graph (empty if the variant is not stored),
+    without taking the writer lock: the latest committed batch, as a new run would see it.
+
+    :raises RulesVersionError: if the variant is stored under another rules version.
+    :raises SchemaError: if the database is not at the schema head.
+    :raises DatabaseError: if the database cannot be used.
+    """
+    require_head(engine)
+    params = params_text(game.params)
+    with translate_errors(engine), engine.connect() as conn, conn.begin():
+        row = conn.execute(
+            select(Variant.id, Variant.rules_version).where(
+                Variant.game == game.name, Variant.params == params
+            )
+        ).first()
+        if row is None:
+            return Graph()
+        if row.rules_version != game.version:
+            raise RulesVersionError(_version_message(engine, game, row.rules_version))
+        return _load(conn, row.id)
+
+
+def _load(conn: Connection, variant_id: int) -> Graph:
+    """Load variant *variant_id*'s graph (call in a transaction: one snapshot)."""
+    postgres = conn.dialect.name == "postgresql"
+    graph = Graph()
+    node_sql = (
+        'SELECT id, "key", low, high, low_final, high_final, depth_low, depth_high, state, '
+        "dist FROM nodes WHERE variant_id = ? ORDER BY id"
+    )
+    edge_sql = (
+        "SELECT parent, move_order, child, move FROM edges "
+        "WHERE variant_id = ? ORDER BY parent, move_order"
+    )
+    driver = _driver(conn)
+    for sql, load in ((node_sql, _load_nodes), (edge_sql, _load_edges)):
+        # PostgreSQL: a server-side cursor, so millions of rows are never all in memory.
+        cursor = driver.cursor("negagraph_load") if postgres else driver.cursor()
+        try:
+            cursor.execute(sql.replace("?", "%s") if postgres else sql, (variant_id,))
+            load(graph, _chunks(cursor))
+        finally:
+            cursor.close()
+    graph.mark_committed()
+    return graph
+
+
+def _version_message(engine: Engine, game: Game, stored: int) -> str:
+    return (
+        f"database {safe_url(engine)} holds {game.name} ({params_text(game.params)}) under "
+        f"rules version {stored}, but this negagraph's {game.name} has rules version "
+        f"{game.version}: the stored positions and values would not mean the same; "
+        "use another database"
+    )
+
+
+# -- row conversion (hot paths: plain loops over the graph's arrays) ----------------------
+
+
+def _node_rows(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[tuple[Any, ...]]:
+    keys = graph.keys
+    low = graph.low
+    high = graph.high
+    depth_low = graph.depth_low
+    depth_high = graph.depth_high
+    dist = graph.dist
+    state = graph.state
+    low_final = graph.low_final
+    high_final = graph.high_final
+    fmt = game.format
+    for i in ids:
+        k = keys[i]
+        lo = low[i]
+        hi = high[i]
+        dl = depth_low[i]
+        dh = depth_high[i]
+        yield (
+            vid,
+            i,
+            None if lo <= NEG_INF else lo,
+            None if hi >= POS_INF else hi,
+            None if dl >= DEPTH_INF else dl,
+            None if dh >= DEPTH_INF else dh,
+            dist[i],
+            state[i],
+            low_final[i],
+            high_final[i],
+            k.to_bytes((k.bit_length() + 7) >> 3 or 1, "big"),
+            fmt(k),
+        )
+
+
+def _edge_rows(graph: Graph, vid: int, ids: range) -> Iterator[tuple[Any, ...]]:
+    edge_parent = graph.edge_parent
+    edge_child = graph.edge_child
+    edge_move = graph.edge_move
+    first_edge = graph.first_edge
+    for e in ids:
+        p = edge_parent[e]
+        yield (vid, p, e - first_edge[p], edge_child[e], edge_move[e])
+
+
+def _update_rows(graph: Graph, ids: Iterable[int]) -> Iterator[tuple[Any, ...]]:
+    low = graph.low
+    high = graph.high
+    depth_low = graph.depth_low
+    depth_high = graph.depth_high
+    state = graph.state
+    low_final = graph.low_final
+    high_final = graph.high_final
+    for i in ids:
+        lo = low[i]
+        hi = high[i]
+        dl = depth_low[i]
+        dh = depth_high[i]
+        yield (
+            i,
+            None if lo <= NEG_INF else lo,
+            None if hi >= POS_INF else hi,
+            None if dl >= DEPTH_INF else dl,
+            None if dh >= DEPTH_INF else dh,
+            state[i],
+            low_final[i],
+            high_final[i],
+        )
+
+
+_col1, _col2, _col3, _col4, _col5, _col6, _col7, _col8, _col9 = (
+    itemgetter(i) for i in range(1, 10)
+)
+_MINUS_ONES = array("q", [-1] * LOAD_BATCH)
+
+
+def _chunks(cursor: Any) -> Iterator[list[tuple[Any, ...]]]:
+    while True:
+        rows = cursor.fetchmany(LOAD_BATCH)
+        if not rows:
+            return
+        yield rows
+
+
+def _load_nodes(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
+    """Append nodes sorted by id (which must run 0, 1, ...) to the graph's arrays, as
+    :meth:`Graph.add_node` would, with the stored bounds, flags, depths and state."""
+    for rows in chunks:
+        start = graph.num_nodes
+        count = len(rows)
+        if rows[0][0] != start or rows[-1][0] != start + count - 1:
+            raise DatabaseError(
+                f"stored node ids are not contiguous near {start}: the graph is damaged"
+            )
+        keys = [int.from_bytes(kb, "big") for kb in map(_col1, rows)]
+        graph.keys.extend(keys)
+        graph.index.update(zip(keys, range(start, start + count), strict=True))
+        graph.low.extend([NEG_INF if v is None else v for v in map(_col2, rows)])
+        graph.high.extend([POS_INF if v is None else v for v in map(_col3, rows)])
+        graph.low_final.extend(map(_col4, rows))
+        graph.high_final.extend(map(_col5, rows))
+        graph.depth_low.extend([DEPTH_INF if v is None else v for v in map(_col6, rows)])
+        graph.depth_high.extend([DEPTH_INF if v is None else v for v in map(_col7, rows)])
+        graph.state.extend(map(_col8, rows))
+        graph.dist.extend(map(_col9, rows))
+        graph.first_edge.extend(_MINUS_ONES[:count] if count <= LOAD_BATCH else [-1] * count)
+        graph.child_count.extend([0] * count)
+        graph.rev_head.extend([-1] * count)
+
+
+def _load_edges(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
+    """Append edges sorted by (parent, move order) with :meth:`Graph.add_edge_raw`.
+
+    Checks, cheaply, that they lead between stored nodes and that each parent's move
+    orders are 0, 1, ...: the primary key makes them distinct and the query sorts them,
+    so non-negative orders summing to ``k(k-1)/2`` per ``k``-child parent are exactly
+    ``0..k-1``.
+    """
+    add = graph.add_edge_raw
+    n = graph.num_nodes
+    order_sum = 0
+    for rows in chunks:
+        if (
+            min(map(_col1, rows)) < 0
+            or min(map(_col2, rows)) < 0
+            or max(map(_col2, rows)) >= n
+            or rows[-1][0] >= n
+        ):
+            raise DatabaseError("stored edges lead to missing nodes: the graph is damaged")
+        order_sum += sum(map(_col1, rows))
+        for parent, _, child, move in rows:
+            add(parent, child, move)
+    if order_sum != sum(k * (k - 1) // 2 for k in graph.child_count):
+        raise DatabaseError("stored move orders are not 0, 1, ... per node: the graph is damaged")
+
+
+def _driver(conn: Connection) -> Any:
+    """The DB-API connection under *conn* (sqlite3 or psycopg)."""
+    return conn.connection.driver_connection
+
+
+def _holder_query() -> Select[int, int, str, datetime, datetime]:
+    return select(
+        SolveRun.id, SolveRun.pid, SolveRun.hostname, SolveRun.started_at, SolveRun.heartbeat_at
+    )
+
+
+def _locked_message(game: Game, holder: Any) -> str:
+    if holder is None:
+        return (
+            f"{game.name} ({params_text(game.params)}) is locked by another writer "
+            "that is just starting or finishing; try again"
+        )
+    return _holder_message(game, holder)
+
+
+def _holder_message(game: Game, run: Any) -> str:
+    started = _aware(run.started_at).strftime("%Y-%m-%d %H:%M:%S UTC")
+    beat = _aware(run.heartbeat_at).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return (
+        f"{game.name} ({params_text(game.params)}) is being solved by run {run.id} "
+        f"(pid {run.pid} on {run.hostname}, since {started}, last commit {beat}); "
+        "wait for it to finish or stop it"
+    )
+
+
+def _aware(moment: datetime) -> datetime:
+    """SQLite hands back naive timestamps; every stored timestamp is UTC."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            stat = f.read()
+    except OSError:
+        return True
+    return stat[stat.rfind(")") + 2 :].split(" ", 1)[0] not in ("Z", "X")
+
+
+def _process_start(pid: int) -> float | None:
+    """When process *pid* started (Unix time), where ``/proc`` tells; else ``None``."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        with open("/proc/stat", encoding="ascii") as f:
+            btime = next(int(line.split()[1]) for line in f if line.startswith("btime "))
+        return btime + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError, StopIteration):
+        return None
+
+
+__all__ = ["LEASE_TIMEOUT", "PG_LOCK_CLASS", "SqlStore", "load_graph"]

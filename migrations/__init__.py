@@ -1,0 +1,1 @@
+"""Alembic migrations of the negagraph schema (run them with ``negagraph db upgrade``)."""

@@ -1,0 +1,277 @@
+"""`negagraph solve/query/status/db` against real databases, in-process and as real
+processes: resume after budgets, kill -9 and Ctrl-C; one writer per variant."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import text
+
+from api.cli import cli
+from db.models import encode_key
+from db.session import make_engine
+from solver.games import get_game
+from solver.graph import Graph
+from solver.negamax import solve
+from solver.store import MemoryStore
+from solver.values import DEPTH_INF, NEG_INF, POS_INF
+
+NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def expected_rows(g: Graph) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """What the database must hold for graph *g* (as the uninterrupted solve built it)."""
+
+    def b(v: int) -> int | None:
+        return None if v >= POS_INF or v <= NEG_INF else v
+
+    def d(v: int) -> int | None:
+        return None if v >= DEPTH_INF else v
+
+    nodes = [
+        (n, encode_key(g.keys[n]), b(g.low[n]), b(g.high[n]), bool(g.low_final[n]),
+         bool(g.high_final[n]), d(g.depth_low[n]), d(g.depth_high[n]), g.state[n], g.dist[n])
+        for n in range(g.num_nodes)
+    ]
+    edges = sorted(
+        (g.edge_parent[e], e - g.first_edge[g.edge_parent[e]], g.edge_child[e], g.edge_move[e])
+        for e in range(g.num_edges)
+    )
+    return nodes, edges
+
+
+def stored_rows(url: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            nodes = [
+                (r[0], bytes(r[1]), r[2], r[3], bool(r[4]), bool(r[5]), r[6], r[7], r[8], r[9])
+                for r in conn.execute(text(
+                    "SELECT id, key, low, high, low_final, high_final, depth_low, depth_high,"
+                    " state, dist FROM nodes ORDER BY id"))
+            ]
+            edges = [tuple(r) for r in conn.execute(text(
+                "SELECT parent, move_order, child, move FROM edges ORDER BY parent, move_order"
+            ))]
+    finally:
+        engine.dispose()
+    return nodes, edges
+
+
+def reference(name: str, params: dict[str, Any], *, full: bool, batch: int | None) -> Graph:
+    store = MemoryStore()
+    solve(get_game(name, **params), full=full, store=store, batch_size=batch)
+    (g,) = store.graphs.values()
+    return g
+
+
+def test_budgeted_runs_resume_to_the_uninterrupted_graph(db_url: str) -> None:
+    args = ["solve", "connect-four", "-p", "width=4", "-p", "height=3", "--db", db_url,
+            "--max-expansions", "400", "--json"]
+    statuses = []
+    for _ in range(100):
+        code, out, err = run(*args)
+        assert code == 0, err
+        statuses.append(json.loads(out)["status"])
+        if statuses[-1] == "complete":
+            break
+    assert len(statuses) >= 5 and statuses[:-1] == ["budget"] * (len(statuses) - 1)
+    g = reference("connect-four", {"width": 4, "height": 3}, full=False, batch=None)
+    assert stored_rows(db_url) == expected_rows(g)
+    # a finished solve does nothing more when run again
+    code, out, _ = run(*args)
+    assert code == 0 and json.loads(out)["expansions"] == 0
+
+
+def test_query_and_status(db_url: str) -> None:
+    code, _, err = run("solve", "tic-tac-toe", "--full", "--db", db_url)
+    assert code == 0, err
+    code, out, err = run("query", "tic-tac-toe", "x.o/.../...", "--db", db_url, "--json")
+    assert code == 0, err
+    view = json.loads(out)
+    assert (view["value"], view["state"], view["position"]) == (1, "expanded", "x.o/.../...")
+    assert view["repetition_value"] is None  # tic-tac-toe has no repetition rule
+    best = view["moves"][0]
+    assert best["move_low"] == 1 and best["move_high"] == 1
+    assert [m["move_low"] for m in view["moves"]] == sorted(
+        (m["move_low"] for m in view["moves"]), reverse=True)
+    assert len(view["moves"]) == 7
+    code, out, _ = run("query", "tic-tac-toe", "x.o/.../...", "--db", db_url)
+    assert code == 0 and "value 1" in out and "moves, best first" in out
+    code, out, _ = run("status", "--db", db_url, "--json")
+    assert code == 0
+    (variant,) = json.loads(out)["variants"]
+    assert variant["game"] == "tic-tac-toe" and variant["nodes"] == 5478
+    assert variant["root_bounds"]["low"] == 0 and variant["runs"][0]["status"] == "complete"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["query", "tic-tac-toe", "xx./oo./x.o"], "not in the database"),
+        (["query", "connect-four", "4"], "has not been solved in this database"),
+        (["query", "tic-tac-toe", "nonsense"], "tic-tac-toe"),
+    ],
+)
+def test_query_errors(db_url: str, args: list[str], message: str) -> None:
+    code, _, err = run("solve", "tic-tac-toe", "--db", db_url, "--max-expansions", "5")
+    assert code == 0, err
+    code, out, err = run(*args, "--db", db_url)
+    assert code == 1
+    assert err.startswith("error: ") and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_solve_creates_the_schema_in_an_empty_database_only(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'new.db'}"
+    for args in (["query", "tic-tac-toe", "........."], ["status"]):
+        code, _, err = run(*args, "--db", url)
+        assert code == 1
+        assert "not at schema head" in err and f"negagraph db upgrade --db {url}" in err
+    code, _, err = run("solve", "tic-tac-toe", "--db", url)
+    assert code == 0 and "created the negagraph schema" in err
+    code, _, err = run("solve", "tic-tac-toe", "--db", url)
+    assert code == 0 and "created" not in err
+
+
+def test_a_database_at_another_schema_revision_is_refused(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'other.db'}"
+    assert run("db", "upgrade", "--db", url)[0] == 0
+    engine = make_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("UPDATE alembic_version SET version_num = 'f00dfeed'"))
+    finally:
+        engine.dispose()
+    for args in (["solve", "tic-tac-toe"], ["query", "tic-tac-toe", "........."],
+                 ["status"]):
+        code, _, err = run(*args, "--db", url)
+        assert code == 1 and err.startswith("error: ")
+        assert "f00dfeed" in err and len(err.strip().splitlines()) == 1
+
+
+def start_solve(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [NEGAGRAPH, "solve", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def committed_nodes(url: str) -> int:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return int(conn.execute(text("SELECT count(*) FROM nodes")).scalar_one())
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("full", [True, False], ids=["full", "partial"])
+def test_kill_9_at_random_moments_loses_nothing_committed(db_url: str, full: bool) -> None:
+    rng = random.Random(20261122)
+    args = ["connect-four", "-p", "width=4", "-p", "height=4", "--db", db_url,
+            "--batch-size", "700", "--json"]
+    if full:
+        args.append("--full")
+    kills = 0
+    before = 0
+    while kills < 6:
+        proc = start_solve(*args)
+        time.sleep(rng.uniform(0.3, 2.0))
+        if proc.poll() is not None:
+            proc.communicate()
+            break  # finished before the kill
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=30)
+        kills += 1
+        now = committed_nodes(db_url)
+        assert now >= before  # what was committed stays
+        before = now
+    assert kills >= 5
+    proc = start_solve(*args)
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    assert json.loads(out)["complete"] is True
+    g = reference("connect-four", {"width": 4, "height": 4}, full=full, batch=700)
+    assert stored_rows(db_url) == expected_rows(g)
+    if db_url.startswith("sqlite"):
+        engine = make_engine(db_url)
+        try:
+            with engine.connect() as conn:
+                assert conn.execute(text("PRAGMA integrity_check")).scalar_one() == "ok"
+        finally:
+            engine.dispose()
+
+
+def wait_for_running_run(url: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        engine = make_engine(url)
+        try:
+            with engine.connect() as conn:
+                n = conn.execute(text(
+                    "SELECT count(*) FROM solve_runs WHERE status = 'running'")).scalar_one()
+        finally:
+            engine.dispose()
+        if n:
+            return
+        time.sleep(0.1)
+    raise AssertionError("the first solve never started")
+
+
+def test_one_writer_per_variant_and_a_dead_writer_does_not_block(db_url: str) -> None:
+    args = ["connect-four", "-p", "width=5", "-p", "height=4", "--full", "--db", db_url]
+    first = start_solve(*args, "--max-seconds", "60")
+    try:
+        wait_for_running_run(db_url)
+        code, _, err = run("solve", *args, "--max-expansions", "10")
+        assert code == 1
+        assert err.startswith("error: ") and "connect-four" in err
+        assert str(first.pid) in err  # says who holds it
+        # another variant is not blocked
+        code, _, err = run("solve", "tic-tac-toe", "--db", db_url, "--max-expansions", "10")
+        assert code == 0, err
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.communicate(timeout=30)
+    code, out, err = run("solve", *args, "--max-expansions", "10", "--json")
+    assert code == 0, err
+    assert json.loads(out)["status"] == "budget"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+def test_ctrl_c_stops_after_the_batch_and_says_how_to_continue(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    assert run("db", "upgrade", "--db", url)[0] == 0
+    args = ["connect-four", "-p", "width=4", "-p", "height=4", "--full", "--db", url,
+            "--batch-size", "2000"]
+    proc = start_solve(*args)
+    wait_for_running_run(url)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "stopped on request" in err and "run the same command again" in err
+    assert "Traceback" not in err
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT status FROM solve_runs")).scalar_one() == "stopped"
+    finally:
+        engine.dispose()
+    code, out, err = run("solve", *args[:-2], "--json")
+    assert code == 0 and json.loads(out)["complete"]

@@ -1,0 +1,567 @@
+"""SqlStore against real SQLite and PostgreSQL databases: round trips, locking and
+leases, rules versions, schema checks, atomic batches (including ``kill -9`` mid-batch)
+and whole solves through :func:`solver.negamax.solve`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, func, select, text, update
+
+import db.store
+from db.errors import DatabaseError, RulesVersionError, SchemaError, VariantLockedError
+from db.migrate import downgrade, head_revision, upgrade
+from db.models import Edge, Node, SolveRun, Variant, encode_key, utcnow
+from db.session import make_engine
+from db.store import SqlStore, load_graph
+from solver.errors import SolveError
+from solver.games import get_game
+from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph
+from solver.negamax import solve
+from solver.store import MemoryStore
+from solver.values import DEPTH_INF, NEG_INF, POS_INF
+from tests.db.helpers import (
+    BIG_KEY,
+    TinyGame,
+    TinyGameV2,
+    assert_consistent,
+    build_first_batch,
+    build_second_batch,
+    progress_of,
+    run_options,
+    set_node,
+    snapshot,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def count(engine: Engine, model: Any) -> int:
+    with engine.connect() as conn:
+        return int(conn.execute(select(func.count()).select_from(model)).scalar_one())
+
+
+def runs(engine: Engine) -> list[Any]:
+    with engine.connect() as conn:
+        return list(conn.execute(select(SolveRun.__table__).order_by(SolveRun.id)))
+
+
+def commit_two_batches(engine: Engine, game: TinyGame | None = None) -> Graph:
+    store = SqlStore(engine)
+    graph = store.open(game or TinyGame(), run_options())
+    build_first_batch(graph)
+    store.commit(graph, progress_of(graph))
+    build_second_batch(graph)
+    store.commit(graph, progress_of(graph))
+    store.close(progress_of(graph, "complete"))
+    return graph
+
+
+# -- round trips -----------------------------------------------------------------------
+
+
+def test_empty_variant_opens_empty(engine: Engine) -> None:
+    store = SqlStore(engine)
+    graph = store.open(TinyGame(), run_options())
+    assert graph.num_nodes == 0 and graph.num_edges == 0
+    assert store.run_id is not None and store.variant_id is not None
+    store.close(progress_of(graph, "stopped"))
+    assert store.run_id is None
+    [variant] = _variants(engine)
+    assert (variant.game, variant.params, variant.rules_version) == ("tiny", "size=15", 1)
+    assert variant.params_json == '{"size": 15}'
+    assert (variant.root_key, variant.root_notation) == (b"\x00", "p0")
+
+
+def _variants(engine: Engine) -> list[Any]:
+    with engine.connect() as conn:
+        return list(conn.execute(select(Variant.__table__)))
+
+
+def test_round_trip_is_exact(engine: Engine) -> None:
+    written = commit_two_batches(engine)
+    assert_consistent(written)
+
+    store = SqlStore(engine)
+    loaded = store.open(TinyGame(), run_options())
+    try:
+        assert_consistent(loaded)
+        assert snapshot(loaded) == snapshot(written)
+        # Here edges were also created in parent order, so even edge ids and the reverse
+        # lists agree: every array is identical.
+        assert vars(loaded) == vars(written)
+        assert loaded.keys[2] == BIG_KEY
+        assert loaded.low[1] == -2 and loaded.high[2] == -1
+        assert loaded.low[4] == NEG_INF and loaded.high[4] == POS_INF
+        assert loaded.depth_low[4] == DEPTH_INF
+        assert list(loaded.state) == [
+            EXPANDED,
+            EXPANDED,
+            TERMINAL,
+            UNEXPANDED,
+            EXPANDED,
+            TERMINAL,
+            UNEXPANDED,
+        ]
+        assert loaded.child_ids(1) == [4, 5, 0, 3]
+        assert sorted(loaded.parents(0)) == [1]
+        assert loaded.get(2**64) == 5
+    finally:
+        store.close(progress_of(loaded, "stopped"))
+    assert load_graph(engine, TinyGame()).keys == written.keys
+
+
+def test_rows_are_what_analysts_expect(engine: Engine) -> None:
+    commit_two_batches(engine)
+    with engine.connect() as conn:
+        nodes = {r.id: r for r in conn.execute(select(Node.__table__).order_by(Node.id))}
+        edges = list(conn.execute(select(Edge.__table__).order_by(Edge.parent, Edge.move_order)))
+        view = {
+            r.node_id: r
+            for r in conn.execute(text("SELECT * FROM position_values ORDER BY node_id"))
+        }
+    assert nodes[0].key == b"\x00" and nodes[3].key == b"\xff" and nodes[4].key == b"\x01\x00"
+    assert nodes[2].key == encode_key(BIG_KEY)
+    assert nodes[2].notation == f"p{BIG_KEY}"
+    assert (nodes[0].low, nodes[0].high, nodes[0].depth_low, nodes[0].depth_high) == (1, 2, 3, 5)
+    assert (nodes[4].low, nodes[4].high, nodes[4].depth_low) == (None, None, None)
+    assert (nodes[6].dist, nodes[6].state) == (3, 0)
+    assert [(e.parent, e.move_order, e.child, e.move) for e in edges] == [
+        (0, 0, 1, "L"),
+        (0, 1, 2, "R"),
+        (0, 2, 3, "X"),
+        (1, 0, 4, "a"),
+        (1, 1, 5, "b"),
+        (1, 2, 0, "c"),
+        (1, 3, 3, "d"),
+        (4, 0, 1, "z"),
+    ]
+    assert set(view) == set(range(7))
+    assert (view[2].game, view[2].params, view[2].position) == ("tiny", "size=15", f"p{BIG_KEY}")
+    assert (view[2].value, view[2].state) == (-1, "terminal")
+    assert (view[0].value, view[0].state, view[0].low, view[0].high) == (None, "expanded", 1, 2)
+    assert (view[4].low, view[4].high, view[4].value, view[4].state) == (
+        None,
+        None,
+        None,
+        "expanded",
+    )
+    assert bool(view[3].low_final) and view[3].value == -3
+
+
+def test_run_rows_record_progress(engine: Engine) -> None:
+    store = SqlStore(engine)
+    graph = store.open(TinyGame(), run_options())
+    build_first_batch(graph)
+    store.commit(graph, progress_of(graph))
+    [run] = runs(engine)
+    assert run.status == "running" and run.finished_at is None
+    assert (run.nodes, run.edges, run.root_low, run.root_high) == (4, 3, 1, None)
+    assert run.root_low_final and not run.root_high_final
+    assert run.pid == os.getpid() and run.hostname == socket.gethostname()
+    store.close(progress_of(graph, "budget"))
+    [run] = runs(engine)
+    assert run.status == "budget" and run.finished_at is not None
+    assert run.seconds == 1.5 and run.root_notation == "p0" and not run.tablebase
+
+
+def test_resume_adds_to_the_stored_graph(engine: Engine) -> None:
+    store = SqlStore(engine)
+    graph = store.open(TinyGame(), run_options())
+    build_first_batch(graph)
+    store.commit(graph, progress_of(graph))
+    store.close(progress_of(graph, "budget"))
+
+    store = SqlStore(engine)
+    graph = store.open(TinyGame(), run_options())
+    assert graph.committed_nodes == 4
+    build_second_batch(graph)
+    store.commit(graph, progress_of(graph))
+    store.close(progress_of(graph, "complete"))
+    assert count(engine, Node) == 7 and count(engine, Edge) == 8
+    assert [r.status for r in runs(engine)] == ["budget", "complete"]
+
+
+def test_variants_are_separate(engine: Engine) -> None:
+    small, large = SqlStore(engine), SqlStore(engine)
+    g1 = small.open(TinyGame(size=15), run_options())
+    g2 = large.open(TinyGame(size=31), run_options())  # a different variant: not locked
+    build_first_batch(g1)
+    small.commit(g1, progress_of(g1))
+    assert g2.num_nodes == 0
+    large.close(progress_of(g2, "stopped"))
+    small.close(progress_of(g1, "stopped"))
+    assert load_graph(engine, TinyGame(size=31)).num_nodes == 0
+    assert load_graph(engine, TinyGame(size=15)).num_nodes == 4
+
+
+def test_commit_of_a_foreign_graph_is_refused(engine: Engine) -> None:
+    store = SqlStore(engine)
+    graph = store.open(TinyGame(), run_options())
+    with pytest.raises(SolveError, match="did not return"):
+        store.commit(Graph(), progress_of(graph))
+    store.close(progress_of(graph, "stopped"))
+    with pytest.raises(SolveError, match="not open"):
+        store.commit(graph, progress_of(graph))
+    store.close(progress_of(graph, "stopped"))  # idempotent
+
+
+# -- locking ---------------------------------------------------------------------------
+
+
+def test_second_writer_is_locked_out(engine: Engine) -> None:
+    first = SqlStore(engine)
+    graph = first.open(TinyGame(), run_options())
+    second = SqlStore(engine)
+    with pytest.raises(VariantLockedError) as info:
+        second.open(TinyGame(), run_options())
+    message = str(info.value)
+    assert f"run {first.run_id}" in message and f"pid {os.getpid()}" in message
+    assert socket.gethostname() in message and "since" in message
+    assert isinstance(info.value, SolveError)
+    first.close(progress_of(graph, "stopped"))
+
+    graph2 = second.open(TinyGame(), run_options())  # free again
+    second.close(progress_of(graph2, "stopped"))
+    assert [r.status for r in runs(engine)] == ["stopped", "stopped"]
+
+
+def test_lease_of_a_dead_process_is_taken_over(sqlite_engine: Engine) -> None:
+    engine = sqlite_engine
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    pid = int(dead.stdout)
+    first = SqlStore(engine)
+    graph = first.open(TinyGame(), run_options())
+    build_first_batch(graph)
+    first.commit(graph, progress_of(graph))
+    run_id = first.run_id
+    assert run_id is not None
+    # Pretend the writer was that (now dead) process and vanished without closing.
+    with engine.begin() as conn:
+        conn.execute(update(SolveRun).where(SolveRun.id == run_id).values(pid=pid))
+    first._conn.close()  # type: ignore[union-attr]
+    first._conn = None
+
+    second = SqlStore(engine)
+    loaded = second.open(TinyGame(), run_options())
+    assert snapshot(loaded) == snapshot(graph)
+    second.close(progress_of(loaded, "stopped"))
+    assert [(r.id, r.status) for r in runs(engine)] == [(run_id, "failed"), (run_id + 1, "stopped")]
+
+
+@pytest.mark.parametrize(
+    ("hostname", "age", "reused", "stale"),
+    [
+        ("elsewhere.example", timedelta(hours=1), False, True),
+        ("elsewhere.example", timedelta(seconds=5), False, False),
+        (None, timedelta(hours=1), False, False),  # this host, live pid: never stale
+        (None, timedelta(0), True, True),  # this host, pid reused by a newer process
+    ],
+)
+def test_sqlite_lease_staleness(
+    sqlite_engine: Engine, hostname: str | None, age: timedelta, reused: bool, stale: bool
+) -> None:
+    engine = sqlite_engine
+    first = SqlStore(engine)
+    graph = first.open(TinyGame(), run_options())
+    values: dict[str, Any] = {"heartbeat_at": utcnow() - age}
+    if hostname is not None:
+        values["hostname"] = hostname
+    if reused:
+        values["started_at"] = utcnow() - timedelta(days=365 * 30)
+    with engine.begin() as conn:
+        conn.execute(update(SolveRun).where(SolveRun.id == first.run_id).values(**values))
+
+    second = SqlStore(engine, lease_timeout=600)
+    if stale:
+        taken = second.open(TinyGame(), run_options())
+        # The first writer is fenced off: its next commit fails and writes nothing.
+        build_first_batch(graph)
+        with pytest.raises(VariantLockedError, match="lost its lock"):
+            first.commit(graph, progress_of(graph))
+        assert count(engine, Node) == 0
+        first.close(progress_of(graph, "stopped"))
+        second.close(progress_of(taken, "stopped"))
+        assert [r.status for r in runs(engine)] == ["failed", "stopped"]
+    else:
+        with pytest.raises(VariantLockedError, match="is being solved by run"):
+            second.open(TinyGame(), run_options())
+        first.close(progress_of(graph, "stopped"))
+
+
+def test_taken_over_writer_cannot_commit(engine: Engine) -> None:
+    store = SqlStore(engine)
+    graph = store.open(TinyGame(), run_options())
+    build_first_batch(graph)
+    with engine.begin() as conn:  # what a takeover does to the lease
+        conn.execute(update(SolveRun).where(SolveRun.id == store.run_id).values(status="failed"))
+    with pytest.raises(VariantLockedError, match="lost its lock"):
+        store.commit(graph, progress_of(graph))
+    assert graph.committed_nodes == 0
+    store.close(progress_of(graph, "failed"))
+    assert count(engine, Node) == 0
+
+
+_KILLED_WRITER = textwrap.dedent(
+    """
+    import os, signal, sys
+    import db.store
+    from db.session import make_engine
+    from db.store import SqlStore
+    from tests.db.helpers import (
+        TinyGame, build_first_batch, build_second_batch, progress_of, run_options,
+    )
+
+    engine = make_engine(sys.argv[1])
+    store = SqlStore(engine)
+    graph = store.open(TinyGame(), run_options())
+    build_first_batch(graph)
+    store.commit(graph, progress_of(graph))
+    build_second_batch(graph)
+
+    def die(*args, **kwargs):  # after the nodes of batch 2 are in, before its edges
+        os.kill(os.getpid(), signal.SIGKILL)
+        yield
+
+    db.store._edge_rows = die
+    store.commit(graph, progress_of(graph))
+    """
+)
+
+
+def test_kill_9_in_mid_batch_loses_only_that_batch(engine: Engine, db_url: str) -> None:
+    first_batch = Graph()
+    build_first_batch(first_batch)
+    first_batch.mark_committed()
+
+    child = subprocess.run(
+        [sys.executable, "-c", _KILLED_WRITER, db_url],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    # The crashed run left its lease behind; the next writer takes over (SQLite: dead pid;
+    # PostgreSQL: the advisory lock died with the connection) and sees batch 1 only.
+    assert [r.status for r in runs(engine)] == ["running"]
+    assert count(engine, Node) == 4
+
+    store = SqlStore(engine)
+    graph = store.open(TinyGame(), run_options())  # PostgreSQL: waits for the dead lock
+    assert snapshot(graph) == snapshot(first_batch)
+    build_second_batch(graph)
+    store.commit(graph, progress_of(graph))
+    store.close(progress_of(graph, "complete"))
+    assert [r.status for r in runs(engine)] == ["failed", "complete"]
+    assert count(engine, Node) == 7
+
+
+# -- failures --------------------------------------------------------------------------
+
+
+def test_failed_batch_leaves_nothing_behind(engine: Engine) -> None:
+    store = SqlStore(engine)
+    graph = store.open(TinyGame(), run_options())
+    build_first_batch(graph)
+    store.commit(graph, progress_of(graph))
+    before = snapshot(load_graph(engine, TinyGame()))
+    [run_before] = runs(engine)
+
+    build_second_batch(graph)
+    bad = graph.add_node(999, 4, None)
+    set_node(graph, bad, 5, 4)  # violates CHECK (low <= high), after good new nodes
+    set_node(graph, 3, 0, 0)  # a dirty old node, updated after the inserts
+    with pytest.raises(DatabaseError, match="ck_nodes_low_le_high|CHECK constraint"):
+        store.commit(graph, progress_of(graph))
+    assert graph.committed_nodes == 4  # still pending: the solver could retry
+    assert snapshot(load_graph(engine, TinyGame())) == before
+    [run_after] = runs(engine)
+    assert run_after.nodes == run_before.nodes == 4
+
+    # The store is still usable once the bad node is fixed.
+    set_node(graph, bad, 4, 5)
+    store.commit(graph, progress_of(graph))
+    store.close(progress_of(graph, "complete"))
+    assert count(engine, Node) == 8
+
+
+def test_failure_after_node_inserts_rolls_back(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SqlStore(engine)
+    graph = store.open(TinyGame(), run_options())
+    build_first_batch(graph)
+    store.commit(graph, progress_of(graph))
+    build_second_batch(graph)
+
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("disk on fire")
+        yield  # a generator, like the real one
+
+    monkeypatch.setattr(db.store, "_edge_rows", fail)
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        store.commit(graph, progress_of(graph))
+    assert count(engine, Node) == 4 and count(engine, Edge) == 3
+    store.close(progress_of(graph, "failed"))
+    assert [r.status for r in runs(engine)] == ["failed"]
+
+
+def test_readers_never_see_half_a_batch(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = SqlStore(engine)
+    graph = store.open(TinyGame(), run_options())
+    build_first_batch(graph)
+    store.commit(graph, progress_of(graph))
+    build_second_batch(graph)
+    seen: list[tuple[int, int]] = []
+    real_edge_rows = db.store._edge_rows
+
+    def peek(*args: Any) -> Any:
+        # Batch 2's nodes are written but not committed: another connection (which must
+        # not be blocked either) still sees exactly batch 1.
+        seen.append((count(engine, Node), count(engine, Edge)))
+        yield from real_edge_rows(*args)
+
+    monkeypatch.setattr(db.store, "_edge_rows", peek)
+    store.commit(graph, progress_of(graph))
+    store.close(progress_of(graph, "complete"))
+    assert seen == [(4, 3)]
+    assert (count(engine, Node), count(engine, Edge)) == (7, 8)
+
+
+def test_foreign_keys_hold(sqlite_engine: Engine) -> None:
+    # The SQLite writer skips enforcing them (check_foreign_keys=False); they must hold.
+    for check in (False, True):
+        store = SqlStore(sqlite_engine, check_foreign_keys=check)
+        game = TinyGame(size=15 + check)
+        graph = store.open(game, run_options())
+        build_first_batch(graph)
+        store.commit(graph, progress_of(graph))
+        build_second_batch(graph)
+        store.commit(graph, progress_of(graph))
+        store.close(progress_of(graph, "complete"))
+    solve(get_game("tic-tac-toe"), full=True, store=SqlStore(sqlite_engine))
+    with sqlite_engine.connect() as conn:
+        assert conn.execute(text("PRAGMA foreign_key_check")).all() == []
+        assert conn.execute(text("PRAGMA foreign_keys")).scalar_one() == 1  # restored
+        assert conn.execute(text("PRAGMA integrity_check")).scalar_one() == "ok"
+
+
+def test_rules_version_mismatch_is_refused(engine: Engine) -> None:
+    store = SqlStore(engine)
+    graph = store.open(TinyGame(), run_options())
+    store.close(progress_of(graph, "stopped"))
+    with pytest.raises(RulesVersionError) as info:
+        SqlStore(engine).open(TinyGameV2(), run_options())
+    assert "rules version 1" in str(info.value) and "rules version 2" in str(info.value)
+    with pytest.raises(RulesVersionError):
+        load_graph(engine, TinyGameV2())
+    assert len(runs(engine)) == 1
+
+
+def test_database_not_at_head_is_refused(engine: Engine, db_url: str) -> None:
+    downgrade(engine, "base")
+    try:
+        with pytest.raises(SchemaError) as info:
+            SqlStore(engine).open(TinyGame(), run_options())
+        message = str(info.value)
+        assert "not at schema head" in message and f"need {head_revision()}" in message
+        assert "negagraph db upgrade --db" in message
+    finally:
+        upgrade(engine)
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = 'ffffffff'"))
+    try:
+        with pytest.raises(SchemaError, match="does not know"):
+            SqlStore(engine).open(TinyGame(), run_options())
+    finally:
+        with engine.begin() as conn:
+            conn.execute(text(f"UPDATE alembic_version SET version_num = '{head_revision()}'"))
+
+
+def test_empty_sqlite_file_is_refused(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'empty.db'}")
+    try:
+        with pytest.raises(SchemaError, match="found no schema"):
+            SqlStore(engine).open(TinyGame(), run_options())
+    finally:
+        engine.dispose()
+
+
+def test_unreachable_database_is_a_clean_error(tmp_path: Path) -> None:
+    for url in (
+        f"sqlite:///{tmp_path / 'missing-dir' / 'x.db'}",
+        "postgresql://postgres@127.0.0.1:1/nothing",
+    ):
+        engine = make_engine(url)
+        try:
+            with pytest.raises(DatabaseError, match="cannot use database"):
+                SqlStore(engine).open(TinyGame(), run_options())
+        finally:
+            engine.dispose()
+
+
+def test_engine_must_come_from_make_engine(tmp_path: Path) -> None:
+    from sqlalchemy import create_engine
+
+    engine = create_engine(f"sqlite:///{tmp_path / 'plain.db'}")
+    try:
+        with pytest.raises(DatabaseError, match="make_engine"):
+            SqlStore(engine).open(TinyGame(), run_options())
+    finally:
+        engine.dispose()
+
+
+# -- whole solves ----------------------------------------------------------------------
+
+
+def test_solve_tic_tac_toe_through_the_store(engine: Engine) -> None:
+    game = get_game("tic-tac-toe")
+    result = solve(game, full=True, store=SqlStore(engine))
+    assert result.complete and (result.low, result.high) == (0, 0)
+
+    memory = MemoryStore()
+    solve(game, full=True, store=memory)
+    [expected] = memory.graphs.values()
+    loaded = load_graph(engine, game)
+    assert_consistent(loaded)
+    assert snapshot(loaded) == snapshot(expected)
+    assert count(engine, Node) == result.nodes and count(engine, Edge) == result.edges
+    [run] = runs(engine)
+    assert (run.status, run.root_low, run.root_high, run.tablebase) == ("complete", 0, 0, True)
+
+    again = solve(game, full=True, store=SqlStore(engine))  # nothing left to do
+    assert (again.low, again.high, again.expansions) == (0, 0, 0)
+
+
+def test_interrupted_solve_matches_uninterrupted(engine: Engine) -> None:
+    game = get_game("number-game")
+    memory = MemoryStore()
+    once = solve(game, store=memory)
+    [expected] = memory.graphs.values()
+
+    result = solve(game, store=SqlStore(engine), max_expansions=2)
+    steps = 1
+    while not result.complete:
+        result = solve(game, store=SqlStore(engine), max_expansions=2)
+        steps += 1
+        assert steps < 100
+    assert steps > 3
+    assert (result.low, result.high, result.low_final, result.high_final) == (3, 5, True, True)
+    assert (result.low, result.high) == (once.low, once.high)
+    assert snapshot(load_graph(engine, game)) == snapshot(expected)
+    assert [r.status for r in runs(engine)] == ["budget"] * (steps - 1) + ["complete"]

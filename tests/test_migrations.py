@@ -1,0 +1,221 @@
+"""Migrations on SQLite and PostgreSQL: empty → head → base → head, no drift between the
+models and the migrations (what ``alembic check`` checks), the analysts' view, and the
+Alembic configuration both from ``pyproject.toml`` and from :mod:`db.migrate`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, inspect, text
+
+from db.errors import DatabaseError, SchemaError
+from db.migrate import (
+    current_revision,
+    downgrade,
+    ensure_schema,
+    head_revision,
+    require_head,
+    upgrade,
+)
+from db.models import Base
+from db.session import make_engine
+from tests.db.helpers import pg_database
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLES = {"variants", "nodes", "edges", "solve_runs"}
+VIEW_COLUMNS = [
+    "game",
+    "params",
+    "position",
+    "low",
+    "high",
+    "low_final",
+    "high_final",
+    "value",
+    "depth_low",
+    "depth_high",
+    "state",
+    "dist",
+    "variant_id",
+    "node_id",
+]
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    ]
+)
+def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A brand-new, empty database on each backend."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'fresh.db'}"
+        return
+    with pg_database("negagraph_migrations") as url:
+        yield url
+
+
+@pytest.fixture
+def empty_engine(empty_url: str) -> Iterator[Engine]:
+    engine = make_engine(empty_url)
+    try:
+        yield engine
+    finally:
+        engine.dispose()
+
+
+def tables(engine: Engine) -> set[str]:
+    return set(inspect(engine).get_table_names()) - {"alembic_version"}
+
+
+def views(engine: Engine) -> set[str]:
+    return set(inspect(engine).get_view_names())
+
+
+def test_upgrade_downgrade_upgrade(empty_url: str, empty_engine: Engine) -> None:
+    assert current_revision(empty_engine) is None
+    with pytest.raises(SchemaError, match="found no schema"):
+        require_head(empty_engine)
+
+    upgrade(empty_url)
+    assert current_revision(empty_engine) == head_revision() == "0001"
+    require_head(empty_engine)
+    assert tables(empty_engine) == TABLES
+    assert views(empty_engine) == {"position_values"}
+
+    downgrade(empty_url, "base")
+    assert current_revision(empty_engine) is None
+    assert tables(empty_engine) == set() and views(empty_engine) == set()
+    with pytest.raises(SchemaError, match=r"run `negagraph db upgrade --db "):
+        require_head(empty_engine)
+
+    upgrade(empty_engine)  # through an engine's connection this time
+    assert current_revision(empty_engine) == head_revision()
+    assert tables(empty_engine) == TABLES
+
+
+def test_models_match_migrations(empty_url: str, empty_engine: Engine) -> None:
+    upgrade(empty_url)
+    with empty_engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        diff = compare_metadata(context, Base.metadata)
+    assert diff == []
+
+
+def test_view_is_queryable(empty_url: str, empty_engine: Engine) -> None:
+    upgrade(empty_url)
+    with empty_engine.connect() as conn:
+        result = conn.execute(text("SELECT * FROM position_values"))
+        assert list(result.keys()) == VIEW_COLUMNS
+        assert result.all() == []
+
+
+def test_nodes_and_edges_are_compact_on_sqlite(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            sql: dict[str, str] = {
+                name: ddl
+                for name, ddl in conn.execute(
+                    text("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
+                )
+            }
+            indexes = {
+                name
+                for (name,) in conn.execute(
+                    text("SELECT name FROM sqlite_master WHERE type = 'index'")
+                )
+            }
+            journal = conn.execute(text("PRAGMA journal_mode")).scalar_one()
+            foreign_keys = conn.execute(text("PRAGMA foreign_keys")).scalar_one()
+    finally:
+        engine.dispose()
+    assert "WITHOUT ROWID" in sql["nodes"] and "WITHOUT ROWID" in sql["edges"]
+    assert journal == "wal" and foreign_keys == 1
+    node_and_edge_indexes = {i for i in indexes if "nodes" in i or "edges" in i}
+    # The primary keys are the tables; one unique key index, one parent-lookup index.
+    assert node_and_edge_indexes == {"sqlite_autoindex_nodes_2", "ix_edges_variant_id_child"}
+
+
+def test_pyproject_configuration_finds_the_scripts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)  # `alembic` is run from the repository root
+    config = Config(toml_file=str(ROOT / "pyproject.toml"))
+    assert config.get_alembic_option("script_location") == "migrations"
+    assert ScriptDirectory.from_config(config).get_current_head() == head_revision()
+
+
+def test_db_migrate_works_from_any_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    upgrade("sqlite:///relative.db")
+    engine = make_engine("sqlite:///relative.db")
+    try:
+        require_head(engine)
+    finally:
+        engine.dispose()
+    assert (elsewhere / "relative.db").exists()
+
+
+def test_environment_variable_names_the_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'from-env.db'}"
+    monkeypatch.setenv("NEGAGRAPH_DATABASE_URL", url)
+    upgrade()
+    engine = make_engine()
+    try:
+        assert str(engine.url) == url
+        assert current_revision(engine) == head_revision()
+    finally:
+        engine.dispose()
+
+
+def test_unusable_databases_are_clean_errors(tmp_path: Path) -> None:
+    with pytest.raises(DatabaseError, match="cannot use database"):
+        upgrade(f"sqlite:///{tmp_path / 'no' / 'such' / 'dir.db'}")
+    with pytest.raises(DatabaseError, match="cannot use database"):
+        upgrade("postgresql://postgres@127.0.0.1:1/nothing")
+    with pytest.raises(DatabaseError, match="unsupported database"):
+        upgrade("mysql://localhost/x")
+
+
+def test_alembic_command_line_upgrade_and_check(tmp_path: Path) -> None:
+    """What CI and developers run from the repository root (no alembic.ini)."""
+    env = {**os.environ, "NEGAGRAPH_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.db'}"}
+    alembic = str(Path(sys.executable).with_name("alembic"))
+    for command in (["upgrade", "head"], ["check"], ["current"]):
+        done = subprocess.run(
+            [alembic, *command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+    assert "0001 (head)" in done.stdout
+
+
+def test_ensure_schema_creates_only_in_empty_databases(
+    empty_url: str, empty_engine: Engine
+) -> None:
+    assert ensure_schema(empty_engine) is True
+    assert current_revision(empty_engine) == head_revision()
+    assert ensure_schema(empty_engine) is False
+    downgrade(empty_url, "base")  # leaves alembic_version behind: a known, older schema
+    with empty_engine.begin() as conn:
+        conn.execute(text("DROP TABLE alembic_version"))
+        conn.execute(text("CREATE TABLE somebody_elses (x INTEGER)"))
+    with pytest.raises(SchemaError, match="holds tables"):
+        ensure_schema(empty_engine)
+    assert tables(empty_engine) == {"somebody_elses"}
