@@ -238,6 +238,12 @@ class GameBase(ABC):
     def canonical(self, key: PositionKey) -> PositionKey:
         return key
 
+    def player_to_move(self, key: PositionKey) -> int | None:
+        """0 if the first player (MAX) is to move at *key*, 1 for the second (MIN), or
+        ``None`` if the game does not say. Values stay from the mover's point of view; this
+        only lets the CLI and the API also report them from MAX's side."""
+        return None
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"get_game({self.name!r}{', ' if args else ''}{args})"
