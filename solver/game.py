@@ -11,7 +11,7 @@ Values are integers from the point of view of the player to move (negamax conven
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, TypeAlias, runtime_checkable
 
@@ -237,6 +237,12 @@ class GameBase(ABC):
 
     def canonical(self, key: PositionKey) -> PositionKey:
         return key
+
+    def tablebase_positions(self) -> Iterable[PositionKey] | None:
+        """Every position a tablebase (``solve --full``) of this variant starts from, in a
+        fixed order, or ``None`` to start from the root alone. Chess endgames, say, list
+        every legal position of their material balance."""
+        return None
 
     def player_to_move(self, key: PositionKey) -> int | None:
         """0 if the first player (MAX) is to move at *key*, 1 for the second (MIN), or

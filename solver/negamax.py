@@ -364,9 +364,30 @@ class _Solver:
 
     # -- full mode -------------------------------------------------------------------
 
+    def seed_tablebase(self) -> None:
+        """Add the game's tablebase positions (if it lists any) as nodes at distance 0.
+
+        Deterministic (the game's order, skipping stored keys), so a seeding lost to a
+        crash is redone identically; committed as one batch."""
+        positions = getattr(self.game, "tablebase_positions", None)
+        seeds = positions() if positions is not None else None
+        if seeds is None:
+            return
+        g, canon, terminal_value = self.g, self.canon, self.game.terminal_value
+        before = g.num_nodes
+        for key in seeds:
+            if canon is not None:
+                key = canon(key)
+            if key not in g.index:
+                g.add_node(key, 0, terminal_value(key))
+        if g.num_nodes > before:
+            log.info("seeded %d tablebase positions", g.num_nodes - before)
+            self.commit()
+
     def run_full(self) -> str:
         g = self.g
         state = g.state
+        self.seed_tablebase()
         k = self.batch_size or DEFAULT_FULL_BATCH
         scan = 0
         while True:

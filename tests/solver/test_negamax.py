@@ -278,3 +278,22 @@ def test_bad_options_are_rejected() -> None:
 def test_terminal_root_needs_no_expansion() -> None:
     r = solve(ExplicitGame([[]], {0: 4}))
     assert (r.low, r.high, r.expansions, r.complete) == (4, 4, 0, True)
+
+
+class SeededGame(ExplicitGame):
+    """An explicit game whose tablebase starts from nodes 0 and 3."""
+
+    def tablebase_positions(self) -> list[int]:
+        return [3, 0, 3]
+
+
+def test_full_solve_seeds_the_tablebase_positions() -> None:
+    # 0 -> 1 (leaf); 3 -> 4 (leaf); 2 is unreachable from both; 3 is not reachable from 0
+    game = SeededGame([[1], [], [1], [4], []], {1: 1, 4: -1})
+    store = MemoryStore()
+    r = solve(game, full=True, store=store)
+    g = graph_of(store)
+    assert r.complete and sorted(g.keys) == [0, 1, 3, 4]
+    assert g.keys[:2] == [0, 3]  # the root, then the seeds in the game's order
+    assert (g.low[g.index[3]], g.low[g.index[0]]) == (1, -1)
+    assert g.dist[g.index[3]] == 0
