@@ -68,8 +68,9 @@ def full_solve_rows(repeat: int, smoke: bool) -> list[Row]:
 
 def partial_solve_rows(repeat: int, smoke: bool) -> list[Row]:
     """Expansions negagraph needs to prove a root against alpha-beta's positions."""
-    cases: list[tuple[str, dict[str, Any]]] = [("number-game", {}), ("tic-tac-toe", {}), ("grundy", {"n": 17}),
-             ("nap", {"n": 12})]
+    cases: list[tuple[str, dict[str, Any]]] = [
+        ("number-game", {}), ("tic-tac-toe", {}), ("grundy", {"n": 17}), ("nap", {"n": 12}),
+    ]
     if not smoke:
         cases.append(("connect-four", {"width": 4, "height": 4}))
     rows = []
