@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.baselines import memo_negamax
+from bench.persist import persist_rows
 from solver.alphabeta import alphabeta
 from solver.games import get_game
 from solver.negamax import solve
@@ -109,6 +110,7 @@ def params_label(params: dict[str, Any]) -> str:
 BENCHMARKS: dict[str, Callable[[int, bool], list[Row]]] = {
     "full": full_solve_rows,
     "partial": partial_solve_rows,
+    "persist": persist_rows,
 }
 
 
