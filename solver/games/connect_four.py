@@ -25,6 +25,9 @@ _MAX_SIZE = 10
 _CHARS = ".xo"
 
 
+_SWAP = str.maketrans("xo", "ox")
+
+
 class ConnectFour(GameBase):
     """Connect four (see the module docstring)."""
 
@@ -70,6 +73,8 @@ class ConnectFour(GameBase):
         self._labels: tuple[str, ...] = tuple(str(c + 1) for c in range(w))
         self._moves = tuple(zip(self._labels, self._column, strict=True))
         self._dirs = (h1, h1 - 1, h1 + 1)
+        self._field = (1 << h1) - 1
+        self._columns_x, self._columns_o = self._column_tables()
 
     # -- bitboard helpers -------------------------------------------------------------
 
@@ -168,15 +173,26 @@ class ConnectFour(GameBase):
         return current + mask + self._bottom
 
     def format(self, key: PositionKey) -> str:
-        x, o = self._stones(key)
-        rows: list[str] = []
-        for r in range(self.height - 1, -1, -1):
-            row = []
-            for c in range(self.width):
-                bit = 1 << (c * self._h1 + r)
-                row.append("x" if x & bit else "o" if o & bit else ".")
-            rows.append("".join(row))
-        return "/".join(rows)
+        # Each column's h+1 bits of the key (the mover's stones + the column's mask + its
+        # bottom bit) determine the column once we know who is to move: look them up.
+        table = self._columns_x if self._mask(key).bit_count() % 2 == 0 else self._columns_o
+        field, h1 = self._field, self._h1
+        cols = [table[(key >> shift) & field] for shift in range(0, self.width * h1, h1)]
+        return "/".join(map("".join, zip(*cols, strict=True)))
+
+    def _column_tables(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Column strings (top to bottom) for every column field, with x or o to move."""
+        h = self.height
+        by_x, by_o = [], []
+        for v in range(1 << (h + 1)):
+            k = max(v.bit_length() - 1, 0)  # stones in the column (0 also for v == 0)
+            cur = v - (1 << k) if v else 0
+            mover_x = "".join(
+                "." if r >= k else ("x" if cur >> r & 1 else "o") for r in range(h - 1, -1, -1)
+            )
+            by_x.append(mover_x)
+            by_o.append(mover_x.translate(_SWAP))
+        return tuple(by_x), tuple(by_o)
 
     def parse(self, text: str) -> PositionKey:
         s = text.strip()
