@@ -1,1 +1,54 @@
-"""negagraph's outer layer: the command line (``api.cli``) and, later, the HTTP API."""
+"""negagraph's HTTP API and command line.
+
+:func:`create_app` builds the Flask app: configuration (defaults, then ``NEGAGRAPH_*``
+environment variables, then the *config* mapping), the per-request database session, the
+blueprints under ``/api`` and the error handlers. Nothing touches the database until a
+request needs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Flask
+
+
+def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+    """The negagraph API app.
+
+    Configuration keys: ``DATABASE_URL`` (default: ``$NEGAGRAPH_DATABASE_URL``, else
+    ``sqlite:///negagraph.db``), ``MAX_BATCH`` (positions per batch lookup, 1000),
+    ``MAX_LINE_PLIES`` (longest principal line, 1000) and Flask's own
+    (``MAX_CONTENT_LENGTH``: 1 MiB). Environment variables ``NEGAGRAPH_<KEY>`` override
+    the defaults; *config* overrides both.
+    """
+    from flask.json.provider import DefaultJSONProvider
+
+    from api import database, errors, meta, positions, solves
+    from api.responses import set_default_cache_control
+    from db.session import database_url
+
+    app = Flask(__name__)
+    app.config.from_mapping(
+        DATABASE_URL=database_url(),
+        MAX_BATCH=1000,
+        MAX_LINE_PLIES=1000,
+        MAX_CONTENT_LENGTH=1 << 20,
+    )
+    app.config.from_prefixed_env("NEGAGRAPH")
+    if config is not None:
+        app.config.update(config)
+    if isinstance(app.json, DefaultJSONProvider):
+        app.json.sort_keys = False  # keep the documented field order
+
+    database.init_app(app)
+    errors.init_app(app)
+    app.after_request(set_default_cache_control)
+    app.register_blueprint(meta.bp, url_prefix="/api")
+    app.register_blueprint(positions.bp, url_prefix="/api")
+    app.register_blueprint(solves.bp, url_prefix="/api")
+    return app
+
+
+__all__ = ["create_app"]

@@ -435,6 +435,39 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
     }
 
 
+@cli.command("serve")
+@DB_OPTION
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (0.0.0.0: every interface).")
+@click.option("--port", type=click.IntRange(1, 65535), default=5000, show_default=True,
+              help="TCP port to listen on.")
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Worker processes.")
+@click.option("--threads", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Threads per worker (1: single-threaded sync workers).")
+def serve_command(db_url: str | None, host: str, port: int, workers: int, threads: int) -> None:
+    """Serve the read-only HTTP API (JSON under /api, docs at /api/docs) with gunicorn.
+
+    The database must exist and be at the schema head. Ctrl-C or SIGTERM stops the
+    server."""
+    from api import create_app
+    from api.database import check_database
+    from api.serve import serve
+
+    with user_errors():
+        url = database_url(db_url)
+        check_database(url)
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(
+        f"negagraph: serving {safe_url(url)} at http://{shown}:{port}/api "
+        f"(docs: http://{shown}:{port}/api/docs) with {workers} worker"
+        f"{'s' if workers != 1 else ''} x {threads} thread{'s' if threads != 1 else ''}",
+        err=True,
+    )
+    serve(create_app({"DATABASE_URL": url}), host=host, port=port, workers=workers,
+          threads=threads)
+
+
 @cli.group("db")
 def db_group() -> None:
     """Manage the database schema."""

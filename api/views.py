@@ -3,19 +3,27 @@
 Moves are generated from the position the user asked about (not read from the stored
 edges), so that move labels always refer to that position even when the game stores a
 symmetric representative; each resulting position is then found by its canonical key.
+
+:func:`describe_position` answers one position, :func:`describe_positions` many at once
+(a fixed handful of bulk queries), :func:`describe_line` a principal line (DESIGN §4).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
-from db.errors import PositionNotFoundError
-from db.records import PositionRecord, VariantRecord
-from db.repository import Reader, find_positions, find_variant, probe_position
+from sqlalchemy import Integer, LargeBinary, TextClause, bindparam, text
+
+from db.errors import PositionNotFoundError, RulesVersionError
+from db.models import decode_key, encode_key
+from db.records import PositionRecord, VariantRecord, bounds_of
+from db.repository import Reader, find_variant, probe_position
 from solver.game import Game, MoveLabel, PositionKey, params_text
+from solver.graph import STATE_NAMES
 from solver.strategy import Child, move_sort_key, principal_line
 from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp
 
@@ -82,8 +90,81 @@ def move_list(
     if rec.state == "terminal":
         return []
     moves = _moves_of(game, key)
-    found = find_positions(session, game, [stored for _, _, stored in moves])
+    found = stored_positions(session, rec.variant_id, [stored for _, _, stored in moves])
     return _ranked_moves(game, moves, found)
+
+
+CHUNK = 512
+"""Keys looked up per query."""
+
+
+def stored_positions(
+    session: Reader, variant_id: int, keys: Iterable[PositionKey]
+) -> dict[PositionKey, PositionRecord]:
+    """The stored records of those *keys* (already canonical) of variant *variant_id*
+    that are stored, by key; one query per :data:`CHUNK` keys.
+
+    Like :func:`db.repository.find_positions` for a variant already resolved, but the keys
+    are joined in as a ``VALUES`` list rather than an ``IN`` list: without ``ANALYZE``
+    statistics SQLite answers ``variant_id = ? AND key IN (...)`` by scanning the whole
+    variant, while the join probes the ``(variant_id, key)`` index once per key.
+    """
+    wanted = list(dict.fromkeys(keys))
+    found: dict[PositionKey, PositionRecord] = {}
+    for start in range(0, len(wanted), CHUNK):
+        chunk = [encode_key(k) for k in wanted[start : start + CHUNK]]
+        size = _padded(len(chunk))
+        params: dict[str, Any] = {f"k{i}": chunk[min(i, len(chunk) - 1)] for i in range(size)}
+        params["variant_id"] = variant_id
+        rows = session.execute(_lookup(size), params)
+        for nid, kb, notation, low, high, lf, hf, dl, dh, state, dist in rows:
+            key = decode_key(kb)
+            found[key] = PositionRecord(
+                variant_id=variant_id,
+                node_id=nid,
+                key=key,
+                position=notation,
+                bounds=bounds_of(low, high, lf, hf),
+                depth_low=dl,
+                depth_high=dh,
+                state=STATE_NAMES[state],
+                dist=dist,
+            )
+    return found
+
+
+def _padded(n: int) -> int:
+    """*n* rounded up to a power of two (at most :data:`CHUNK`): few statement shapes,
+    each prepared once."""
+    return min(1 << max(n - 1, 0).bit_length(), CHUNK)
+
+
+@cache
+def _lookup(size: int) -> TextClause:
+    """The lookup of *size* keys (``:k0``...) of variant ``:variant_id``: the keys as a
+    ``VALUES`` list joined to ``nodes`` (plain SQL that SQLite and PostgreSQL share, so
+    that it is built once per size instead of compiled per call)."""
+    rows = ", ".join(f"(:k{i})" for i in range(size))
+    sql = (
+        f'WITH wanted ("key") AS (VALUES {rows}) '
+        'SELECT n.id, n."key", n.notation, n.low, n.high, n.low_final, n.high_final, '
+        "n.depth_low, n.depth_high, n.state, n.dist "
+        'FROM wanted JOIN nodes AS n ON n.variant_id = :variant_id AND n."key" = wanted."key"'
+    )
+    return text(sql).bindparams(
+        bindparam("variant_id", type_=Integer),
+        *(bindparam(f"k{i}", type_=LargeBinary) for i in range(size)),
+    )
+
+
+def check_rules_version(game: Game, variant: VariantRecord) -> None:
+    """:raises RulesVersionError: if *variant* is stored under another rules version."""
+    if variant.rules_version != game.version:
+        raise RulesVersionError(
+            f"the database holds {game.name} ({params_text(game.params)}) under rules "
+            f"version {variant.rules_version}, but this negagraph's {game.name} has rules "
+            f"version {game.version}"
+        )
 
 
 Move = tuple[MoveLabel, PositionKey, PositionKey]
@@ -157,16 +238,17 @@ def describe_positions(
     variant = find_variant(session, game)
     if variant is None:
         return [PositionNotFoundError(not_found_message(game, k, None)) for k in keys]
+    check_rules_version(game, variant)
     canon = game.canonical if game.uses_symmetry else None
     stored = [canon(k) if canon is not None else k for k in keys]
-    found = find_positions(session, game, stored)
+    found = stored_positions(session, variant.id, stored)
     moves: dict[PositionKey, list[Move]] = {}
     for key, skey in zip(keys, stored, strict=True):
         rec = found.get(skey)
         if rec is not None and rec.state != "terminal" and key not in moves:
             moves[key] = _moves_of(game, key)
     wanted = {c for ms in moves.values() for _, _, c in ms}
-    children = find_positions(session, game, wanted - found.keys()) if wanted else {}
+    children = stored_positions(session, variant.id, wanted - found.keys())
     children.update((k, found[k]) for k in wanted & found.keys())
     out: list[dict[str, Any] | PositionNotFoundError] = []
     for key, skey in zip(keys, stored, strict=True):
@@ -227,7 +309,7 @@ def describe_line(
         moves = _moves_of(game, node.key)
         missing = {stored for _, _, stored in moves if stored not in records}
         if missing:
-            found = find_positions(session, game, missing)
+            found = stored_positions(session, start.variant_id, missing)
             for stored in missing:
                 records[stored] = found.get(stored)
         out = []
@@ -268,10 +350,12 @@ def describe_line(
 __all__ = [
     "LINE_ENDS",
     "UNKNOWN",
+    "check_rules_version",
     "describe_line",
     "describe_position",
     "describe_positions",
     "move_list",
     "not_found_message",
     "position_fields",
+    "stored_positions",
 ]

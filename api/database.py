@@ -1,0 +1,234 @@
+"""The API's database: one read-only engine per app, made on first use, and one session
+per request (flaskr's ``get_db``/``close_db`` pattern over SQLAlchemy).
+
+The API never writes. Its connections are read-only at the database level: SQLite
+connections run with ``PRAGMA query_only = ON``; PostgreSQL sessions start with
+``default_transaction_read_only = on`` and read in ``REPEATABLE READ`` transactions, so one
+answer sees one snapshot even while a solve commits in another process. A SQLite file that
+does not exist is reported, never created.
+
+Requests that need the database first check that it is at the schema head
+(:func:`db.migrate.require_head`); the check is repeated until it succeeds, so upgrading a
+database fixes a running server without a restart. ``/api/health`` checks every time.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, current_app, g
+from sqlalchemy import Engine, event
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry
+
+from db import migrate
+from db.errors import DatabaseError
+from db.session import make_engine, make_session_factory, normalize_url, safe_url
+
+log = logging.getLogger(__name__)
+
+EXTENSION = "negagraph"
+"""Key of the app's :class:`Database` in ``app.extensions``."""
+
+PG_CONNECT_TIMEOUT = 5
+"""Seconds to wait for the PostgreSQL server before reporting it unreachable."""
+
+
+def missing_sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite *url* if it does not exist (``None`` otherwise, and for
+    in-memory databases, URI file names and other databases)."""
+    parsed = normalize_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return None
+    name = parsed.database
+    if not name or name == ":memory:" or name.startswith("file:"):
+        return None
+    path = Path(name)
+    return None if path.exists() else path
+
+
+def read_only_engine(url: str) -> Engine:
+    """An engine on *url* whose connections cannot write.
+
+    :raises DatabaseError: for a malformed or unsupported URL, or a SQLite file that does
+        not exist.
+    """
+    missing = missing_sqlite_file(url)
+    if missing is not None:
+        raise DatabaseError(
+            f"database {safe_url(url)} does not exist (no file {str(missing)!r}): "
+            f"create it with `negagraph db upgrade --db {safe_url(url)}` and solve into it"
+        )
+    if normalize_url(url).get_backend_name() == "postgresql":
+        return make_engine(
+            url,
+            connect_args={
+                "options": "-c default_transaction_read_only=on",
+                "connect_timeout": PG_CONNECT_TIMEOUT,
+            },
+            isolation_level="REPEATABLE READ",
+            pool_pre_ping=True,
+        )
+    engine = make_engine(url)
+    event.listen(engine, "connect", _sqlite_query_only)
+    return engine
+
+
+def _sqlite_query_only(dbapi_connection: Any, connection_record: ConnectionPoolEntry) -> None:
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA query_only = ON")
+    finally:
+        cursor.close()
+
+
+class Database:
+    """The app's view of its database: the URL, the engine (made on first use), and
+    whether the schema was found at the head."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._engine: Engine | None = None
+        self._factory: sessionmaker[Session] | None = None
+        self._at_head = False
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Database({safe_url(self.url)!r})"
+
+    @property
+    def engine(self) -> Engine:
+        """The read-only engine, made on first use.
+
+        :raises DatabaseError: if no engine can be made for the URL.
+        """
+        if self._engine is None:
+            with self._lock:
+                if self._engine is None:
+                    engine = read_only_engine(self.url)
+                    self._factory = make_session_factory(engine)
+                    self._engine = engine
+        return self._engine
+
+    def require_head(self) -> None:
+        """Check (until it once succeeds) that the database is at the schema head.
+
+        :raises SchemaError: if it is not; the message says how to upgrade it.
+        :raises DatabaseError: if it cannot be reached or opened.
+        """
+        if not self._at_head:
+            migrate.require_head(self.engine)
+            self._at_head = True
+
+    def session(self) -> Session:
+        """A new session on a database known to be at the schema head.
+
+        :raises SchemaError: if the database is not at the head.
+        :raises DatabaseError: if it cannot be reached or opened.
+        """
+        self.require_head()
+        assert self._factory is not None
+        return self._factory()
+
+    def health(self) -> tuple[bool, dict[str, Any]]:
+        """Whether the database can serve answers, and what was found: reachability,
+        the schema revision against the head, and the problem if there is one."""
+        head = migrate.head_revision()
+        info: dict[str, Any] = {
+            "url": safe_url(self.url),
+            "backend": None,
+            "reachable": False,
+            "read_only": True,
+            "schema": {"revision": None, "head": head, "at_head": False},
+        }
+        try:
+            engine = self.engine
+            info["backend"] = engine.dialect.name
+            revision = migrate.current_revision(engine)
+            info["reachable"] = True
+            info["schema"]["revision"] = revision
+            migrate.require_head(engine)
+        except DatabaseError as exc:
+            self._at_head = False
+            info["problem"] = str(exc)
+            return False, info
+        except sa_exc.SQLAlchemyError as exc:
+            log.error("health check: the database failed", exc_info=exc)
+            self._at_head = False
+            info["problem"] = f"database {safe_url(self.url)} failed to answer"
+            return False, info
+        info["schema"]["at_head"] = True
+        self._at_head = True
+        return True, info
+
+    def dispose(self) -> None:
+        """Close every pooled connection (the engine is made again on next use)."""
+        with self._lock:
+            if self._engine is not None:
+                self._engine.dispose()
+            self._engine = None
+            self._factory = None
+            self._at_head = False
+
+
+def get_database(app: Flask | None = None) -> Database:
+    """The :class:`Database` of *app* (default: the current app)."""
+    target = current_app if app is None else app
+    database: Database = target.extensions[EXTENSION]
+    return database
+
+
+def get_session() -> Session:
+    """The current request's session, opened on first use and closed at teardown.
+
+    :raises SchemaError: if the database is not at the schema head.
+    :raises DatabaseError: if it cannot be reached or opened.
+    """
+    session: Session | None = g.get("db_session")
+    if session is None:
+        session = get_database().session()
+        g.db_session = session
+    return session
+
+
+def close_session(exc: BaseException | None = None) -> None:
+    """Close the request's session, if one was opened (ending its read transaction)."""
+    session: Session | None = g.pop("db_session", None)
+    if session is not None:
+        session.close()
+
+
+def check_database(url: str) -> None:
+    """Check, once and without keeping a connection, that the API can serve *url*.
+
+    :raises SchemaError: if the database is not at the schema head.
+    :raises DatabaseError: if it does not exist, cannot be reached or opened.
+    """
+    engine = read_only_engine(url)
+    try:
+        migrate.require_head(engine)
+    finally:
+        engine.dispose()
+
+
+def init_app(app: Flask) -> None:
+    """Attach a :class:`Database` for ``app.config["DATABASE_URL"]`` (no connection yet)
+    and close each request's session at teardown."""
+    app.extensions[EXTENSION] = Database(str(app.config["DATABASE_URL"]))
+    app.teardown_appcontext(close_session)
+
+
+__all__ = [
+    "Database",
+    "check_database",
+    "close_session",
+    "get_database",
+    "get_session",
+    "init_app",
+    "missing_sqlite_file",
+    "read_only_engine",
+]

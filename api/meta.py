@@ -1,0 +1,67 @@
+"""Service endpoints: health, the OpenAPI document and its HTML rendering."""
+
+from __future__ import annotations
+
+from importlib import metadata
+from typing import Any
+
+from flask import Blueprint, Response, current_app, request
+
+from api.database import get_database
+from api.errors import error_body
+from api.openapi import openapi_document, render_docs
+from api.responses import REVALIDATE, json_answer
+
+bp = Blueprint("meta", __name__)
+
+
+def version() -> str | None:
+    """The installed negagraph version (``None`` when run from an uninstalled tree)."""
+    try:
+        return metadata.version("negagraph")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+@bp.get("/health")
+def health() -> Response:
+    """Whether the database is reachable and at the schema head: 200 if so, else 503 with
+    the problem (the same message the other endpoints answer with)."""
+    ok, info = get_database().health()
+    body: dict[str, Any] = {
+        "status": "ok" if ok else "unavailable",
+        "version": version(),
+        "database": info,
+    }
+    if not ok:
+        body.update(error_body(503, str(info["problem"])))
+    response = json_answer(body, status=200 if ok else 503)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def document() -> dict[str, Any]:
+    """The OpenAPI document for this app's limits."""
+    config = current_app.config
+    return openapi_document(
+        max_batch=int(config["MAX_BATCH"]), max_line_plies=int(config["MAX_LINE_PLIES"])
+    )
+
+
+@bp.get("/openapi.json")
+def openapi() -> Response:
+    """The OpenAPI 3.1 document of this API."""
+    return json_answer(document())
+
+
+@bp.get("/docs")
+def docs() -> Response:
+    """The API documentation as a self-contained HTML page."""
+    response = current_app.response_class(render_docs(document()), mimetype="text/html")
+    response.headers["Cache-Control"] = REVALIDATE
+    response.add_etag()
+    response.make_conditional(request)
+    return response
+
+
+__all__ = ["bp"]

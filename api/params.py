@@ -1,0 +1,218 @@
+"""Reading requests: the game variant from the query string or the JSON body, positions in
+the game's notation, and the other query parameters. Every problem is raised as a domain
+error (:mod:`api.errors` turns it into a 400, 404, 413 or 415), never answered here."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from typing import Any
+
+from flask import request
+from werkzeug.exceptions import UnsupportedMediaType
+
+from api.errors import BatchTooLargeError, InvalidRequestError
+from solver.errors import InvalidPositionError
+from solver.game import GameBase, PositionKey
+from solver.games import find_game
+
+POSITION_ARG = "p"
+"""The query parameter holding a position in the game's notation."""
+
+BATCH_FIELDS = ("params", "positions")
+"""The members of a batch lookup's JSON body."""
+
+
+def single_args() -> dict[str, str]:
+    """The query string as a mapping, refusing repeated parameters.
+
+    :raises InvalidRequestError: if a parameter is given more than once.
+    """
+    args = request.args
+    for name in args:
+        if len(args.getlist(name)) > 1:
+            raise InvalidRequestError(f"query parameter {name!r} is given more than once")
+    return dict(args.items())
+
+
+def game_from_query(name: str, *, reserved: Collection[str] = ()) -> GameBase:
+    """Game *name* configured by the query parameters (those in *reserved* excepted).
+
+    :raises UnknownGameError: if no game is called *name*.
+    :raises InvalidParameterError: for unknown, malformed or out-of-range parameters.
+    :raises InvalidRequestError: for a repeated query parameter.
+    """
+    cls = find_game(name)
+    params = {k: v for k, v in single_args().items() if k not in reserved}
+    return cls(**params)
+
+
+def parse_position(game: GameBase, text: str) -> PositionKey:
+    """*text* in *game*'s notation.
+
+    :raises InvalidPositionError: naming the game, if *text* is malformed or impossible.
+    """
+    try:
+        return game.parse(text)
+    except InvalidPositionError as exc:
+        raise InvalidPositionError(
+            f"invalid {game.name} position {shorten(text)!r}: {shorten(str(exc), 400)}"
+        ) from None
+
+
+def shorten(text: str, limit: int = 80) -> str:
+    """*text*, cut to about *limit* characters (error messages echo user input)."""
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
+def position_from_query(game: GameBase) -> tuple[PositionKey, str]:
+    """The position given as ``?p=`` (its key and text).
+
+    :raises InvalidRequestError: if ``p`` is missing.
+    :raises InvalidPositionError: if it is malformed.
+    """
+    text = request.args.get(POSITION_ARG)
+    if text is None:
+        raise InvalidRequestError(
+            f"missing query parameter {POSITION_ARG!r}: the position in {game.name}'s "
+            f"notation ({game.notation})"
+        )
+    return parse_position(game, text), text
+
+
+def choice_from_query(name: str, choices: tuple[str, ...], default: str) -> str:
+    """Query parameter *name*, one of *choices* (*default* when absent).
+
+    :raises InvalidRequestError: for any other value.
+    """
+    value = request.args.get(name, default)
+    if value not in choices:
+        raise InvalidRequestError(
+            f"query parameter {name!r} must be one of {', '.join(choices)}, "
+            f"not {shorten(value)!r}"
+        )
+    return value
+
+
+def int_from_query(name: str, *, minimum: int, maximum: int, default: int) -> int:
+    """Query parameter *name* as an integer in ``minimum..maximum`` (*default* if absent).
+
+    :raises InvalidRequestError: if it is not such an integer.
+    """
+    raw = request.args.get(name)
+    if raw is None:
+        return default
+    text = raw.strip()
+    if not (text.isascii() and text.lstrip("-+").isdigit()) or len(text) > 20:
+        raise InvalidRequestError(
+            f"query parameter {name!r} must be an integer, not {shorten(raw)!r}"
+        )
+    value = int(text)
+    if not minimum <= value <= maximum:
+        raise InvalidRequestError(
+            f"query parameter {name!r} must be between {minimum} and {maximum}, not {value}"
+        )
+    return value
+
+
+def json_type(value: object) -> str:
+    """The JSON type name of a decoded value, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def json_body() -> Any:
+    """The request's JSON body.
+
+    :raises UnsupportedMediaType: if the body is not declared as JSON.
+    :raises InvalidRequestError: if it is not valid JSON (UTF-8).
+    :raises RequestEntityTooLarge: if it is larger than ``MAX_CONTENT_LENGTH``.
+    """
+    if not request.is_json:
+        raise UnsupportedMediaType(
+            "the body must be JSON sent with Content-Type: application/json, not "
+            f"{request.mimetype or 'no content type'!r}"
+        )
+    try:
+        return json.loads(request.get_data())
+    except ValueError as exc:
+        raise InvalidRequestError(f"malformed JSON body: {exc}") from None
+    except RecursionError:
+        raise InvalidRequestError("malformed JSON body: nested too deeply") from None
+
+
+def batch_from_body(name: str, *, max_batch: int) -> tuple[GameBase, list[str]]:
+    """The game and positions of a batch lookup, from a JSON body
+    ``{"params": {...}, "positions": ["...", ...]}``.
+
+    :raises UnknownGameError: if no game is called *name*.
+    :raises InvalidRequestError: for query parameters (they belong in the body) or a body
+        of the wrong shape.
+    :raises BatchTooLargeError: for more than *max_batch* positions.
+    :raises InvalidParameterError: for unknown, malformed or out-of-range parameters.
+    :raises UnsupportedMediaType: if the body is not declared as JSON.
+    :raises RequestEntityTooLarge: if it is larger than ``MAX_CONTENT_LENGTH``.
+    """
+    cls = find_game(name)
+    if request.args:
+        raise InvalidRequestError(
+            "a batch lookup takes its game parameters in the JSON body "
+            '({"params": {...}, "positions": [...]}), not in the query string'
+        )
+    body = json_body()
+    if not isinstance(body, dict):
+        raise InvalidRequestError(
+            'the body must be a JSON object {"params": {...}, "positions": [...]}'
+        )
+    unknown = sorted(set(body) - set(BATCH_FIELDS))
+    if unknown:
+        raise InvalidRequestError(
+            f"unknown member{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(map(repr, unknown))} in the body (allowed: params, positions)"
+        )
+    params = body.get("params", {})
+    if not isinstance(params, dict):
+        raise InvalidRequestError('"params" must be an object of game parameters')
+    for key, value in params.items():
+        if not isinstance(value, str | int | bool):
+            raise InvalidRequestError(
+                f"game parameter {key!r} must be a string, an integer or a boolean, "
+                f"not {json_type(value)}"
+            )
+    positions = body.get("positions")
+    if not isinstance(positions, list):
+        raise InvalidRequestError('"positions" must be an array of positions (strings)')
+    if len(positions) > max_batch:
+        raise BatchTooLargeError(
+            f"a batch lookup answers at most {max_batch} positions, not {len(positions)}: "
+            "split the request"
+        )
+    for index, text in enumerate(positions):
+        if not isinstance(text, str):
+            raise InvalidRequestError(
+                f"positions[{index}] must be a string in {name}'s notation, "
+                f"not {json_type(text)}"
+            )
+    return cls(**params), positions
+
+
+__all__ = [
+    "BATCH_FIELDS",
+    "POSITION_ARG",
+    "batch_from_body",
+    "choice_from_query",
+    "game_from_query",
+    "int_from_query",
+    "json_body",
+    "parse_position",
+    "shorten",
+    "position_from_query",
+    "single_args",
+]

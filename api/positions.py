@@ -1,0 +1,179 @@
+"""The games and positions endpoints: the game list with the variants the database holds,
+single and batch position lookups, and principal lines.
+
+Positions are in the game's text notation; the game's parameters are query parameters
+(``?width=4&height=3``), or the ``params`` member of a batch lookup's JSON body. The JSON
+shape of a position is :func:`api.views.describe_position`'s, shared with
+``negagraph query --json``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from functools import cache
+from typing import Any
+
+from flask import Blueprint, Response, current_app
+
+from api.database import get_session
+from api.errors import error_body, status_of
+from api.params import (
+    POSITION_ARG,
+    batch_from_body,
+    choice_from_query,
+    game_from_query,
+    int_from_query,
+    parse_position,
+    position_from_query,
+)
+from api.responses import json_answer
+from api.views import describe_line, describe_position, describe_positions
+from db.records import VariantSummary
+from db.repository import list_variants
+from solver.errors import InvalidPositionError
+from solver.game import GameBase, PositionKey
+from solver.games import GAMES
+from solver.values import Bounds
+
+bp = Blueprint("positions", __name__)
+
+LINE_ARGS = (POSITION_ARG, "bound", "max_plies")
+"""Query parameters of the line endpoint that are not game parameters."""
+
+
+def bounds_json(b: Bounds) -> dict[str, Any]:
+    """A :class:`Bounds` as JSON (``null`` for infinite bounds)."""
+    return {
+        "low": None if math.isinf(b.low) else int(b.low),
+        "high": None if math.isinf(b.high) else int(b.high),
+        "low_final": b.low_final,
+        "high_final": b.high_final,
+    }
+
+
+@cache
+def initial_text(cls: type[GameBase]) -> str:
+    """The initial position of *cls* with its default parameters, in its notation."""
+    game = cls()
+    return game.format(game.initial())
+
+
+def variant_json(summary: VariantSummary, cls: type[GameBase]) -> dict[str, Any]:
+    v = summary.variant
+    run = summary.last_run
+    return {
+        "id": v.id,
+        "params": dict(v.params_json),
+        "params_text": v.params,
+        "rules_version": v.rules_version,
+        "compatible": v.rules_version == cls.version,
+        "nodes": summary.nodes,
+        "root": v.root_position,
+        "root_bounds": None if summary.root_bounds is None else bounds_json(summary.root_bounds),
+        "last_run": None if run is None else {"id": run.id, "status": run.status},
+    }
+
+
+@bp.get("/games")
+def list_games() -> Response:
+    """Every registered game with its parameters, defaults and notation, plus the
+    variants this database holds (node counts, root, root bounds)."""
+    stored: dict[str, list[VariantSummary]] = defaultdict(list)
+    for summary in list_variants(get_session()):
+        stored[summary.variant.game].append(summary)
+    games = []
+    for name, cls in GAMES.items():
+        entry = cls.describe()
+        entry["initial"] = initial_text(cls)
+        entry["variants"] = [variant_json(s, cls) for s in stored.get(name, [])]
+        games.append(entry)
+    return json_answer({"games": games})
+
+
+def is_final_view(view: dict[str, Any]) -> bool:
+    """Whether a position answer can never change: its bounds are final and so are every
+    move's (a terminal child's always are)."""
+    return bool(
+        view["low_final"]
+        and view["high_final"]
+        and all(m["low_final"] and m["high_final"] for m in view["moves"])
+    )
+
+
+@bp.get("/games/<game>/positions")
+def get_position(game: str) -> Response:
+    """One position: bounds, flags, value, depths, state and the moves best first.
+
+    :raise 400: malformed position or parameter, ``p`` missing.
+    :raise 404: unknown game, or the position is not in the database.
+    :raise 409: the database holds the variant under another rules version.
+    """
+    g = game_from_query(game, reserved=(POSITION_ARG,))
+    key, _ = position_from_query(g)
+    view = describe_position(get_session(), g, key)
+    data = {"game": g.name, "params": dict(g.params), **view}
+    return json_answer(data, immutable=is_final_view(view))
+
+
+@bp.post("/games/<game>/positions")
+def post_positions(game: str) -> Response:
+    """Up to ``MAX_BATCH`` lookups at once, answered in order; each result is a position
+    answer or ``{"position": ..., "error": {"code", "message"}}``.
+
+    :raise 400: malformed JSON or body, or a bad game parameter.
+    :raise 404: unknown game.
+    :raise 409: the database holds the variant under another rules version.
+    :raise 413: too many positions (or too large a body).
+    :raise 415: a body that is not declared as JSON.
+    """
+    g, texts = batch_from_body(game, max_batch=int(current_app.config["MAX_BATCH"]))
+    results: list[dict[str, Any] | None] = [None] * len(texts)
+    keys: list[PositionKey] = []
+    slots: list[int] = []
+    for i, text in enumerate(texts):
+        try:
+            keys.append(parse_position(g, text))
+        except InvalidPositionError as exc:
+            results[i] = {"position": text, **error_body(status_of(exc), str(exc))}
+        else:
+            slots.append(i)
+    if keys:
+        header = {"game": g.name, "params": dict(g.params)}
+        for i, answer in zip(slots, describe_positions(get_session(), g, keys), strict=True):
+            if isinstance(answer, Exception):
+                results[i] = {"position": texts[i], **error_body(status_of(answer), str(answer))}
+            else:
+                results[i] = {**header, **answer}
+    return json_answer({"game": g.name, "params": dict(g.params), "results": results})
+
+
+@bp.get("/games/<game>/line")
+def get_line(game: str) -> Response:
+    """The principal line realising the position's ``low`` (default) or ``high`` bound.
+
+    :raise 400: malformed position, parameter, ``bound`` or ``max_plies``.
+    :raise 404: unknown game, or the position is not in the database.
+    :raise 409: the database holds the variant under another rules version.
+    """
+    g = game_from_query(game, reserved=LINE_ARGS)
+    key, _ = position_from_query(g)
+    bound = choice_from_query("bound", ("low", "high"), "low")
+    limit = int(current_app.config["MAX_LINE_PLIES"])
+    max_plies = int_from_query("max_plies", minimum=0, maximum=limit, default=limit)
+    line = describe_line(get_session(), g, key, bound, max_plies=max_plies)
+    data = {
+        "game": g.name,
+        "params": dict(g.params),
+        "bound": bound,
+        "max_plies": max_plies,
+        "start": line["start"],
+        "steps": line["steps"],
+        "plies": len(line["steps"]),
+        "end": line["end"],
+    }
+    final = all(p["low_final"] and p["high_final"] for p in [line["start"], *line["steps"]])
+    return json_answer(data, immutable=final)
+
+
+__all__ = ["bp", "bounds_json", "is_final_view"]

@@ -1,0 +1,84 @@
+"""The solve-run endpoints: every run with its progress at its latest commit, readable
+while a solve runs in another process (each commit updates the run's row)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from flask import Blueprint, Response
+
+from api.database import get_session
+from api.errors import RunNotFoundError
+from api.params import int_from_query
+from api.positions import bounds_json
+from api.responses import json_answer
+from db.records import RunRecord, VariantRecord
+from db.repository import Reader, get_run, get_variant, list_runs
+
+bp = Blueprint("solves", __name__)
+
+MAX_RUN_ID = 2**31 - 1
+"""Run ids are 32-bit: larger ones cannot exist (and are not sent to the database)."""
+
+
+def timestamp(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+def run_json(run: RunRecord, variant: VariantRecord | None) -> dict[str, Any]:
+    """A solve run as JSON."""
+    return {
+        "id": run.id,
+        "variant_id": run.variant_id,
+        "game": None if variant is None else variant.game,
+        "params": None if variant is None else dict(variant.params_json),
+        "rules_version": None if variant is None else variant.rules_version,
+        "status": run.status,
+        "started_at": timestamp(run.started_at),
+        "heartbeat_at": timestamp(run.heartbeat_at),
+        "finished_at": timestamp(run.finished_at),
+        "root": run.root_position,
+        "full": run.tablebase,
+        "max_expansions": run.max_expansions,
+        "max_seconds": run.max_seconds,
+        "expansions": run.expansions,
+        "nodes_added": run.nodes_added,
+        "edges_added": run.edges_added,
+        "nodes": run.nodes,
+        "edges": run.edges,
+        "frontier": run.frontier,
+        "root_bounds": bounds_json(run.root_bounds),
+        "seconds": run.seconds,
+        "pid": run.pid,
+        "hostname": run.hostname,
+    }
+
+
+def runs_json(session: Reader, runs: list[RunRecord]) -> list[dict[str, Any]]:
+    variants = {vid: get_variant(session, vid) for vid in {r.variant_id for r in runs}}
+    return [run_json(r, variants[r.variant_id]) for r in runs]
+
+
+@bp.get("/solves")
+def list_solves() -> Response:
+    """Solve runs, newest first (at most ``limit``, default 100)."""
+    limit = int_from_query("limit", minimum=1, maximum=1000, default=100)
+    session = get_session()
+    runs = list_runs(session)
+    return json_answer({"solves": runs_json(session, runs[:limit]), "total": len(runs)})
+
+
+@bp.get(f"/solves/<int(max={MAX_RUN_ID}):run_id>")
+def get_solve(run_id: int) -> Response:
+    """One solve run.
+
+    :raise 404: no run has that id.
+    """
+    session = get_session()
+    run = get_run(session, run_id)
+    if run is None:
+        raise RunNotFoundError(f"no solve run {run_id} in this database")
+    return json_answer(runs_json(session, [run])[0])
+
+__all__ = ["MAX_RUN_ID", "bp", "run_json"]

@@ -1,0 +1,92 @@
+"""Caching headers: immutable answers only where nothing can change; ETags and 304s."""
+
+from __future__ import annotations
+
+import pytest
+from flask.testing import FlaskClient
+
+IMMUTABLE = "public, max-age=86400, immutable"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/games/tic-tac-toe/positions?p=.........",
+        "/api/games/tic-tac-toe/positions?p=xxx/oo./...",  # terminal
+        "/api/games/connect-four/positions?p=1&width=4&height=3",
+        "/api/games/tic-tac-toe/line?p=x........",
+        "/api/games/number-game/line?p=13",
+    ],
+)
+def test_final_answers_are_immutable(client: FlaskClient, url: str) -> None:
+    r = client.get(url)
+    assert r.status_code == 200
+    assert r.headers["Cache-Control"] == IMMUTABLE
+    assert r.headers["ETag"].startswith('"') and r.headers["ETag"].endswith('"')
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/games/number-game/positions?p=59",  # unexpanded
+        "/api/games/number-game/positions?p=33",  # final itself, but not all its moves
+        "/api/games/number-game/line?p=57",
+        "/api/games",
+        "/api/solves",
+        "/api/openapi.json",
+    ],
+)
+def test_other_answers_must_be_revalidated(client: FlaskClient, url: str) -> None:
+    r = client.get(url)
+    assert r.status_code == 200
+    assert r.headers["Cache-Control"] == "no-cache"
+    assert "ETag" in r.headers
+
+
+def test_number_game_33_is_final_but_a_move_is_not(client: FlaskClient) -> None:
+    body = client.get("/api/games/number-game/positions?p=33").get_json()
+    assert body["low_final"] and body["high_final"]
+    assert not all(m["low_final"] and m["high_final"] for m in body["moves"])
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/games/tic-tac-toe/positions?p=.........",
+        "/api/games/number-game/positions?p=59",
+        "/api/games/tic-tac-toe/line?p=.........",
+        "/api/games",
+        "/api/solves",
+        "/api/solves/1",
+        "/api/openapi.json",
+        "/api/docs",
+    ],
+)
+def test_if_none_match_gives_304(client: FlaskClient, url: str) -> None:
+    first = client.get(url)
+    assert first.status_code == 200
+    etag = first.headers["ETag"]
+    again = client.get(url, headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.data == b""
+    assert again.headers["ETag"] == etag
+    assert again.headers["Cache-Control"] == first.headers["Cache-Control"]
+    assert client.get(url, headers={"If-None-Match": '"other"'}).status_code == 200
+    assert client.get(url, headers={"If-None-Match": "*"}).status_code == 304
+
+
+def test_the_same_answer_has_the_same_etag(client: FlaskClient) -> None:
+    a = client.get("/api/games/tic-tac-toe/positions?p=.........")
+    b = client.get("/api/games/tic-tac-toe/positions?p=.../.../...")
+    c = client.get("/api/games/tic-tac-toe/positions?p=x........")
+    assert a.headers["ETag"] == b.headers["ETag"] != c.headers["ETag"]
+
+
+def test_post_and_errors_are_not_cached(client: FlaskClient) -> None:
+    r = client.post("/api/games/tic-tac-toe/positions", json={"positions": ["........."]})
+    assert r.status_code == 200
+    assert r.headers["Cache-Control"] == "no-cache" and "ETag" not in r.headers
+    for url in ("/api/games/tic-tac-toe/positions?p=x", "/api/nowhere",
+                "/api/games/number-game/positions?p=63"):
+        r = client.get(url)
+        assert r.status_code >= 400
+        assert r.headers["Cache-Control"] == "no-cache" and "ETag" not in r.headers
