@@ -258,6 +258,10 @@ def describe_result(game: GameBase, r: SolveResult) -> list[str]:
               help="Stop after about S seconds (continue later).")
 @click.option("--batch-size", type=click.IntRange(min=1), metavar="N",
               help="Expansions per batch (default: adaptive).")
+@click.option("--until", type=click.Choice(["bounds", "value"]), default="bounds",
+              show_default=True,
+              help="End a partial solve when both root bounds are final, or as soon as "
+                   "the value under the game's repetition rule is decided.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @DB_OPTION
 @click.option("--memory", is_flag=True, help="Solve in memory and store nothing.")
@@ -269,6 +273,7 @@ def solve_command(
     max_expansions: int | None,
     max_seconds: float | None,
     batch_size: int | None,
+    until: str,
     as_json: bool,
     db_url: str | None,
     memory: bool,
@@ -298,6 +303,7 @@ def solve_command(
                     max_expansions=max_expansions,
                     max_seconds=max_seconds,
                     batch_size=batch_size,
+                    until=until,
                     store=store,
                     progress=display,
                     stop=stop,

@@ -24,6 +24,7 @@ from db.records import PositionRecord, VariantRecord, bounds_of
 from db.repository import Reader, find_variant, probe_position
 from solver.game import Game, MoveLabel, PositionKey, params_text
 from solver.graph import STATE_NAMES
+from solver.negamax import decided
 from solver.strategy import Child, move_sort_key, principal_line
 from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp
 
@@ -53,14 +54,17 @@ def position_fields(game: Game, rec: PositionRecord | None) -> dict[str, Any]:
         }
     low, high = int_bound(rec.bounds.low), int_bound(rec.bounds.high)
     rep = game.repetition_value
-    final = rec.bounds.low_final and rec.bounds.high_final
+    lf, hf = rec.bounds.low_final, rec.bounds.high_final
     return {
         "low": json_bound(low),
         "high": json_bound(high),
         "low_final": rec.bounds.low_final,
         "high_final": rec.bounds.high_final,
         "value": low if low == high and json_bound(low) is not None else None,
-        "repetition_value": clamp(rep, low, high) if rep is not None and final else None,
+        "repetition_value": (
+            clamp(rep, low, high) if rep is not None and decided(rep, low, high, lf, hf)
+            else None
+        ),
         "depth_low": rec.depth_low,
         "depth_high": rec.depth_high,
         "state": rec.state,

@@ -193,6 +193,9 @@ class GameBase(ABC):
     """False for games with infinitely many positions (a full solve needs a budget)."""
 
     repetition_value: int | None = None
+    value_range: tuple[int, int] | None = None
+    """The smallest and largest value any position can have, if known (e.g. ``(-1, 1)``);
+    a bound at the edge of the range is final at once, which shortens partial solves."""
     uses_symmetry: bool = False
     priority: Callable[[PositionKey], float] | None = None
 

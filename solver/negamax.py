@@ -98,6 +98,7 @@ def solve(
     batch_size: int | None = None,
     progress: ProgressCallback | None = None,
     stop: Callable[[], bool] | None = None,
+    until: str = "bounds",
 ) -> SolveResult:
     """Solve *game* from *root* (a key, a position in the game's notation, or the game's
     initial position), continuing whatever *store* already holds for the variant.
@@ -120,6 +121,9 @@ def solve(
     :param batch_size: leaks expanded per round in partial mode (default: grows with the
         graph, 1 while it is small) or expansions per commit in full mode.
     :param progress: called with a :class:`~solver.store.Progress` after every batch.
+    :param until: ``"bounds"`` (default): a partial solve ends when both root bounds are
+        final; ``"value"``: as soon as the root's value under the game's repetition rule
+        is decided (e.g. a chess win: ``low = 1`` final, whatever ``high``).
     :raises InvalidParameterError: for negative budgets or a bad batch size, or a full
         solve of an infinite game without a budget.
     :raises InvalidPositionError: if *root* does not parse.
@@ -129,6 +133,8 @@ def solve(
         raise InvalidParameterError(f"max_expansions must be >= 0, not {max_expansions}")
     if max_seconds is not None and (max_seconds < 0 or math.isnan(max_seconds)):
         raise InvalidParameterError(f"max_seconds must be >= 0, not {max_seconds}")
+    if until not in ("bounds", "value"):
+        raise InvalidParameterError(f"until must be 'bounds' or 'value', not {until!r}")
     if batch_size is not None and batch_size < 1:
         raise InvalidParameterError(f"batch_size must be >= 1, not {batch_size}")
     if full and not getattr(game, "finite", True) and max_expansions is None \
@@ -150,7 +156,7 @@ def solve(
     store = store if store is not None else MemoryStore()
     run = RunOptions(root_key, full, max_expansions, max_seconds)
     graph = store.open(game, run)
-    solver = _Solver(game, graph, root_key, store, run, batch_size, progress, stop)
+    solver = _Solver(game, graph, root_key, store, run, batch_size, progress, stop, until)
     try:
         status = solver.run_full() if full else solver.run_partial()
     except BaseException:
@@ -159,6 +165,13 @@ def solve(
     final = solver.progress(status)
     store.close(final)
     return solver.result(status)
+
+
+def decided(rep: int, low: int, high: int, low_final: bool, high_final: bool) -> bool:
+    """Whether ``clamp(rep, low, high)`` — the value when endless play is worth *rep* — can
+    no longer change: both bounds final, or a final bound on the far side of *rep*."""
+    return (low_final and high_final) or (low_final and low >= rep) or (
+        high_final and high <= rep)
 
 
 class _Solver:
@@ -174,6 +187,7 @@ class _Solver:
         batch_size: int | None,
         progress_cb: ProgressCallback | None,
         stop: Callable[[], bool] | None,
+        until: str = "bounds",
     ) -> None:
         self.game = game
         self.g = graph
@@ -188,6 +202,10 @@ class _Solver:
         self.nodes_at_start = graph.num_nodes
         self.edges_at_start = graph.num_edges
         self.canon = game.canonical if game.uses_symmetry else None
+        value_range: tuple[int, int] | None = getattr(game, "value_range", None)
+        self.vmin: int = NEG_INF if value_range is None else value_range[0]
+        self.vmax: int = POS_INF if value_range is None else value_range[1]
+        self.until = until
         self.root = self._ensure_root(root_key)
 
     # -- bookkeeping ----------------------------------------------------------------
@@ -239,7 +257,8 @@ class _Solver:
         low, high = g.low[r], g.high[r]
         lf, hf = bool(g.low_final[r]), bool(g.high_final[r])
         rep = game.repetition_value
-        rep_value = clamp(rep, low, high) if rep is not None and lf and hf else None
+        rep_value = clamp(rep, low, high) if rep is not None and decided(
+            rep, low, high, lf, hf) else None
         return SolveResult(
             game=game.name,
             params=dict(game.params),
@@ -301,8 +320,8 @@ class _Solver:
         bounds, flags and size), so a run stopped at any batch boundary — by a budget,
         Ctrl-C or kill -9 — and resumed takes exactly the steps an uninterrupted run would.
         """
-        g, root = self.g, self.root
-        if g.low_final[root] and g.high_final[root]:
+        g = self.g
+        if self.target_reached():
             return "complete"
         if g.committed_nodes:
             # A stored graph: recompute bounds (and depths) from scratch once, so the
@@ -310,7 +329,7 @@ class _Solver:
             retrograde(g)
         status = "complete"
         expanded = g.state.count(EXPANDED)
-        while not (g.low_final[root] and g.high_final[root]):
+        while not self.target_reached():
             reason = self.out_of_budget()
             if reason is not None:
                 status = reason
@@ -319,7 +338,7 @@ class _Solver:
             if not batch:
                 # Only flags that hold around cycles can be stale now: settle them.
                 self.refresh_finality()
-                if g.low_final[root] and g.high_final[root]:
+                if self.target_reached():
                     break
                 batch = self.select_batch()
                 if not batch:
@@ -331,7 +350,7 @@ class _Solver:
             for n in changed:
                 seeds.append(n)
                 seeds.extend(g.parents(n))
-            propagate_finality(g, seeds)
+            propagate_finality(g, seeds, vmin=self.vmin, vmax=self.vmax)
             if self.game.priority is not None or refresh_due(expanded, expanded + len(batch)):
                 self.refresh_finality()
             expanded += len(batch)
@@ -340,14 +359,26 @@ class _Solver:
         if status == "complete":
             # Exact finality over the whole graph, not only the root's region.
             everything = expanded_nodes(g)
-            update_finality(g, everything, everything)
+            update_finality(g, everything, everything, vmin=self.vmin, vmax=self.vmax)
         self.commit()
         return status
+
+    def target_reached(self) -> bool:
+        """Both root bounds are final — or, with ``until="value"``, the root's value under
+        the game's repetition rule is decided (a final bound on the right side of it)."""
+        g, r = self.g, self.root
+        lf, hf = g.low_final[r], g.high_final[r]
+        if lf and hf:
+            return True
+        rep = self.game.repetition_value
+        if self.until != "value" or rep is None:
+            return False
+        return decided(rep, g.low[r], g.high[r], bool(lf), bool(hf))
 
     def refresh_finality(self) -> None:
         """Exact finality (the greatest fixpoint) on the region the root depends on."""
         lows, highs, _ = walk(self.g, self.root)
-        update_finality(self.g, lows, highs)
+        update_finality(self.g, lows, highs, vmin=self.vmin, vmax=self.vmax)
 
     def select_batch(self) -> list[NodeId]:
         """The leaks to expand next: by the game's priority over all leaks if it has one,
@@ -490,7 +521,9 @@ def update_bounds(g: Graph, seeds: list[NodeId]) -> list[NodeId]:
     return changed
 
 
-def propagate_finality(g: Graph, seeds: Iterable[NodeId]) -> int:
+def propagate_finality(
+    g: Graph, seeds: Iterable[NodeId], *, vmin: int = NEG_INF, vmax: int = POS_INF
+) -> int:
     """Set flags that the rules make final given the children's current flags, starting at
     *seeds* and moving up to parents whenever a flag turns final; return the work done.
 
@@ -498,6 +531,9 @@ def propagate_finality(g: Graph, seeds: Iterable[NodeId]) -> int:
     already-final children (all of it in an acyclic graph) but not flags that hold only
     by the greatest fixpoint around a cycle — :func:`update_finality` finds those. Every
     flag it sets is final in the greatest fixpoint too, so it is always sound.
+
+    *vmin* and *vmax* bound every value of the game (its ``value_range``): a low bound at
+    *vmax* cannot rise and a high bound at *vmin* cannot fall, so both are final.
     """
     low, high, state = g.low, g.high, g.state
     lf, hf = g.low_final, g.high_final
@@ -521,18 +557,24 @@ def propagate_finality(g: Graph, seeds: Iterable[NodeId]) -> int:
             l_ok = h_ok = 1
         else:
             if not l_ok:
-                for e in range(f, end):
-                    c = edge_child[e]
-                    if not hf[c] and -low[c] > lo:
-                        break
-                else:
+                if lo >= vmax:
                     l_ok = 1
+                else:
+                    for e in range(f, end):
+                        c = edge_child[e]
+                        if not hf[c] and -low[c] > lo:
+                            break
+                    else:
+                        l_ok = 1
             if not h_ok:
-                for e in range(f, end):
-                    c = edge_child[e]
-                    if lf[c] and -low[c] == hi:
-                        h_ok = 1
-                        break
+                if hi <= vmin:
+                    h_ok = 1
+                else:
+                    for e in range(f, end):
+                        c = edge_child[e]
+                        if lf[c] and -low[c] == hi:
+                            h_ok = 1
+                            break
         if l_ok != lf[n] or h_ok != hf[n]:
             lf[n] = l_ok
             hf[n] = h_ok
@@ -549,7 +591,12 @@ def propagate_finality(g: Graph, seeds: Iterable[NodeId]) -> int:
 
 
 def update_finality(
-    g: Graph, low_candidates: Iterable[NodeId], high_candidates: Iterable[NodeId]
+    g: Graph,
+    low_candidates: Iterable[NodeId],
+    high_candidates: Iterable[NodeId],
+    *,
+    vmin: int = NEG_INF,
+    vmax: int = POS_INF,
 ) -> None:
     """Recompute finality flags as a greatest fixpoint over the candidate (node, bound)
     pairs; every other flag is taken as it is.
@@ -562,7 +609,8 @@ def update_finality(
 
     Rules: ``low(n)`` is final if every child ``c`` with ``-low(c) > low(n)`` has a final
     ``high(c)``; ``high(n)`` is final if some child with a final ``low(c)`` has
-    ``-low(c) = high(n)``; both are final when ``low(n) = high(n)``.
+    ``-low(c) = high(n)``; both are final when ``low(n) = high(n)``. With a known value
+    range, a low bound at *vmax* and a high bound at *vmin* are final too.
     """
     low, high, state = g.low, g.high, g.state
     lf, hf = g.low_final, g.high_final
@@ -585,7 +633,7 @@ def update_finality(
             continue
         f = first_edge[n]
         end = f + child_count[n]
-        if lf[n] and n in lows:
+        if lf[n] and n in lows and lo < vmax:
             for e in range(f, end):
                 c = edge_child[e]
                 if not hf[c] and -low[c] > lo:
@@ -599,7 +647,7 @@ def update_finality(
                             queue.append(p)
                         e2 = rev_next[e2]
                     break
-        if hf[n] and n in highs:
+        if hf[n] and n in highs and hi > vmin:
             for e in range(f, end):
                 c = edge_child[e]
                 if lf[c] and -low[c] == hi:

@@ -23,8 +23,14 @@ class ExplicitGame(GameBase):
     name: ClassVar[str] = "explicit"
     repetition_value = 0
 
-    def __init__(self, succ: Sequence[Sequence[int]], leaf: dict[int, int]) -> None:
+    def __init__(
+        self,
+        succ: Sequence[Sequence[int]],
+        leaf: dict[int, int],
+        value_range: tuple[int, int] | None = None,
+    ) -> None:
         super().__init__()
+        self.value_range = value_range
         self.succ = [list(s) for s in succ]
         self.leaf = dict(leaf)
         for i, s in enumerate(self.succ):
@@ -84,8 +90,11 @@ def brute_finality(
     low: Sequence[float],
     high: Sequence[float],
     expanded: set[int],
+    value_range: tuple[int, int] | None = None,
 ) -> tuple[list[bool], list[bool]]:
-    """Greatest fixpoint of the three finality rules, from scratch."""
+    """Greatest fixpoint of the three finality rules, from scratch (plus, with a known
+    value range, a low bound at its top and a high bound at its bottom are final)."""
+    vmin, vmax = (-INF, INF) if value_range is None else value_range
     n = len(succ)
     lf = [bool(not succ[i] or i in expanded) for i in range(n)]
     hf = list(lf)
@@ -95,8 +104,12 @@ def brute_finality(
         for i in range(n):
             if not succ[i] or i not in expanded or low[i] == high[i]:
                 continue
-            new_l = lf[i] and all(hf[c] for c in succ[i] if -low[c] > low[i])
-            new_h = hf[i] and any(lf[c] and -low[c] == high[i] for c in succ[i])
+            new_l = lf[i] and (
+                low[i] >= vmax or all(hf[c] for c in succ[i] if -low[c] > low[i])
+            )
+            new_h = hf[i] and (
+                high[i] <= vmin or any(lf[c] and -low[c] == high[i] for c in succ[i])
+            )
             if (new_l, new_h) != (lf[i], hf[i]):
                 lf[i], hf[i] = new_l, new_h
                 changed = True

@@ -87,24 +87,32 @@ def graph_of(store: MemoryStore) -> Graph:
     return g
 
 
-@settings(max_examples=300, deadline=None)
-@given(graphs(), st.integers(1, 3))
+@settings(max_examples=400, deadline=None)
+@given(graphs(), st.integers(1, 3), st.booleans(), st.sampled_from(["bounds", "value"]))
 def test_partial_solve_matches_brute_force_at_every_batch(
-    gl: tuple[list[list[int]], dict[int, int]], batch: int
+    gl: tuple[list[list[int]], dict[int, int]], batch: int, ranged: bool, until: str
 ) -> None:
     succ, leaf = gl
-    game = ExplicitGame(succ, leaf)
+    # With a value range (every terminal value lies in it) bounds at its edges are final.
+    value_range = (min(leaf.values()), max(leaf.values())) if ranged and leaf else None
+    game = ExplicitGame(succ, leaf, value_range)
     full_low, full_high = brute_bounds(succ, leaf)
     store = SnapshotStore()
-    result = solve(game, store=store, batch_size=batch)
-    assert result.complete and result.low_final and result.high_final
-    assert (result.low, result.high) == (full_low[0], full_high[0])
+    result = solve(game, store=store, batch_size=batch, until=until)
+    assert result.complete
+    if until == "bounds":
+        assert result.low_final and result.high_final
+        assert (result.low, result.high) == (full_low[0], full_high[0])
+    else:  # the value under the repetition rule (0) is decided
+        assert result.repetition_value == clamp(0, full_low[0], full_high[0])
+        assert result.low_final and result.low >= 0 or result.high_final and \
+            result.high <= 0 or result.low_final and result.high_final
     seen_final_low: dict[int, float] = {}
     seen_final_high: dict[int, float] = {}
     for number, snap in enumerate(store.snaps):
         last = number == len(store.snaps) - 1
         low, high = brute_bounds(succ, leaf, snap.expanded)
-        lf, hf = brute_finality(succ, low, high, snap.expanded)
+        lf, hf = brute_finality(succ, low, high, snap.expanded, value_range)
         for i, k in enumerate(snap.keys):
             # bounds are the exact fixpoint of the partial graph
             assert (snap.low[i], snap.high[i]) == (low[k], high[k]), (k, snap)
