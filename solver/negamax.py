@@ -351,7 +351,9 @@ class _Solver:
                 seeds.append(n)
                 seeds.extend(g.parents(n))
             propagate_finality(g, seeds, vmin=self.vmin, vmax=self.vmax)
-            if self.game.priority is not None or refresh_due(expanded, expanded + len(batch)):
+            if self.game.priority is not None or getattr(
+                self.game, "leak_order", "depth"
+            ) == "breadth" or refresh_due(expanded, expanded + len(batch)):
                 self.refresh_finality()
             expanded += len(batch)
             self.commit()
@@ -382,15 +384,22 @@ class _Solver:
 
     def select_batch(self) -> list[NodeId]:
         """The leaks to expand next: by the game's priority over all leaks if it has one,
-        else the leftmost ones of a depth-first walk in move order."""
+        breadth first over all leaks if the game asks for it (``leak_order =
+        "breadth"``: short forced wins, as in chess), else the leftmost ones of a
+        depth-first walk in move order."""
         g = self.g
         prio = self.game.priority
-        if prio is None:
+        breadth = getattr(self.game, "leak_order", "depth") == "breadth"
+        if prio is None and not breadth:
             k = self.batch_size or max(1, g.num_nodes // 256)
             return first_leaks(g, self.root, k)[0]
         leaks = walk(g, self.root)[2]
-        keys = g.keys
-        leaks.sort(key=lambda n: (prio(keys[n]), n))
+        if prio is None:
+            dist = g.dist
+            leaks.sort(key=lambda n: (dist[n], n))
+        else:
+            keys = g.keys
+            leaks.sort(key=lambda n: (prio(keys[n]), n))
         return leaks[: self.batch_size or max(1, g.num_nodes // 64, len(leaks) // 4)]
 
     # -- full mode -------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from solver.errors import UnknownGameError
 from solver.game import GameBase
+from solver.games.chess_endgame import ChessGame
 from solver.games.connect_four import ConnectFour
 from solver.games.grundy import Grundy
 from solver.games.nap import Nap
@@ -16,7 +17,7 @@ from solver.games.number_game import NumberGame
 from solver.games.tic_tac_toe import TicTacToe
 
 GAMES: dict[str, type[GameBase]] = {
-    cls.name: cls for cls in (NumberGame, TicTacToe, ConnectFour, Grundy, Nap)
+    cls.name: cls for cls in (NumberGame, TicTacToe, ConnectFour, Grundy, Nap, ChessGame)
 }
 """Every registered game class by name."""
 

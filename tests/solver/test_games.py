@@ -47,6 +47,10 @@ CONFIGS: list[tuple[str, dict[str, object], Callable[[int], bool] | None]] = [
     ("nap", {"n": 9}, None),
     ("nap", {"n": 1}, None),
     ("nap", {"n": 60}, None),
+    ("chess", {"material": "KRvK"}, None),
+    ("chess", {"material": "KQvK"}, None),
+    ("chess", {"material": "KRvK", "symmetry": False}, None),
+    ("chess", {"material": "KPvKP"}, None),
 ]
 CONFIG_IDS = [f"{name}[{','.join(f'{k}={v}' for k, v in p.items())}]" for name, p, _ in CONFIGS]
 
@@ -174,6 +178,8 @@ WALK_GAMES = [
     ("connect-four", {"width": 3, "height": 10}),
     ("grundy", {"n": 60}),
     ("nap", {"n": 60}),
+    ("chess", {"material": "KQvK"}),
+    ("chess", {"material": "KPvKP"}),
 ]
 
 
@@ -261,6 +267,15 @@ BAD_PARAMS: list[tuple[str, dict[str, object]]] = [
     ("nap", {"n": -1}),
     ("nap", {"n": 61}),
     ("nap", {"n": ""}),
+    ("chess", {"material": ""}),
+    ("chess", {"material": "KR"}),
+    ("chess", {"material": "RvK"}),
+    ("chess", {"material": "KKvK"}),
+    ("chess", {"material": "KXvK"}),
+    ("chess", {"material": "KRvKvK"}),
+    ("chess", {"material": "KPPPPPPPPPvK"}),
+    ("chess", {"material": 5}),
+    ("chess", {"symmetry": "sometimes"}),
 ]
 
 
@@ -282,6 +297,7 @@ BAD_POSITION_PARAMS: dict[str, dict[str, object]] = {
     "connect-four": {"width": 4, "height": 4},
     "grundy": {"n": 7},
     "nap": {"n": 9},
+    "chess": {"material": "KRvK"},
 }
 BAD_POSITIONS: dict[str, list[str]] = {
     "number-game": [
@@ -362,6 +378,29 @@ BAD_POSITIONS: dict[str, list[str]] = {
         "{{}}",
         "{1;2}",
         "9" * 40,
+    ],
+    "chess": [
+        "",
+        "w",
+        "8/8/8/4k3/8/8/8/R3K3",  # no side to move
+        "8/8/8/4k3/8/8/8/R3K3 x - -",  # bad side to move
+        "8/8/8/4k3/8/8/8/R3K4 w - -",  # nine files
+        "8/8/8/4k3/8/8/R3K3 w - -",  # seven ranks
+        "8/8/8/4k3/8/8/8/R3K3 w - - 0 1 2",  # seven fields
+        "8/8/8/4k3/8/8/8/R3K3 w - - x 1",  # bad counter
+        "8/8/8/4k3/8/8/8/R3K3 w - z9",  # bad en-passant square
+        "8/8/8/4k3/8/8/8/R3K3 w K -",  # castling right without its rook
+        "8/8/8/4k3/8/8/8/R3K3 w - e3",  # en passant without a pawn
+        "8/8/8/8/8/8/8/R3K3 w - -",  # no black king
+        "8/8/8/4k3/4k3/8/8/R3K3 w - -",  # two black kings
+        "8/8/8/8/8/8/3k4/R3K3 w - -",  # kings adjacent
+        "R3k3/8/8/8/8/8/8/4K3 w - -",  # black in check with white to move
+        "8/8/8/4k3/8/8/8/1Q2K3 w - -",  # other material (KQvK)
+        "8/8/8/4k3/8/8/8/RR2K3 w - -",  # more than the variant's material
+        "8/8/8/4k3/8/8/P7/R3K3 w - -",  # a pawn the variant does not have
+        "P7/8/8/4k3/8/8/8/4K3 w - -",  # a pawn on the last rank
+        "8/8/8/4k3/8/8/8/R3K3 w - - - -",
+        "\uff18/8/8/4k3/8/8/8/R3K3 w - -",
     ],
 }
 

@@ -1,0 +1,688 @@
+"""Chess endgames (python-chess rules): every position of a material balance and every
+position reachable from it by captures and promotions.
+
+**Notation.** A position is a FEN without move counters: piece placement, side to move,
+castling rights and en-passant square. :meth:`ChessGame.format` writes the four fields
+joined by underscores, ``8/8/8/4k3/8/8/8/R3K3_w_-_-`` (lichess's URL form: one token, no
+spaces, safe in URLs and shell arguments); :meth:`ChessGame.parse` reads that form and
+ordinary FENs with spaces, with or without the two move counters (which are ignored:
+repetitions and the fifty-move rule are not part of a position). The en-passant field is
+written only when an en-passant capture is legal, as python-chess's ``fen()`` does.
+
+**Keys.** A key packs the position into one int::
+
+    bit 0       1 if black is to move
+    bits 1-4    castling rights: white a1 rook, white h1 rook, black a8 rook, black h8 rook
+    bits 5-8    en-passant file + 1 (0: none); the rank follows from the side to move
+    bits 9-     one 10-bit group per piece, ascending: (code << 6) | square
+
+where ``square`` is python-chess's square index (a1 = 0, h8 = 63) and ``code`` is the
+piece type (pawn 1 ... king 6), plus 6 for white pieces. Every group is non-zero, so the
+pieces are read back until the key runs out; the white king (code 12) is always the most
+significant group. A KRvK key has 39 bits, a five-piece key 59.
+
+**Symmetry.** With ``symmetry=true`` a key's class is its images under the board
+symmetries that keep the rules: all 8 (rotations and reflections) when there are no pawns
+and no castling rights, only the a-h file mirror with pawns, none with castling rights.
+:meth:`ChessGame.canonical` returns the smallest key of the class. Since the white king is
+the key's most significant group, only the images that bring it to its smallest square
+(the a1-d1-d4 triangle without pawns, files a-d with pawns) can win: one symmetry, or two
+when the white king is on a diagonal.
+
+Moves are labelled in UCI (``a1a8``, ``e7e8q``, castling ``e1c1``); :meth:`ChessGame.san`
+gives the SAN (``Ra8#``) for display.
+
+>>> game = ChessGame(material="KQvK", symmetry=False)
+>>> key = game.parse("k7/8/1K6/8/8/8/8/6Q1 w - - 0 1")
+>>> game.format(key)
+'k7/8/1K6/8/8/8/8/6Q1_w_-_-'
+>>> game.san(key, "g1g8")
+'Qg8#'
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import re
+from collections.abc import Iterator, Sequence
+from typing import ClassVar
+
+import chess
+
+from solver.errors import InvalidParameterError, InvalidPositionError, NegagraphError
+from solver.game import GameBase, MoveLabel, Param, PositionKey
+
+logger = logging.getLogger(__name__)
+
+# -- the key layout ---------------------------------------------------------------------
+
+HEADER_BITS = 9
+"""Low bits of a key that hold side to move, castling rights and en-passant file."""
+GROUP_BITS = 10
+"""Bits per piece: a 4-bit code and a 6-bit square."""
+_GROUP_MASK = (1 << GROUP_BITS) - 1
+_HEADER_MASK = (1 << HEADER_BITS) - 1
+_BLACK_TO_MOVE = 1
+_CASTLING_SHIFT = 1
+_CASTLING_MASK = 0b1111 << _CASTLING_SHIFT
+_EP_SHIFT = 5
+_EP_MASK = 0b1111 << _EP_SHIFT
+_CASTLING_SQUARES = (chess.A1, chess.H1, chess.A8, chess.H8)
+
+_WHITE_OFFSET = 6
+_WHITE_KING = chess.KING + _WHITE_OFFSET
+_PAWN_CODES = frozenset({chess.PAWN, chess.PAWN + _WHITE_OFFSET})
+_MATING_CODES = frozenset(
+    {t + off for t in (chess.PAWN, chess.ROOK, chess.QUEEN) for off in (0, _WHITE_OFFSET)}
+)
+"""Pieces whose presence alone rules out insufficient material."""
+_MATING_MASK = sum(1 << c for c in _MATING_CODES)
+_SYMBOLS: tuple[str, ...] = ("",) + tuple("pnbrqk") + tuple("PNBRQK")
+"""FEN letters by piece code."""
+_DIGITS = "012345678"
+_CANON_CACHE = 1 << 21
+"""Canonical forms remembered per game instance (the cache is dropped when full)."""
+
+_ORDER = "KQRBNP"
+"""Piece letters in the order of material strings (``KBNvK``, not ``KNBvK``)."""
+_TYPE_OF_LETTER = {"K": chess.KING, "Q": chess.QUEEN, "R": chess.ROOK, "B": chess.BISHOP,
+                   "N": chess.KNIGHT, "P": chess.PAWN}
+_PROMOTIONS = "QRBN"
+
+_UCI: tuple[str, ...] = tuple(
+    chess.SQUARE_NAMES[f] + chess.SQUARE_NAMES[t] for f in range(64) for t in range(64)
+)
+"""UCI labels of non-promoting moves, by ``from * 64 + to``."""
+
+
+def _code(piece_type: int, white: bool) -> int:
+    return piece_type + (_WHITE_OFFSET if white else 0)
+
+
+def _groups(key: PositionKey) -> list[int]:
+    """The piece groups of *key*, ascending."""
+    rest = key >> HEADER_BITS
+    out: list[int] = []
+    while rest:
+        out.append(rest & _GROUP_MASK)
+        rest >>= GROUP_BITS
+    return out
+
+
+def _pack(groups: Sequence[int]) -> int:
+    """The piece part of a key from *groups* sorted ascending (not shifted)."""
+    body = 0
+    for g in reversed(groups):
+        body = (body << GROUP_BITS) | g
+    return body
+
+
+# -- symmetries -------------------------------------------------------------------------
+
+
+def _square_maps() -> tuple[tuple[int, ...], ...]:
+    """The 8 board symmetries as square maps; 0 is the identity, 1 the a-h file mirror."""
+    maps: list[tuple[int, ...]] = []
+    for transpose, flip_rank, flip_file in (
+        (False, False, False), (False, False, True), (False, True, False),
+        (False, True, True), (True, False, False), (True, False, True),
+        (True, True, False), (True, True, True),
+    ):
+        out: list[int] = []
+        for sq in range(64):
+            f, r = sq & 7, sq >> 3
+            if transpose:
+                f, r = r, f
+            if flip_file:
+                f = 7 - f
+            if flip_rank:
+                r = 7 - r
+            out.append(8 * r + f)
+        maps.append(tuple(out))
+    return tuple(maps)
+
+
+SQUARE_MAPS: tuple[tuple[int, ...], ...] = _square_maps()
+"""``SQUARE_MAPS[s][sq]``: where symmetry *s* sends square *sq* (s = 0 identity,
+1 file mirror a<->h, 2 rank mirror, 3 half turn, 4-7 the same after the a1-h8 transpose)."""
+MIRROR = 1
+"""Index of the a-h file mirror in :data:`SQUARE_MAPS` (the only symmetry with pawns)."""
+
+_GROUP_MAPS: tuple[tuple[int, ...], ...] = tuple(
+    tuple((g & ~63) | m[g & 63] for g in range(1 << GROUP_BITS)) for m in SQUARE_MAPS
+)
+
+
+def _best_symmetries() -> tuple[tuple[int, ...], ...]:
+    """For each white-king square, the symmetries that send it to its smallest image."""
+    out: list[tuple[int, ...]] = []
+    for sq in range(64):
+        images = [m[sq] for m in SQUARE_MAPS]
+        low = min(images)
+        out.append(tuple(s for s, im in enumerate(images) if im == low))
+    return tuple(out)
+
+
+_PAWNLESS_BEST = _best_symmetries()
+
+# -- material ---------------------------------------------------------------------------
+
+_MATERIAL_RE = re.compile(r"([A-UW-Za-uw-z]*)[vV]([A-UW-Za-uw-z]*)")
+
+
+def material_of(fen_or_board: str | chess.BaseBoard) -> str:
+    """The canonical material string of a FEN (any form :class:`ChessGame` reads) or a
+    board: white's pieces, ``v``, black's, each as K Q R B N P in that order.
+
+    >>> material_of("8/8/8/4k3/8/8/8/R3K3 w - - 0 1")
+    'KRvK'
+    >>> material_of(chess.Board())
+    'KQRRBBNNPPPPPPPPvKQRRBBNNPPPPPPPP'
+
+    :raises InvalidPositionError: if the piece placement is malformed.
+    """
+    if isinstance(fen_or_board, chess.BaseBoard):
+        board = fen_or_board
+    else:
+        fields = fen_or_board.replace("_", " ").split()
+        if not fields:
+            raise InvalidPositionError("empty FEN")
+        try:
+            board = chess.BaseBoard(fields[0])
+        except ValueError as exc:
+            raise InvalidPositionError(f"malformed FEN: {exc}") from None
+    sides = []
+    for color in (chess.WHITE, chess.BLACK):
+        sides.append("".join(
+            letter * chess.popcount(board.pieces_mask(_TYPE_OF_LETTER[letter], color))
+            for letter in _ORDER
+        ))
+    return "v".join(sides)
+
+
+def _parse_material(text: str) -> tuple[str, str]:
+    """Both sides' pieces of a material string, normalised (``("KBN", "K")``).
+
+    :raises InvalidParameterError: for anything but one K per side plus Q R B N P.
+    """
+    m = _MATERIAL_RE.fullmatch(text.strip())
+    if m is None:
+        raise InvalidParameterError(
+            f"parameter 'material' must look like KRvK (white's pieces, 'v', black's "
+            f"pieces, each side with one K), not {text!r}"
+        )
+    sides: list[str] = []
+    for side, raw in zip(("white", "black"), m.groups(), strict=True):
+        letters = raw.upper()
+        bad = sorted({c for c in letters if c not in _ORDER})
+        if bad:
+            raise InvalidParameterError(
+                f"parameter 'material' {text!r}: unknown piece letter "
+                f"{', '.join(map(repr, bad))} (use K, Q, R, B, N, P)"
+            )
+        if letters.count("K") != 1:
+            raise InvalidParameterError(
+                f"parameter 'material' {text!r}: {side} needs exactly one king (K), "
+                f"not {letters.count('K')}"
+            )
+        if letters.count("P") > 8:
+            raise InvalidParameterError(
+                f"parameter 'material' {text!r}: {side} has more than 8 pawns"
+            )
+        if len(letters) > 16:
+            raise InvalidParameterError(
+                f"parameter 'material' {text!r}: {side} has more than 16 pieces"
+            )
+        sides.append("".join(sorted(letters, key=_ORDER.index)))
+    return sides[0], sides[1]
+
+
+def _reachable(start: str, target: str) -> bool:
+    """Whether one side's pieces *target* can come from *start* by captures (losing
+    pieces) and promotions (pawns becoming Q, R, B or N)."""
+    pawns, target_pawns = start.count("P"), target.count("P")
+    if target_pawns > pawns:
+        return False
+    promoted = sum(max(0, target.count(p) - start.count(p)) for p in _PROMOTIONS)
+    return promoted <= pawns - target_pawns
+
+
+_STATUS_TEXT: tuple[tuple[int, str], ...] = (
+    (chess.STATUS_EMPTY, "the board is empty"),
+    (chess.STATUS_NO_WHITE_KING, "white has no king"),
+    (chess.STATUS_NO_BLACK_KING, "black has no king"),
+    (chess.STATUS_TOO_MANY_KINGS, "there are more than two kings"),
+    (chess.STATUS_TOO_MANY_WHITE_PIECES, "white has more than 16 pieces"),
+    (chess.STATUS_TOO_MANY_BLACK_PIECES, "black has more than 16 pieces"),
+    (chess.STATUS_TOO_MANY_WHITE_PAWNS, "white has more than 8 pawns"),
+    (chess.STATUS_TOO_MANY_BLACK_PAWNS, "black has more than 8 pawns"),
+    (chess.STATUS_PAWNS_ON_BACKRANK, "a pawn is on the first or last rank"),
+    (chess.STATUS_BAD_CASTLING_RIGHTS,
+     "the castling rights do not match the kings and rooks on their starting squares"),
+    (chess.STATUS_INVALID_EP_SQUARE,
+     "the en-passant square does not follow a double pawn push"),
+    (chess.STATUS_TOO_MANY_CHECKERS, "the side to move is in check by more than two pieces"),
+    (chess.STATUS_IMPOSSIBLE_CHECK, "the check cannot have come from a legal move"),
+)
+
+
+class IllegalMoveError(NegagraphError, ValueError):
+    """A move label that is not a legal move in the position it was given for."""
+
+
+class ChessGame(GameBase):
+    """Chess endgames of one material balance (see the module docstring)."""
+
+    name: ClassVar[str] = "chess"
+    version: ClassVar[int] = 1
+    description: ClassVar[str] = (
+        "Chess endgames (python-chess rules): every position of the material balance and "
+        "those it reaches by captures and promotions. Checkmate loses (-1), stalemate and "
+        "insufficient material draw (0), so does endless play."
+    )
+    notation: ClassVar[str] = (
+        "A FEN without move counters, fields joined by '_' (e.g. "
+        "'8/8/8/4k3/8/8/8/R3K3_w_-_-'); ordinary FENs with spaces, with or without move "
+        "counters, are read too (counters are ignored). Moves are labelled in UCI, "
+        "e.g. 'a1a8', 'e7e8q'."
+    )
+    parameters: ClassVar[tuple[Param, ...]] = (
+        Param("material", str, "KRvK",
+              "the endgame: white's pieces 'v' black's, each with one K (KRvK, KQvK, "
+              "KPvK, KBNvK, KRvKR ...)"),
+        Param("symmetry", bool, True,
+              "identify positions under board symmetries (8 without pawns, the a-h "
+              "mirror with pawns, none with castling rights)"),
+    )
+
+    repetition_value: int | None = 0
+    value_range: tuple[int, int] | None = (-1, 1)
+    leak_order: ClassVar[str] = "breadth"
+
+    def _configure(self) -> None:
+        white, black = _parse_material(str(self.params["material"]))
+        self.material = f"{white}v{black}"
+        self.params["material"] = self.material
+        self._sides = (white, black)
+        self.uses_symmetry = bool(self.params["symmetry"])
+        self._board = chess.Board(None)
+        self._loaded: PositionKey = -1
+        self._canon: dict[PositionKey, PositionKey] = {}
+        self._reachable: dict[str, bool] = {}
+
+    # -- keys and boards --------------------------------------------------------------
+
+    def _load(self, key: PositionKey) -> chess.Board:
+        """The shared scratch board set to *key* (valid until the next call)."""
+        board = self._board
+        if key == self._loaded:
+            return board
+        bbs = [0] * 13
+        rest = key >> HEADER_BITS
+        while rest:
+            g = rest & _GROUP_MASK
+            bbs[g >> 6] |= 1 << (g & 63)
+            rest >>= GROUP_BITS
+        board.pawns = bbs[1] | bbs[7]
+        board.knights = bbs[2] | bbs[8]
+        board.bishops = bbs[3] | bbs[9]
+        board.rooks = bbs[4] | bbs[10]
+        board.queens = bbs[5] | bbs[11]
+        board.kings = bbs[6] | bbs[12]
+        black = bbs[1] | bbs[2] | bbs[3] | bbs[4] | bbs[5] | bbs[6]
+        white = bbs[7] | bbs[8] | bbs[9] | bbs[10] | bbs[11] | bbs[12]
+        board.occupied_co[chess.WHITE] = white
+        board.occupied_co[chess.BLACK] = black
+        board.occupied = white | black
+        board.promoted = 0
+        black_to_move = key & _BLACK_TO_MOVE
+        board.turn = not black_to_move
+        castling = 0
+        if key & _CASTLING_MASK:
+            for i, sq in enumerate(_CASTLING_SQUARES):
+                if key >> (_CASTLING_SHIFT + i) & 1:
+                    castling |= 1 << sq
+        board.castling_rights = castling
+        ep = (key & _EP_MASK) >> _EP_SHIFT
+        board.ep_square = None if not ep else (ep - 1) + (16 if black_to_move else 40)
+        self._loaded = key
+        return board
+
+    @staticmethod
+    def _key_of(board: chess.Board) -> PositionKey:
+        """The key of a (valid) python-chess board."""
+        groups = sorted(
+            (_code(p.piece_type, p.color) << 6) | sq for sq, p in board.piece_map().items()
+        )
+        header = 0 if board.turn == chess.WHITE else _BLACK_TO_MOVE
+        for i, sq in enumerate(_CASTLING_SQUARES):
+            if board.castling_rights & (1 << sq):
+                header |= 1 << (_CASTLING_SHIFT + i)
+        if board.ep_square is not None and board.has_legal_en_passant():
+            header |= (chess.square_file(board.ep_square) + 1) << _EP_SHIFT
+        return (_pack(groups) << HEADER_BITS) | header
+
+    def board(self, key: PositionKey) -> chess.Board:
+        """A new python-chess board of *key* (move counters ``0 1``)."""
+        return self._load(key).copy(stack=False)
+
+    # -- the Game protocol ------------------------------------------------------------
+
+    def initial(self) -> PositionKey:
+        """A typical position of the material, white to move: white king e1, black king
+        e5 (else e8, else the first square that is legal), white's other pieces from a1,
+        h1, b1, g1, ... (pawns from a2 to h2), black's from a8, h8, ... (pawns from a7),
+        further pieces on the next free squares."""
+        white, black = self._sides
+        placement: dict[int, chess.Piece] = {chess.E1: chess.Piece(chess.KING, chess.WHITE)}
+        back_files = [0, 7, 1, 6, 2, 5, 3, 4]
+        for color, pieces in ((chess.WHITE, white), (chess.BLACK, black)):
+            ranks = range(8) if color == chess.WHITE else range(7, -1, -1)
+            officers = [chess.square(f, r) for r in ranks for f in back_files]
+            pawns = [chess.square(f, r) for r in ranks if 0 < r < 7 for f in range(8)]
+            for letter in pieces[1:]:
+                where = pawns if letter == "P" else officers
+                square = next(sq for sq in where if sq not in placement)
+                placement[square] = chess.Piece(_TYPE_OF_LETTER[letter], color)
+        board = chess.Board(None)
+        for king_square in [chess.E5, chess.E8, *range(64)]:
+            if king_square in placement:
+                continue
+            board.set_piece_map({**placement,
+                                 king_square: chess.Piece(chess.KING, chess.BLACK)})
+            if board.is_valid():
+                return self._key_of(board)
+        return next(iter(self.tablebase_positions()))
+
+    def _dead(self, key: PositionKey, board: chess.Board) -> bool:
+        """Insufficient material (python-chess's rule), skipped when a pawn, rook or queen
+        is on the board."""
+        codes = 0
+        rest = key >> HEADER_BITS
+        while rest:
+            codes |= 1 << ((rest & _GROUP_MASK) >> 6)
+            rest >>= GROUP_BITS
+        return not codes & _MATING_MASK and board.is_insufficient_material()
+
+    def children(self, key: PositionKey) -> list[tuple[MoveLabel, PositionKey]]:
+        board = self._load(key)
+        if self._dead(key, board):
+            return []
+        moves = list(board.generate_legal_moves())
+        out: list[tuple[MoveLabel, PositionKey]] = []
+        if key & (_CASTLING_MASK | _EP_MASK):
+            # Castling rights or en passant: python-chess plays every move.
+            for move in moves:
+                out.append((move.uci(), self._play(board, move)))
+            return out
+        groups = _groups(key)
+        child_header = (key & _BLACK_TO_MOVE) ^ _BLACK_TO_MOVE
+        offset = 0 if key & _BLACK_TO_MOVE else _WHITE_OFFSET
+        at = {g & 63: g for g in groups}
+        uci = _UCI
+        pawn_codes = _PAWN_CODES
+        for move in moves:
+            fr, to = move.from_square, move.to_square
+            moved = at[fr]
+            code = moved >> 6
+            if code in pawn_codes and (to - fr == 16 or fr - to == 16):
+                # A double push may allow en passant: python-chess plays it.
+                out.append((uci[fr * 64 + to], self._play(board, move)))
+                continue
+            rest = [g for g in groups if g != moved and g & 63 != to]
+            promotion = move.promotion
+            if promotion:
+                rest.append(((promotion + offset) << 6) | to)
+                label = move.uci()
+            else:
+                rest.append((code << 6) | to)
+                label = uci[fr * 64 + to]
+            rest.sort()
+            body = 0
+            for g in reversed(rest):
+                body = (body << GROUP_BITS) | g
+            out.append((label, (body << HEADER_BITS) | child_header))
+        return out
+
+    def _play(self, board: chess.Board, move: chess.Move) -> PositionKey:
+        """The key after *move* on the scratch *board* (which is left unchanged)."""
+        board.push(move)
+        try:
+            return self._key_of(board)
+        finally:
+            board.pop()
+
+    def terminal_value(self, key: PositionKey) -> int | None:
+        board = self._load(key)
+        if self._dead(key, board):
+            return 0
+        for _ in board.generate_legal_moves():
+            return None
+        return -1 if board.is_check() else 0
+
+    def canonical(self, key: PositionKey) -> PositionKey:
+        if not self.uses_symmetry or key & _CASTLING_MASK:
+            return key
+        cached = self._canon.get(key)
+        if cached is not None:
+            return cached
+        groups = _groups(key)
+        header = key & _HEADER_MASK
+        wk = groups[-1] & 63
+        best = key
+        if any(g >> 6 in _PAWN_CODES for g in groups):
+            if wk & 7 >= 4:
+                table = _GROUP_MAPS[MIRROR]
+                ep = (header & _EP_MASK) >> _EP_SHIFT
+                if ep:
+                    header = (header & ~_EP_MASK) | ((8 - ep + 1) << _EP_SHIFT)
+                best = (_pack(sorted(table[g] for g in groups)) << HEADER_BITS) | header
+        else:
+            first = True
+            for s in _PAWNLESS_BEST[wk]:
+                if s == 0:
+                    image = key
+                else:
+                    table = _GROUP_MAPS[s]
+                    image = (_pack(sorted(table[g] for g in groups)) << HEADER_BITS) | header
+                if first or image < best:
+                    best = image
+                    first = False
+        if len(self._canon) >= _CANON_CACHE:
+            self._canon.clear()
+        self._canon[key] = best
+        return best
+
+    def player_to_move(self, key: PositionKey) -> int:
+        """0 if white is to move at *key*, 1 if black is."""
+        return key & _BLACK_TO_MOVE
+
+    # -- notation ---------------------------------------------------------------------
+
+    def format(self, key: PositionKey) -> str:
+        ranks: list[list[int]] = [[], [], [], [], [], [], [], []]
+        rest = key >> HEADER_BITS
+        while rest:
+            g = rest & _GROUP_MASK
+            ranks[(g & 63) >> 3].append(g)
+            rest >>= GROUP_BITS
+        rows: list[str] = []
+        for rank in range(7, -1, -1):
+            pieces = ranks[rank]
+            if not pieces:
+                rows.append("8")
+                continue
+            pieces.sort(key=lambda g: g & 7)
+            row = ""
+            file = 0
+            for g in pieces:
+                f = g & 7
+                if f > file:
+                    row += _DIGITS[f - file]
+                row += _SYMBOLS[g >> 6]
+                file = f + 1
+            if file < 8:
+                row += _DIGITS[8 - file]
+            rows.append(row)
+        side = "b" if key & _BLACK_TO_MOVE else "w"
+        castling = "".join(
+            ch for ch, i in (("K", 1), ("Q", 0), ("k", 3), ("q", 2))
+            if key >> (_CASTLING_SHIFT + i) & 1
+        ) or "-"
+        ep = (key & _EP_MASK) >> _EP_SHIFT
+        ep_text = "-" if not ep else "abcdefgh"[ep - 1] + ("3" if key & _BLACK_TO_MOVE else "6")
+        return "_".join(("/".join(rows), side, castling, ep_text))
+
+    def parse(self, text: str) -> PositionKey:
+        """Read a FEN (spaces or underscores between fields; counters optional, ignored).
+
+        :raises InvalidPositionError: for a malformed FEN, an illegal position, or
+            material that is neither this variant's nor reachable from it.
+        """
+        fields = text.replace("_", " ").split()
+        if not fields:
+            raise InvalidPositionError(
+                "empty position: give a FEN such as '8/8/8/4k3/8/8/8/R3K3 w - -'"
+            )
+        if len(fields) < 2 or len(fields) > 6:
+            raise InvalidPositionError(
+                f"malformed FEN {text!r}: expected piece placement, side to move, castling "
+                f"rights and en-passant square (optionally two move counters), got "
+                f"{len(fields)} field{'s' if len(fields) != 1 else ''}"
+            )
+        for name, counter in zip(("half-move clock", "move number"), fields[4:], strict=False):
+            if not (counter.isascii() and counter.isdigit()):
+                raise InvalidPositionError(
+                    f"malformed FEN {text!r}: the {name} must be a number, not {counter!r}"
+                )
+        board = chess.Board(None)
+        try:
+            board.set_fen(" ".join(fields[:4]))
+        except ValueError as exc:
+            raise InvalidPositionError(f"malformed FEN {text!r}: {exc}") from None
+        status = board.status()
+        if status != chess.STATUS_VALID:
+            raise InvalidPositionError(f"illegal position {text!r}: {_explain(board, status)}")
+        material = material_of(board)
+        if not self.reaches(material):
+            raise InvalidPositionError(
+                f"FEN has material {material}, this variant is {self.material}: "
+                f"use -p material={material}"
+            )
+        return self._key_of(board)
+
+    def reaches(self, material: str) -> bool:
+        """Whether positions of *material* (canonical, e.g. ``"KvK"``) belong to this
+        variant: its own material or one that captures and promotions lead to."""
+        known = self._reachable.get(material)
+        if known is None:
+            white, _, black = material.partition("v")
+            known = _reachable(self._sides[0], white) and _reachable(self._sides[1], black)
+            self._reachable[material] = known
+        return known
+
+    def san(self, key: PositionKey, move_label: MoveLabel) -> str:
+        """The SAN of the move *move_label* (UCI) at *key*, e.g. ``"Ra8#"``.
+
+        :raises IllegalMoveError: if the label is not a legal move there.
+        """
+        board = self._load(key)
+        try:
+            move = chess.Move.from_uci(move_label)
+        except ValueError:
+            raise IllegalMoveError(f"{move_label!r} is not a UCI move") from None
+        if not board.is_legal(move):
+            raise IllegalMoveError(
+                f"{move_label} is not a legal move in {self.format(key)}"
+            )
+        return board.san(move)
+
+    # -- tablebases -------------------------------------------------------------------
+
+    def tablebase_positions(self) -> Iterator[PositionKey]:
+        """Every legal position of the variant's material, white to move then black to
+        move for each placement, without castling rights or en passant; with symmetry, only
+        the canonical ones (the white king in the a1-d1-d4 triangle without pawns, on files
+        a-d with pawns). Placements are enumerated piece by piece in key order."""
+        white, black = self._sides
+        codes = sorted(
+            [_code(_TYPE_OF_LETTER[c], True) for c in white]
+            + [_code(_TYPE_OF_LETTER[c], False) for c in black]
+        )
+        has_pawns = any(c in _PAWN_CODES for c in codes)
+        if not self.uses_symmetry:
+            king_squares = list(range(64))
+        elif has_pawns:
+            king_squares = [sq for sq in range(64) if sq & 7 < 4]
+        else:
+            king_squares = sorted({min(m[sq] for m in SQUARE_MAPS) for sq in range(64)})
+        others = codes[:-1]  # the white king is the largest code
+        runs = [(code, len(list(grp))) for code, grp in itertools.groupby(others)]
+        options: list[list[tuple[int, ...]]] = []
+        for code, count in runs:
+            allowed = [sq for sq in range(64) if code not in _PAWN_CODES or 8 <= sq < 56]
+            options.append(list(itertools.combinations(allowed, count)))
+        board = self._board
+        for wk in king_squares:
+            wk_group = (_WHITE_KING << 6) | wk
+            for combo in itertools.product(*options):
+                used = {wk}
+                groups = [wk_group]
+                clash = False
+                for (code, _), squares in zip(runs, combo, strict=True):
+                    for sq in squares:
+                        if sq in used:
+                            clash = True
+                            break
+                        used.add(sq)
+                        groups.append((code << 6) | sq)
+                    if clash:
+                        break
+                if clash:
+                    continue
+                if chess.square_distance(wk, _black_king(groups)) <= 1:
+                    continue
+                groups.sort()
+                body = _pack(groups) << HEADER_BITS
+                for header in (0, _BLACK_TO_MOVE):
+                    key = body | header
+                    self._load(key)
+                    # Kings, pawn ranks, castling and en passant are right by
+                    # construction: only checks can make the position illegal.
+                    if board.was_into_check():
+                        continue
+                    checkers = board.checkers_mask()
+                    if checkers & (checkers - 1) and board.status() != chess.STATUS_VALID:
+                        continue
+                    if self.uses_symmetry and self.canonical(key) != key:
+                        continue
+                    yield key
+
+
+def _black_king(groups: Sequence[int]) -> int:
+    """The black king's square among piece *groups*."""
+    for g in groups:
+        if g >> 6 == chess.KING:
+            return g & 63
+    raise ValueError("no black king")
+
+
+def _explain(board: chess.Board, status: int) -> str:
+    """The problems in *status* as one line, most specific first."""
+    problems: list[str] = []
+    if status & chess.STATUS_OPPOSITE_CHECK:
+        wk, bk = board.king(chess.WHITE), board.king(chess.BLACK)
+        if wk is not None and bk is not None and chess.square_distance(wk, bk) <= 1:
+            problems.append("the kings are adjacent")
+        else:
+            side = "black" if board.turn == chess.WHITE else "white"
+            mover = "white" if board.turn == chess.WHITE else "black"
+            problems.append(f"{side} is in check but {mover} is to move")
+    for flag, message in _STATUS_TEXT:
+        if status & flag:
+            problems.append(message)
+    return "; ".join(problems) or f"python-chess status {status:#x}"
+
+
+__all__ = ["ChessGame", "IllegalMoveError", "material_of"]
