@@ -27,7 +27,7 @@ from db.session import database_url, make_engine, make_session_factory, safe_url
 from db.store import SqlStore
 from solver.errors import InvalidPositionError, NegagraphError
 from solver.game import GameBase
-from solver.games import GAMES, get_game
+from solver.games import GAMES, find_game, get_game
 from solver.negamax import SolveResult, solve
 from solver.store import Progress, Store
 from solver.values import to_json
@@ -336,7 +336,9 @@ def query_command(
 ) -> None:
     """Look up POSITION (in GAME's notation): bounds, depths, value and moves best first."""
     with user_errors():
-        game = get_game(game_name, **parse_params(params))
+        given = parse_params(params)
+        implied = find_game(game_name).params_for(position)  # e.g. a FEN's material
+        game = get_game(game_name, **{**implied, **given})
         key = parse_position(game, position)
         with open_engine(database_url(db_url)) as engine:
             with session_scope(make_session_factory(engine)) as session:

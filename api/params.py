@@ -43,7 +43,11 @@ def game_from_query(name: str, *, reserved: Collection[str] = ()) -> GameBase:
     :raises InvalidRequestError: for a repeated query parameter.
     """
     cls = find_game(name)
-    params = {k: v for k, v in single_args().items() if k not in reserved}
+    args = single_args()
+    params: dict[str, object] = {k: v for k, v in args.items() if k not in reserved}
+    if POSITION_ARG in args:  # e.g. a chess FEN names its material table
+        implied = cls.params_for(args[POSITION_ARG])
+        params = {**{k: v for k, v in implied.items() if k not in params}, **params}
     return cls(**params)
 
 

@@ -212,14 +212,20 @@ def _ranked_moves(
     return [entry for _, entry in ranked]
 
 
+def _param(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def not_found_message(game: Game, key: PositionKey, variant: VariantRecord | None) -> str:
     """Why *key* has no answer: the variant was never solved here, or never reached it
     (the same wording as :func:`db.repository.probe_position`)."""
     params = params_text(game.params)
     if variant is None:
+        options = " ".join(f"-p {k}={_param(v)}" for k, v in sorted(game.params.items()))
         return (
             f"position {game.format(key)!r} not found: {game.name} ({params}) has not been "
-            "solved in this database"
+            f"solved in this database (solve it with `negagraph solve {game.name} "
+            f"{options}`)"
         )
     return (
         f"position {game.format(key)!r} of {game.name} ({params}) is not in the "

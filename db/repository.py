@@ -123,9 +123,13 @@ def probe_position(session: Reader, game: Game, key: PositionKey) -> PositionRec
     variant = find_variant(session, game)
     params = params_text(game.params)
     if variant is None:
+        options = " ".join(
+            f"-p {k}={str(v).lower() if isinstance(v, bool) else v}"
+            for k, v in sorted(game.params.items())
+        )
         raise PositionNotFoundError(
             f"position {game.format(key)!r} not found: {game.name} ({params}) has not been "
-            "solved in this database"
+            f"solved in this database (solve it with `negagraph solve {game.name} {options}`)"
         )
     if variant.rules_version != game.version:
         raise RulesVersionError(

@@ -241,6 +241,12 @@ class GameBase(ABC):
     def canonical(self, key: PositionKey) -> PositionKey:
         return key
 
+    @classmethod
+    def params_for(cls, text: str) -> dict[str, ParamValue]:
+        """Parameters a position's text implies (chess: the FEN's material), used by
+        lookups that were not given them explicitly; empty if none (or unparsable)."""
+        return {}
+
     def tablebase_positions(self) -> Iterable[PositionKey] | None:
         """Every position a tablebase (``solve --full``) of this variant starts from, in a
         fixed order, or ``None`` to start from the root alone. Chess endgames, say, list

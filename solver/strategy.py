@@ -34,14 +34,19 @@ class Child(Generic[N]):
 def move_sort_key(c: Child[N]) -> tuple[int, int, int, int]:
     """Sort key for best-first move lists (ascending = best first).
 
-    Moves are ordered by the mover's view: the move's lower bound ``-c.high`` descending,
-    then its upper bound ``-c.low`` descending; then by depth — shortest ``depth_high``
-    when the move wins (its lower bound is above 0), longest ``depth_low`` when it loses
-    (its upper bound is below 0), shortest otherwise; then by move order.
+    Moves are ordered by the mover's view: the move's lower bound ``-c.high`` descending;
+    among winning moves (lower bound above 0) the shortest ``depth_high`` first; else the
+    move's upper bound ``-c.low`` descending, then the longest ``depth_low`` when the move
+    loses (upper bound below 0), the shortest ``depth_high`` otherwise; then move order.
+    (DESIGN §4 puts the upper bound before depth for winning moves too, which would list
+    a chess move after which the loser can only hope to loop forever — upper bound +inf
+    — before the mate.)
     """
     if -c.high > 0:
-        dk = c.depth_high
-    elif -c.low < 0:
+        # a win is a win: the fastest one first, whatever the upper bound (a mate beats
+        # a move after which the loser could only hope to loop forever)
+        return (c.high, 0, c.depth_high, c.order)
+    if -c.low < 0:
         dk = -c.depth_low
     else:
         dk = c.depth_high

@@ -51,7 +51,7 @@ from typing import ClassVar
 import chess
 
 from solver.errors import InvalidParameterError, InvalidPositionError, NegagraphError
-from solver.game import GameBase, MoveLabel, Param, PositionKey
+from solver.game import GameBase, MoveLabel, Param, ParamValue, PositionKey
 
 logger = logging.getLogger(__name__)
 
@@ -368,6 +368,14 @@ class ChessGame(GameBase):
         return self._load(key).copy(stack=False)
 
     # -- the Game protocol ------------------------------------------------------------
+
+    @classmethod
+    def params_for(cls, text: str) -> dict[str, ParamValue]:
+        """The material of the FEN *text* (so lookups find the right table)."""
+        try:
+            return {"material": material_of(text)}
+        except InvalidPositionError:
+            return {}
 
     def initial(self) -> PositionKey:
         """A typical position of the material, white to move: white king e1, black king

@@ -275,3 +275,21 @@ def test_ctrl_c_stops_after_the_batch_and_says_how_to_continue(tmp_path: Path) -
         engine.dispose()
     code, out, err = run("solve", *args[:-2], "--json")
     assert code == 0 and json.loads(out)["complete"]
+
+
+def test_chess_lookups_pick_the_table_from_the_fen(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'chess.db'}"
+    code, _, err = run("solve", "chess", "-p", "material=KQvK", "--full", "--db", url)
+    assert code == 0, err
+    # no -p material: the FEN's material (KQvK) names the table
+    code, out, err = run("query", "chess", "k7/8/1K6/8/8/8/8/6Q1 w - -", "--db", url,
+                         "--json")
+    assert code == 0, err
+    view = json.loads(out)
+    assert view["params"]["material"] == "KQvK" and view["low"] == 1
+    assert view["repetition_value"] == 1 and view["depth_low"] == 1
+    assert view["moves"][0]["move"] == "g1g8"  # Qg8# first
+    # a FEN of another material: not found, saying which table to solve
+    code, _, err = run("query", "chess", "8/8/8/3k4/8/8/8/K6R w - -", "--db", url)
+    assert code == 1
+    assert "not found" in err and "negagraph solve chess -p material=KRvK" in err
