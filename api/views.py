@@ -11,19 +11,14 @@ symmetric representative; each resulting position is then found by its canonical
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
-from sqlalchemy import Integer, LargeBinary, TextClause, bindparam, text
-
 from db.errors import PositionNotFoundError, RulesVersionError
-from db.models import decode_key, encode_key
-from db.records import PositionRecord, VariantRecord, bounds_of
-from db.repository import Reader, find_variant, probe_position
+from db.records import PositionRecord, VariantRecord
+from db.repository import Reader, find_variant, probe_position, stored_positions
 from solver.game import Game, MoveLabel, PositionKey, params_text
-from solver.graph import STATE_NAMES
 from solver.negamax import decided
 from solver.strategy import Child, move_sort_key, principal_line
 from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp
@@ -96,69 +91,6 @@ def move_list(
     moves = _moves_of(game, key)
     found = stored_positions(session, rec.variant_id, [stored for _, _, stored in moves])
     return _ranked_moves(game, moves, found)
-
-
-CHUNK = 512
-"""Keys looked up per query."""
-
-
-def stored_positions(
-    session: Reader, variant_id: int, keys: Iterable[PositionKey]
-) -> dict[PositionKey, PositionRecord]:
-    """The stored records of those *keys* (already canonical) of variant *variant_id*
-    that are stored, by key; one query per :data:`CHUNK` keys.
-
-    Like :func:`db.repository.find_positions` for a variant already resolved, but the keys
-    are joined in as a ``VALUES`` list rather than an ``IN`` list: without ``ANALYZE``
-    statistics SQLite answers ``variant_id = ? AND key IN (...)`` by scanning the whole
-    variant, while the join probes the ``(variant_id, key)`` index once per key.
-    """
-    wanted = list(dict.fromkeys(keys))
-    found: dict[PositionKey, PositionRecord] = {}
-    for start in range(0, len(wanted), CHUNK):
-        chunk = [encode_key(k) for k in wanted[start : start + CHUNK]]
-        size = _padded(len(chunk))
-        params: dict[str, Any] = {f"k{i}": chunk[min(i, len(chunk) - 1)] for i in range(size)}
-        params["variant_id"] = variant_id
-        rows = session.execute(_lookup(size), params)
-        for nid, kb, notation, low, high, lf, hf, dl, dh, state, dist in rows:
-            key = decode_key(kb)
-            found[key] = PositionRecord(
-                variant_id=variant_id,
-                node_id=nid,
-                key=key,
-                position=notation,
-                bounds=bounds_of(low, high, lf, hf),
-                depth_low=dl,
-                depth_high=dh,
-                state=STATE_NAMES[state],
-                dist=dist,
-            )
-    return found
-
-
-def _padded(n: int) -> int:
-    """*n* rounded up to a power of two (at most :data:`CHUNK`): few statement shapes,
-    each prepared once."""
-    return min(1 << max(n - 1, 0).bit_length(), CHUNK)
-
-
-@cache
-def _lookup(size: int) -> TextClause:
-    """The lookup of *size* keys (``:k0``...) of variant ``:variant_id``: the keys as a
-    ``VALUES`` list joined to ``nodes`` (plain SQL that SQLite and PostgreSQL share, so
-    that it is built once per size instead of compiled per call)."""
-    rows = ", ".join(f"(:k{i})" for i in range(size))
-    sql = (
-        f'WITH wanted ("key") AS (VALUES {rows}) '
-        'SELECT n.id, n."key", n.notation, n.low, n.high, n.low_final, n.high_final, '
-        "n.depth_low, n.depth_high, n.state, n.dist "
-        'FROM wanted JOIN nodes AS n ON n.variant_id = :variant_id AND n."key" = wanted."key"'
-    )
-    return text(sql).bindparams(
-        bindparam("variant_id", type_=Integer),
-        *(bindparam(f"k{i}", type_=LargeBinary) for i in range(size)),
-    )
 
 
 def check_rules_version(game: Game, variant: VariantRecord) -> None:
@@ -367,5 +299,4 @@ __all__ = [
     "move_list",
     "not_found_message",
     "position_fields",
-    "stored_positions",
 ]

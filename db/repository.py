@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from functools import cache
 from typing import Any, TypeVar, overload
 
-from sqlalchemy import func, select
+from sqlalchemy import Integer, LargeBinary, TextClause, bindparam, func, select, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, aliased
 
@@ -219,9 +220,8 @@ def position_parents(session: Reader, variant_id: int, node_id: int) -> list[Pos
 def find_positions(
     session: Reader, game: Game, keys: Iterable[PositionKey]
 ) -> dict[PositionKey, PositionRecord]:
-    """The stored records of those *keys* (already canonical) that are stored, by key.
-
-    One query per 500 keys; unknown keys are simply absent from the result.
+    """The stored records of those *keys* (already canonical) that are stored, by key;
+    unknown keys are simply absent from the result.
 
     :raises RulesVersionError: if the variant is stored under another rules version.
     """
@@ -234,17 +234,70 @@ def find_positions(
             f"version {variant.rules_version}, but this negagraph's {game.name} has rules "
             f"version {game.version}"
         )
+    return stored_positions(session, variant.id, keys)
+
+
+CHUNK = 512
+"""Keys looked up per query."""
+
+
+def stored_positions(
+    session: Reader, variant_id: int, keys: Iterable[PositionKey]
+) -> dict[PositionKey, PositionRecord]:
+    """The stored records of those *keys* (already canonical) of variant *variant_id*
+    that are stored, by key; one query per :data:`CHUNK` keys.
+
+    Like :func:`db.repository.find_positions` for a variant already resolved, but the keys
+    are joined in as a ``VALUES`` list rather than an ``IN`` list: without ``ANALYZE``
+    statistics SQLite answers ``variant_id = ? AND key IN (...)`` by scanning the whole
+    variant, while the join probes the ``(variant_id, key)`` index once per key.
+    """
     wanted = list(dict.fromkeys(keys))
     found: dict[PositionKey, PositionRecord] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = [encode_key(k) for k in wanted[start : start + 500]]
-        rows = session.execute(
-            select(*_NODE_COLUMNS).where(Node.variant_id == variant.id, Node.key.in_(chunk))
-        )
-        for row in rows:
-            rec = _position(row)
-            found[rec.key] = rec
+    for start in range(0, len(wanted), CHUNK):
+        chunk = [encode_key(k) for k in wanted[start : start + CHUNK]]
+        size = _padded(len(chunk))
+        params: dict[str, Any] = {f"k{i}": chunk[min(i, len(chunk) - 1)] for i in range(size)}
+        params["variant_id"] = variant_id
+        rows = session.execute(_lookup(size), params)
+        for nid, kb, notation, low, high, lf, hf, dl, dh, state, dist in rows:
+            key = decode_key(kb)
+            found[key] = PositionRecord(
+                variant_id=variant_id,
+                node_id=nid,
+                key=key,
+                position=notation,
+                bounds=bounds_of(low, high, lf, hf),
+                depth_low=dl,
+                depth_high=dh,
+                state=STATE_NAMES[state],
+                dist=dist,
+            )
     return found
+
+
+def _padded(n: int) -> int:
+    """*n* rounded up to a power of two (at most :data:`CHUNK`): few statement shapes,
+    each prepared once."""
+    return min(1 << max(n - 1, 0).bit_length(), CHUNK)
+
+
+@cache
+def _lookup(size: int) -> TextClause:
+    """The lookup of *size* keys (``:k0``...) of variant ``:variant_id``: the keys as a
+    ``VALUES`` list joined to ``nodes`` (plain SQL that SQLite and PostgreSQL share, so
+    that it is built once per size instead of compiled per call)."""
+    rows = ", ".join(f"(:k{i})" for i in range(size))
+    sql = (
+        f'WITH wanted ("key") AS (VALUES {rows}) '
+        'SELECT n.id, n."key", n.notation, n.low, n.high, n.low_final, n.high_final, '
+        "n.depth_low, n.depth_high, n.state, n.dist "
+        'FROM wanted JOIN nodes AS n ON n.variant_id = :variant_id AND n."key" = wanted."key"'
+    )
+    return text(sql).bindparams(
+        bindparam("variant_id", type_=Integer),
+        *(bindparam(f"k{i}", type_=LargeBinary) for i in range(size)),
+    )
 
 
 # -- row conversion -----------------------------------------------------------------------
@@ -310,6 +363,7 @@ def _position(row: Any) -> PositionRecord:
 
 __all__ = [
     "Reader",
+    "find_positions",
     "find_variant",
     "get_node",
     "get_position",
@@ -320,4 +374,5 @@ __all__ = [
     "position_children",
     "position_parents",
     "probe_position",
+    "stored_positions",
 ]
