@@ -20,6 +20,7 @@ from typing import Any
 
 from bench.baselines import memo_negamax
 from bench.persist import persist_rows
+from bench.pruning import pruning_rows
 from solver.alphabeta import alphabeta
 from solver.games import get_game
 from solver.negamax import solve
@@ -111,6 +112,7 @@ BENCHMARKS: dict[str, Callable[[int, bool], list[Row]]] = {
     "full": full_solve_rows,
     "partial": partial_solve_rows,
     "persist": persist_rows,
+    "pruning": pruning_rows,
 }
 
 

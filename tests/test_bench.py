@@ -12,7 +12,7 @@ def test_bench_smoke_writes_json_and_markdown(tmp_path: Path) -> None:
     assert main(["--smoke", "--out", str(tmp_path)]) == 0
     data = json.loads((tmp_path / "results.json").read_text())
     rows = data["rows"]
-    assert {r["benchmark"] for r in rows} == {"full solve in memory", "partial solve",
+    assert {r["benchmark"] for r in rows} >= {"full solve in memory", "partial solve",
                                               "persistence"}
     (persist,) = [r for r in rows if r["benchmark"] == "persistence"]
     assert persist["positions"] > 0 and persist["bytes_per_node"] > 0

@@ -11,13 +11,27 @@ from solver.errors import UnknownGameError
 from solver.game import GameBase
 from solver.games.chess_endgame import ChessGame
 from solver.games.connect_four import ConnectFour
+from solver.games.domino_tiling import DominoTiling
+from solver.games.e_valuate import EValuate
+from solver.games.graph_share import GraphShare
 from solver.games.grundy import Grundy
 from solver.games.nap import Nap
 from solver.games.number_game import NumberGame
 from solver.games.tic_tac_toe import TicTacToe
 
 GAMES: dict[str, type[GameBase]] = {
-    cls.name: cls for cls in (NumberGame, TicTacToe, ConnectFour, Grundy, Nap, ChessGame)
+    cls.name: cls
+    for cls in (
+        NumberGame,
+        TicTacToe,
+        ConnectFour,
+        Grundy,
+        Nap,
+        ChessGame,
+        EValuate,
+        DominoTiling,
+        GraphShare,
+    )
 }
 """Every registered game class by name."""
 

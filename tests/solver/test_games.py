@@ -51,6 +51,23 @@ CONFIGS: list[tuple[str, dict[str, object], Callable[[int], bool] | None]] = [
     ("chess", {"material": "KQvK"}, None),
     ("chess", {"material": "KRvK", "symmetry": False}, None),
     ("chess", {"material": "KPvKP"}, None),
+    ("e-valuate", {}, None),
+    ("e-valuate", {"expression": "a*b+c*d", "symmetry": True}, None),
+    ("e-valuate", {"expression": "x+y+z", "digits": "1,3,5", "symmetry": True}, None),
+    ("e-valuate", {"expression": "2*x-(y+3)*-x*y", "digits": "0-3,7", "symmetry": False}, None),
+    ("e-valuate", {"expression": "x", "digits": "5"}, None),
+    ("domino-tiling", {"rows": 3, "cols": 4, "symmetry": False}, None),
+    ("domino-tiling", {"rows": 4, "cols": 4, "symmetry": True}, None),
+    ("domino-tiling", {"rows": 2, "cols": 5, "symmetry": True}, None),
+    ("domino-tiling", {"rows": 3, "cols": 6, "symmetry": True}, None),
+    ("domino-tiling", {"rows": 8, "cols": 8, "symmetry": False}, None),
+    ("domino-tiling", {"rows": 1, "cols": 1}, None),
+    ("graph-share", {}, None),
+    ("graph-share", {"symmetry": True}, None),
+    ("graph-share", {"mode": "edges", "symmetry": True}, None),
+    ("graph-share", {"graph": "complete-7", "colors": 3, "symmetry": True}, None),
+    ("graph-share", {"graph": "edges:0-1,1-2,2-0,2-3", "mode": "edges", "colors": 3}, None),
+    ("graph-share", {"graph": "path-2", "colors": 1}, None),
 ]
 CONFIG_IDS = [f"{name}[{','.join(f'{k}={v}' for k, v in p.items())}]" for name, p, _ in CONFIGS]
 
@@ -180,6 +197,11 @@ WALK_GAMES = [
     ("nap", {"n": 60}),
     ("chess", {"material": "KQvK"}),
     ("chess", {"material": "KPvKP"}),
+    ("e-valuate", {"expression": "a*b-c*d+e*(f-g)", "symmetry": True}),
+    ("domino-tiling", {"rows": 8, "cols": 8, "symmetry": True}),
+    ("domino-tiling", {"rows": 3, "cols": 7, "symmetry": True}),
+    ("graph-share", {"graph": "friendship-4", "mode": "edges", "colors": 3, "symmetry": True}),
+    ("graph-share", {"graph": "cycle-9", "colors": 4, "symmetry": True}),
 ]
 
 
@@ -276,6 +298,23 @@ BAD_PARAMS: list[tuple[str, dict[str, object]]] = [
     ("chess", {"material": "KPPPPPPPPPvK"}),
     ("chess", {"material": 5}),
     ("chess", {"symmetry": "sometimes"}),
+    ("e-valuate", {"expression": "x+"}),
+    ("e-valuate", {"expression": "x/y"}),
+    ("e-valuate", {"expression": "2+3"}),
+    ("e-valuate", {"digits": "9-0"}),
+    ("e-valuate", {"digits": "1,1"}),
+    ("e-valuate", {"digits": "a"}),
+    ("e-valuate", {"symmetry": "sometimes"}),
+    ("domino-tiling", {"rows": 0}),
+    ("domino-tiling", {"cols": 9}),
+    ("domino-tiling", {"size": 4}),
+    ("graph-share", {"graph": "petersen"}),
+    ("graph-share", {"graph": "cycle-2"}),
+    ("graph-share", {"graph": "edges:0-0"}),
+    ("graph-share", {"graph": "edges:0-1,1-0"}),
+    ("graph-share", {"mode": "faces"}),
+    ("graph-share", {"colors": 0}),
+    ("graph-share", {"colors": 7}),
 ]
 
 
@@ -298,6 +337,7 @@ BAD_POSITION_PARAMS: dict[str, dict[str, object]] = {
     "grundy": {"n": 7},
     "nap": {"n": 9},
     "chess": {"material": "KRvK"},
+    "domino-tiling": {"rows": 2, "cols": 3},
 }
 BAD_POSITIONS: dict[str, list[str]] = {
     "number-game": [
@@ -401,6 +441,51 @@ BAD_POSITIONS: dict[str, list[str]] = {
         "P7/8/8/4k3/8/8/8/4K3 w - -",  # a pawn on the last rank
         "8/8/8/4k3/8/8/8/R3K3 w - - - -",
         "\uff18/8/8/4k3/8/8/8/R3K3 w - -",
+    ],
+    "e-valuate": [
+        "",
+        ";",
+        "x",
+        "x=",
+        "x=10",
+        "x=a",
+        "w=1",
+        "X=1",
+        "x=1,x=2",
+        "x=1;",
+        "x=1;proposed=",
+        "x=1;proposed=10",
+        "x=1;7",
+        "x=1,y=2,z=3;proposed=4",  # all instantiated: nothing to propose
+        "x=1,,y=2",
+        "x=²",
+        "x=١",
+    ],
+    "domino-tiling": [
+        "",
+        "/",
+        ".../..",
+        "..../..../....",
+        ".../.../...",
+        "x../...",  # one covered square
+        "x.x/...",  # two squares, not adjacent
+        "x../..x",  # a dark and a light square, but not adjacent
+        "xo./...",
+        "xxx/xxx/",
+    ],
+    "graph-share": [
+        "",
+        "0",
+        "0=",
+        "0=c",
+        "0=A",
+        "7=a",
+        "0-1=a",
+        "0=a,0=b",
+        "0=a;proposed=c",
+        "0=a;a",
+        "0=a,1=a,2=a,3=a,4=a,5=a,6=a;proposed=b",  # all coloured
+        "0=a,,1=b",
     ],
 }
 

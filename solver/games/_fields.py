@@ -1,0 +1,195 @@
+"""Canonical keys for games whose key is a row of equal-width bit fields.
+
+e-Valuate and graph-share keep one field per variable (or coloured element) plus one for
+the pending proposal. Their symmetries permute fields and may also relabel field values
+(graph-share's colour permutations). Two ways to pick a representative of a key's orbit:
+
+* :class:`FieldGroup` — an explicit (small) group: the smallest image of the key, each
+  image the sum of a few table lookups (one per chunk of fields, as in tic-tac-toe);
+* :class:`FieldSorter` — a group that is a product of symmetric groups on classes of
+  interchangeable fields (times an explicit set of value relabellings): sort the values
+  within each class, which costs one sort per class instead of one image per element.
+
+Both are exact canonical forms: the result lies in the key's orbit, is the same for every
+key of the orbit, and is therefore idempotent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+ValueMap = tuple[int, ...]
+"""A relabelling of field values: ``value_map[v]`` is the new value of a field holding
+``v`` (0, the empty field, must map to 0)."""
+
+FieldPermutation = tuple[int, ...]
+"""``perm[f]`` is the field that field ``f``'s value moves to."""
+
+_CHUNK_BITS = 8
+
+
+def _chunks(width: int, fields: int) -> tuple[int, tuple[tuple[int, ...], ...]]:
+    """Fields per chunk and the fields of each chunk (whole fields, at most 8 bits)."""
+    per = max(1, _CHUNK_BITS // width)
+    return per, tuple(tuple(range(i, min(i + per, fields))) for i in range(0, fields, per))
+
+
+def _tables(
+    width: int, fields: int, perm: FieldPermutation, value_map: ValueMap
+) -> tuple[tuple[int, ...], ...]:
+    """Per chunk, the image of every chunk value under (*perm*, *value_map*)."""
+    mask = (1 << width) - 1
+    _, chunks = _chunks(width, fields)
+    out: list[tuple[int, ...]] = []
+    for chunk in chunks:
+        bits = width * len(chunk)
+        table: list[int] = []
+        for v in range(1 << bits):
+            total = 0
+            for j, f in enumerate(chunk):
+                value = (v >> (width * j)) & mask
+                mapped = value_map[value] if value < len(value_map) else value
+                total |= mapped << (width * perm[f])
+            table.append(total)
+        out.append(tuple(table))
+    return tuple(out)
+
+
+class FieldMap:
+    """One element: a field permutation with a value relabelling, as chunk tables."""
+
+    def __init__(
+        self, width: int, fields: int, perm: FieldPermutation, value_map: ValueMap
+    ) -> None:
+        _, chunks = _chunks(width, fields)
+        self.shifts = tuple(width * chunk[0] for chunk in chunks)
+        self.masks = tuple((1 << (width * len(chunk))) - 1 for chunk in chunks)
+        self.tables = _tables(width, fields, perm, value_map)
+
+    def image(self, key: int) -> int:
+        out = 0
+        for table, s, m in zip(self.tables, self.shifts, self.masks, strict=True):
+            out |= table[(key >> s) & m]
+        return out
+
+
+def _is_identity(perm: FieldPermutation, value_map: ValueMap) -> bool:
+    return all(i == f for i, f in enumerate(perm)) and all(i == v for i, v in enumerate(value_map))
+
+
+class FieldGroup:
+    """An explicit group of (field permutation, value relabelling) pairs.
+
+    ``canonical(key)`` is the smallest image of *key* under the group. Each image costs
+    one table lookup per chunk of fields (a chunk is as many whole fields as fit in 8 bits).
+    """
+
+    def __init__(
+        self,
+        width: int,
+        fields: int,
+        elements: Sequence[tuple[FieldPermutation, ValueMap]],
+    ) -> None:
+        self.size = len(elements)
+        _, chunk_fields = _chunks(width, fields)
+        self._shifts = tuple(width * chunk[0] for chunk in chunk_fields)
+        self._masks = tuple((1 << (width * len(chunk))) - 1 for chunk in chunk_fields)
+        self._images = tuple(
+            _tables(width, fields, perm, vmap)
+            for perm, vmap in elements
+            if not _is_identity(perm, vmap)
+        )
+
+        # Specialised loops for the usual numbers of chunks (the hot path of a solve).
+        chunks = len(self._shifts)
+        self.canonical: Callable[[int], int]
+        """The smallest image of a key under the group."""
+        if not self._images:
+            self.canonical = _identity
+        elif chunks == 1:
+            self.canonical = self._canonical1
+        elif chunks == 2:
+            self.canonical = self._canonical2
+        elif chunks == 3:
+            self.canonical = self._canonical3
+        else:
+            self.canonical = self._canonical_any
+
+    def _canonical1(self, key: int) -> int:
+        (s0,), (m0,) = self._shifts, self._masks
+        p0 = (key >> s0) & m0
+        return min(key, min(t0[p0] for (t0,) in self._images))
+
+    def _canonical2(self, key: int) -> int:
+        (s0, s1), (m0, m1) = self._shifts, self._masks
+        p0, p1 = (key >> s0) & m0, (key >> s1) & m1
+        return min(key, min(t0[p0] | t1[p1] for t0, t1 in self._images))
+
+    def _canonical3(self, key: int) -> int:
+        (s0, s1, s2), (m0, m1, m2) = self._shifts, self._masks
+        p0, p1, p2 = (key >> s0) & m0, (key >> s1) & m1, (key >> s2) & m2
+        return min(key, min(t0[p0] | t1[p1] | t2[p2] for t0, t1, t2 in self._images))
+
+    def _canonical_any(self, key: int) -> int:
+        parts = [(key >> s) & m for s, m in zip(self._shifts, self._masks, strict=True)]
+        best = key
+        for tables in self._images:
+            image = 0
+            for table, part in zip(tables, parts, strict=True):
+                image |= table[part]
+            if image < best:
+                best = image
+        return best
+
+
+def _identity(key: int) -> int:
+    return key
+
+
+class FieldSorter:
+    """Classes of interchangeable fields, optionally times explicit value relabellings.
+
+    ``canonical(key)``: for each relabelling (the identity included), relabel every field,
+    then sort the values within each class (smallest value into the lowest field); the
+    smallest result wins. Relabellings must form a group that commutes with the field
+    permutations (they act on values only, so they do).
+    """
+
+    def __init__(
+        self,
+        width: int,
+        fields: int,
+        classes: Sequence[Sequence[int]],
+        value_maps: Sequence[ValueMap] = (),
+    ) -> None:
+        self._mask = (1 << width) - 1
+        self._classes = tuple(
+            tuple(width * f for f in sorted(c)) for c in classes if len(c) > 1
+        )
+        self._clear = tuple(~sum(self._mask << s for s in shifts) for shifts in self._classes)
+        identity = tuple(range(fields))
+        self._relabel = tuple(
+            FieldMap(width, fields, identity, vmap)
+            for vmap in value_maps
+            if not _is_identity(identity, vmap)
+        )
+
+    def _sort(self, key: int) -> int:
+        mask = self._mask
+        for shifts, clear in zip(self._classes, self._clear, strict=True):
+            values = sorted((key >> s) & mask for s in shifts)
+            key &= clear
+            for s, v in zip(shifts, values, strict=True):
+                key |= v << s
+        return key
+
+    def canonical(self, key: int) -> int:
+        best = self._sort(key)
+        for relabel in self._relabel:
+            candidate = self._sort(relabel.image(key))
+            if candidate < best:
+                best = candidate
+        return best
+
+
+__all__ = ["FieldGroup", "FieldMap", "FieldPermutation", "FieldSorter", "ValueMap"]

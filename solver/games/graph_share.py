@@ -1,0 +1,459 @@
+"""e-Valuate on graphs (seed 003, section 5): share a graph's edges or vertices by colouring.
+
+MAX proposes a colour from a palette of ``colors`` colours; MIN assigns it to an uncoloured
+element of his choice. When every element is coloured, each shared element ``s`` goes to
+MAX if the elements of its set ``S(s)`` are not all of one colour, and to MIN if they are
+(the paper's ``f_s``: 1 unless ``S(s)`` is monochromatic). MAX's share is the result.
+
+* ``mode=vertices`` — the paper's ``(V, E)`` game: colour the vertices, share the edges;
+  ``S(uv) = {u, v}``, so an edge is MAX's exactly when its ends have different colours.
+* ``mode=edges`` — the ``(E, V)`` game: colour the edges, share the vertices; ``S(v)`` is
+  the set of edges at ``v``, so a vertex is MAX's exactly when two of its edges have
+  different colours (every vertex needs an edge; one of degree 1 is always MIN's).
+
+Key: bit fields of width ``w = colors.bit_length()``. Field 0 (the low bits) is the pending
+proposal, field ``1 + i`` the colour of element ``i`` (vertices in label order, or edges
+in the order they are listed); a field holds 0 (nothing) or ``1 + c`` for colour ``c``.
+MIN is to move exactly when a proposal is pending. Every game ends after MIN's last
+move, so terminal positions have MAX to move and are worth ``+share`` to him.
+
+Symmetry (``symmetry=true``): the graph's automorphisms (found by backtracking over vertex
+maps that keep adjacency), acting on the coloured elements, times the permutations of the
+colours (they act on the proposal too). When that group has at most
+:data:`GROUP_CAP` elements it is used whole; otherwise (e.g. complete graphs) only swaps
+of two interchangeable elements and, with at most 4 colours, the colour permutations.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+from solver.errors import InvalidParameterError, InvalidPositionError
+from solver.game import GameBase, MoveLabel, Param, PositionKey
+from solver.games._fields import FieldGroup, FieldSorter, ValueMap
+
+logger = logging.getLogger(__name__)
+
+MAX_VERTICES = 30
+"""Most vertices of a graph."""
+MAX_COLORS = 6
+"""Most colours."""
+GROUP_CAP = 2000
+"""Largest explicit symmetry group used for canonical keys."""
+COLOR_NAMES = "abcdef"
+"""Colour ``c`` is written ``COLOR_NAMES[c]``."""
+
+Edge = tuple[int, int]
+
+_SYMMETRY_CACHE: dict[tuple[str, str, int], tuple[Callable[[int], int] | None, int]] = {}
+"""Canonical-key functions by (graph, mode, colors): building a group's tables can take a
+noticeable fraction of a second, and every instance of a variant shares them."""
+
+_BUILTIN = re.compile(r"(friendship|cycle|path|complete|star)-([0-9]{1,2})", flags=re.ASCII)
+_EDGE = re.compile(r"([0-9]{1,2})-([0-9]{1,2})", flags=re.ASCII)
+_ASSIGNMENT = re.compile(r"^([0-9]{1,2}(?:-[0-9]{1,2})?)=([a-z?])$", flags=re.ASCII)
+
+
+def build_graph(spec: str) -> tuple[tuple[int, ...], tuple[Edge, ...]]:
+    """Vertices (sorted labels) and edges of a graph description.
+
+    Built-ins: ``friendship-N`` (N triangles sharing vertex 0: the windmill, the paper's
+    friendship graph is ``friendship-3``), ``cycle-N``, ``path-N``, ``complete-N``,
+    ``star-N`` (a centre 0 and N leaves); or an explicit list ``edges:0-1,1-2,2-0`` of
+    edges between vertex labels 0-99 (the vertices are the labels that occur).
+
+    :raises InvalidParameterError: for unknown names, sizes out of range, self-loops or
+        repeated edges.
+
+    >>> build_graph("friendship-1")
+    ((0, 1, 2), ((0, 1), (0, 2), (1, 2)))
+    """
+    s = spec.strip()
+    m = _BUILTIN.fullmatch(s)
+    if m is not None:
+        kind, n = m.group(1), int(m.group(2))
+        smallest = {"friendship": 1, "cycle": 3, "path": 2, "complete": 2, "star": 1}[kind]
+        vertices = {"friendship": 2 * n + 1, "star": n + 1}.get(kind, n)
+        if n < smallest or vertices > MAX_VERTICES:
+            largest = {"friendship": (MAX_VERTICES - 1) // 2, "star": MAX_VERTICES - 1}.get(
+                kind, MAX_VERTICES
+            )
+            raise InvalidParameterError(
+                f"graph {spec!r}: {kind}-N needs {smallest} <= N <= {largest}"
+            )
+        edges: list[Edge]
+        if kind == "friendship":
+            edges = []
+            for t in range(n):
+                a, b = 2 * t + 1, 2 * t + 2
+                edges += [(0, a), (0, b), (a, b)]
+        elif kind == "cycle":
+            edges = [(i, i + 1) for i in range(n - 1)] + [(0, n - 1)]
+        elif kind == "path":
+            edges = [(i, i + 1) for i in range(n - 1)]
+        elif kind == "star":
+            edges = [(0, i) for i in range(1, n + 1)]
+        else:
+            edges = [(i, j) for i in range(n) for j in range(i + 1, n)]
+        return tuple(range(vertices)), tuple(edges)
+    if s.startswith("edges:"):
+        body = s[len("edges:") :]
+        if not body.strip():
+            raise InvalidParameterError(f"graph {spec!r} lists no edges")
+        seen: set[Edge] = set()
+        edges = []
+        for part in body.split(","):
+            item = part.strip()
+            em = _EDGE.fullmatch(item)
+            if em is None:
+                raise InvalidParameterError(
+                    f"bad edge {item!r} in graph {spec!r}: expected two vertex labels 0-99 "
+                    "joined by '-', like '0-1'"
+                )
+            u, v = int(em.group(1)), int(em.group(2))
+            if u == v:
+                raise InvalidParameterError(f"self-loop {item!r} in graph {spec!r}")
+            edge = (min(u, v), max(u, v))
+            if edge in seen:
+                raise InvalidParameterError(f"edge {item!r} is listed twice in graph {spec!r}")
+            seen.add(edge)
+            edges.append(edge)
+        labels = sorted({x for e in edges for x in e})
+        if len(labels) > MAX_VERTICES:
+            raise InvalidParameterError(
+                f"graph {spec!r} has {len(labels)} vertices; at most {MAX_VERTICES}"
+            )
+        return tuple(labels), tuple(edges)
+    raise InvalidParameterError(
+        f"unknown graph {spec!r}: use friendship-N, cycle-N, path-N, complete-N, star-N or "
+        "an edge list like 'edges:0-1,1-2,2-0'"
+    )
+
+
+def automorphisms(
+    vertices: Sequence[int], edges: Sequence[Edge], cap: int
+) -> list[tuple[int, ...]] | None:
+    """Every automorphism of the graph as a map of vertex *indices* (``None`` if there are
+    more than *cap*), by backtracking over vertex maps that keep adjacency and degrees."""
+    n = len(vertices)
+    index = {v: i for i, v in enumerate(vertices)}
+    adj = [0] * n
+    for u, v in edges:
+        adj[index[u]] |= 1 << index[v]
+        adj[index[v]] |= 1 << index[u]
+    degree = [a.bit_count() for a in adj]
+    found: list[tuple[int, ...]] = []
+    image = [-1] * n
+    used = [False] * n
+
+    def extend(i: int) -> bool:
+        if i == n:
+            found.append(tuple(image))
+            return len(found) <= cap
+        for j in range(n):
+            if used[j] or degree[j] != degree[i]:
+                continue
+            if any(((adj[i] >> k) & 1) != ((adj[j] >> image[k]) & 1) for k in range(i)):
+                continue
+            image[i], used[j] = j, True
+            ok = extend(i + 1)
+            image[i], used[j] = -1, False
+            if not ok:
+                return False
+        return True
+
+    return found if extend(0) else None
+
+
+class GraphShare(GameBase):
+    """Graph sharing (see the module docstring)."""
+
+    name: ClassVar[str] = "graph-share"
+    version: ClassVar[int] = 1
+    description: ClassVar[str] = (
+        "e-Valuate on graphs: MAX proposes a colour, MIN colours an uncoloured vertex (or "
+        "edge) with it; at the end an edge (or vertex) is MAX's when the vertices (edges) it "
+        "touches are not all of one colour. MAX's share is the result."
+    )
+    notation: ClassVar[str] = (
+        "Every coloured element as 'element=colour' or 'element=?' (uncoloured), separated "
+        "by ',', then ';proposed=c' when MAX has proposed colour c and MIN is to place it. "
+        "Elements are vertex labels ('3') in mode=vertices and edges ('0-1', smaller label "
+        "first) in mode=edges; colours are letters 'a', 'b', ... E.g. "
+        "'0=a,1=?,2=b,3=?,4=?,5=?,6=?;proposed=a'. When parsing, elements may come in any "
+        "order and omitted ones are uncoloured. Moves: MAX's are the colour proposed ('a'), "
+        "MIN's the element that receives it ('3' or '0-1'). Values are from the mover's "
+        "view; MAX is to move when nothing is proposed."
+    )
+    parameters: ClassVar[tuple[Param, ...]] = (
+        Param(
+            "graph",
+            str,
+            "friendship-3",
+            "friendship-N, cycle-N, path-N, complete-N, star-N or edges:0-1,1-2,...",
+        ),
+        Param(
+            "mode",
+            str,
+            "vertices",
+            "vertices: colour vertices, share edges; edges: colour edges, share vertices",
+            choices=("vertices", "edges"),
+        ),
+        Param("colors", int, 2, "number of colours MAX may propose", min=1, max=MAX_COLORS),
+        Param(
+            "symmetry",
+            bool,
+            True,
+            "identify positions under graph automorphisms and colour permutations",
+        ),
+    )
+
+    def _configure(self) -> None:
+        spec = str(self.params["graph"])
+        vertices, edges = build_graph(spec)
+        if spec.startswith("edges:"):
+            spec = "edges:" + ",".join(f"{u}-{v}" for u, v in edges)
+            self.params["graph"] = spec
+        self.vertices = vertices
+        self.edges = edges
+        self.mode = str(self.params["mode"])
+        colors = int(self.params["colors"])
+        self.colors = colors
+        vindex = {v: i for i, v in enumerate(vertices)}
+        if self.mode == "vertices":
+            self.element_names: tuple[str, ...] = tuple(str(v) for v in vertices)
+            # S(uv) = {u, v}
+            sets: list[tuple[int, ...]] = [(vindex[u], vindex[v]) for u, v in edges]
+        else:
+            self.element_names = tuple(f"{u}-{v}" for u, v in edges)
+            # Every vertex has an edge: build_graph's graphs have no isolated vertices.
+            # S(v) = the edges at v
+            sets = [
+                tuple(i for i, e in enumerate(edges) if v in e) for v in vertices
+            ]
+        self.shared_sets: tuple[tuple[int, ...], ...] = tuple(sets)
+        self.value_range = (-len(sets), len(sets))
+        m = len(self.element_names)
+        w = colors.bit_length()
+        self._m = m
+        self._w = w
+        self._mask = (1 << w) - 1
+        self._shift = tuple(w * (i + 1) for i in range(m))
+        self._low_bits = sum(1 << s for s in self._shift)
+        self._element_index = {name: i for i, name in enumerate(self.element_names)}
+        self._proposals: tuple[tuple[MoveLabel, int], ...] = tuple(
+            (COLOR_NAMES[c], c + 1) for c in range(colors)
+        )
+        # MAX's share: for each shared set, 1 unless all its fields hold the same colour.
+        field_masks = tuple(
+            tuple((self._mask << self._shift[i], self._shift[i]) for i in s) for s in sets
+        )
+        self._field_masks = field_masks
+        self.uses_symmetry = bool(self.params["symmetry"])
+        self._canon: Callable[[int], int] | None = None
+        self.symmetry_group_size = 1
+        if self.uses_symmetry:
+            cache_key = (spec, self.mode, colors)
+            cached = _SYMMETRY_CACHE.get(cache_key)
+            if cached is None:
+                cached = self._symmetries()
+                if len(_SYMMETRY_CACHE) >= 64:
+                    _SYMMETRY_CACHE.clear()
+                _SYMMETRY_CACHE[cache_key] = cached
+            self._canon, self.symmetry_group_size = cached
+
+    # -- symmetry ---------------------------------------------------------------------
+
+    def _element_permutation(self, vmap: Sequence[int]) -> tuple[int, ...]:
+        """The permutation of coloured elements induced by a vertex map (of indices)."""
+        if self.mode == "vertices":
+            return tuple(vmap)
+        vindex = {v: i for i, v in enumerate(self.vertices)}
+        eindex = {(vindex[u], vindex[v]): i for i, (u, v) in enumerate(self.edges)}
+        out = []
+        for u, v in self.edges:
+            a, b = vmap[vindex[u]], vmap[vindex[v]]
+            out.append(eindex[(min(a, b), max(a, b))])
+        return tuple(out)
+
+    def _color_maps(self, limit: int) -> list[ValueMap]:
+        """Colour permutations as field-value maps (0 stays 0), if there are <= *limit*."""
+        if math.factorial(self.colors) > limit:
+            return [tuple(range(1 << self._w))]
+        out: list[ValueMap] = []
+        for perm in itertools.permutations(range(self.colors)):
+            vmap = [0, *(1 + p for p in perm)]
+            vmap += list(range(len(vmap), 1 << self._w))
+            out.append(tuple(vmap))
+        return out
+
+    def _symmetries(self) -> tuple[Callable[[int], int] | None, int]:
+        colour_maps = self._color_maps(GROUP_CAP)
+        autos = automorphisms(self.vertices, self.edges, GROUP_CAP // len(colour_maps))
+        fields = self._m + 1
+        if autos is not None:
+            perms = list(dict.fromkeys(self._element_permutation(a) for a in autos))
+            elements = [
+                ((0, *(1 + p[i] for i in range(self._m))), vmap)
+                for p in perms
+                for vmap in colour_maps
+            ]
+            if len(elements) == 1:
+                return None, 1
+            logger.debug("graph-share: explicit symmetry group of order %d", len(elements))
+            return FieldGroup(self._w, fields, elements).canonical, len(elements)
+        # Too many automorphisms: swaps of interchangeable elements (the two elements
+        # touch the same shared sets up to the swap) and, with few colours, colour maps.
+        sets = [frozenset(s) for s in self.shared_sets]
+        family = sorted(sorted(s) for s in sets)
+        parent = list(range(self._m))
+        for a in range(self._m):
+            for b in range(a + 1, self._m):
+                if parent[b] != b:
+                    continue
+                swap = {a: b, b: a}
+                image = sorted(sorted(swap.get(x, x) for x in s) for s in sets)
+                if image == family:
+                    parent[b] = parent[a]
+        classes: dict[int, list[int]] = {}
+        for i in range(self._m):
+            classes.setdefault(parent[i], []).append(1 + i)
+        maps = self._color_maps(24)
+        size = math.prod(math.factorial(len(c)) for c in classes.values()) * len(maps)
+        sorter = FieldSorter(self._w, fields, list(classes.values()), maps)
+        return sorter.canonical, size
+
+    # -- the Game protocol ------------------------------------------------------------
+
+    def initial(self) -> PositionKey:
+        return 0
+
+    def player_to_move(self, key: PositionKey) -> int:
+        return 1 if key & self._mask else 0
+
+    def _complete(self, key: PositionKey) -> bool:
+        folded = key
+        for i in range(1, self._w):
+            folded |= key >> i
+        return folded & self._low_bits == self._low_bits
+
+    def children(self, key: PositionKey) -> list[tuple[MoveLabel, PositionKey]]:
+        mask = self._mask
+        pending = key & mask
+        if pending:
+            base = key ^ pending
+            return [
+                (label, base | (pending << s))
+                for label, s in zip(self.element_names, self._shift, strict=True)
+                if not (key >> s) & mask
+            ]
+        if self._complete(key):
+            return []
+        return [(label, key | c) for label, c in self._proposals]
+
+    def share(self, key: PositionKey) -> int:
+        """MAX's share in the fully coloured position *key*."""
+        mask = self._mask
+        total = 0
+        for fields in self._field_masks:
+            first = -1
+            for _, s in fields:
+                colour = (key >> s) & mask
+                if first < 0:
+                    first = colour
+                elif colour != first:
+                    total += 1
+                    break
+        return total
+
+    def terminal_value(self, key: PositionKey) -> int | None:
+        if key & self._mask or not self._complete(key):
+            return None
+        return self.share(key)
+
+    def canonical(self, key: PositionKey) -> PositionKey:
+        if self._canon is None:
+            return key
+        return self._canon(key)
+
+    # -- notation ---------------------------------------------------------------------
+
+    def format(self, key: PositionKey) -> str:
+        mask = self._mask
+        parts = []
+        for name, s in zip(self.element_names, self._shift, strict=True):
+            field = (key >> s) & mask
+            parts.append(f"{name}={COLOR_NAMES[field - 1] if field else '?'}")
+        text = ",".join(parts)
+        pending = key & mask
+        if pending:
+            text += f";proposed={COLOR_NAMES[pending - 1]}"
+        return text
+
+    def parse(self, text: str) -> PositionKey:
+        s = text.strip()
+        if not s:
+            example = ",".join(f"{e}=?" for e in self.element_names[:3])
+            raise InvalidPositionError(f"empty position: give colours like {example!r}")
+        head, sep, tail = s.partition(";")
+        key = 0
+        seen: set[str] = set()
+        items = [p.replace(" ", "").replace("\t", "") for p in head.split(",")]
+        if items == [""] and sep:
+            items = []  # only a proposal: nothing coloured yet
+        for part, item in zip(head.split(","), items, strict=False):
+            m = _ASSIGNMENT.match(item)
+            if m is None:
+                raise InvalidPositionError(
+                    f"expected 'element=colour' or 'element=?', got {part.strip()!r} in "
+                    f"{text!r}"
+                )
+            name, colour = m.group(1), m.group(2)
+            if "-" in name:  # an edge may be written either way round
+                u, v = (int(x) for x in name.split("-"))
+                name = f"{min(u, v)}-{max(u, v)}"
+            else:
+                name = str(int(name))
+            index = self._element_index.get(name)
+            if index is None:
+                kind = "vertex" if self.mode == "vertices" else "edge"
+                raise InvalidPositionError(
+                    f"{name!r} is not a coloured {kind} of graph {self.params['graph']} "
+                    f"in {text!r}"
+                )
+            if name in seen:
+                raise InvalidPositionError(f"{name!r} is given twice in {text!r}")
+            seen.add(name)
+            if colour != "?":
+                key |= self._colour(colour, text) << self._shift[index]
+        if sep:
+            item = tail.replace(" ", "").replace("\t", "")
+            if not item.startswith("proposed="):
+                raise InvalidPositionError(
+                    f"expected ';proposed=c' after the colours, got {tail.strip()!r} in "
+                    f"{text!r}"
+                )
+            if self._complete(key):
+                raise InvalidPositionError(
+                    f"impossible position {text!r}: every element is coloured, so nothing "
+                    "can be proposed"
+                )
+            key |= self._colour(item[len("proposed=") :], text)
+        return key
+
+    def _colour(self, colour: str, text: str) -> int:
+        c = COLOR_NAMES.find(colour) if len(colour) == 1 else -1
+        if not 0 <= c < self.colors:
+            raise InvalidPositionError(
+                f"{colour!r} is not a colour in {text!r} (colours: "
+                f"{', '.join(COLOR_NAMES[: self.colors])})"
+            )
+        return c + 1
+
+
+__all__ = ["COLOR_NAMES", "GraphShare", "automorphisms", "build_graph"]
