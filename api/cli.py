@@ -358,6 +358,10 @@ def describe_view(view: dict[str, Any]) -> list[str]:
         return "inf" if v is None else str(v)
 
     lines = [f"{view['position']}  ({view['state']})"]
+    if "max_low" in view:
+        lo, hi = b(view["max_low"], "-inf"), b(view["max_high"], "+inf")
+        lines.append(f"  {view['to_move']} to move; from MAX's side: "
+                     + (lo if lo == hi else f"[{lo}, {hi}]"))
     if view["value"] is not None:
         lines.append(f"  value {view['value']}")
     lines.append(

@@ -63,6 +63,23 @@ def position_fields(game: Game, rec: PositionRecord | None) -> dict[str, Any]:
         "depth_low": rec.depth_low,
         "depth_high": rec.depth_high,
         "state": rec.state,
+        **max_view(game, rec.key, low, high),
+    }
+
+
+def max_view(game: Game, key: PositionKey, low: int, high: int) -> dict[str, Any]:
+    """The bounds from MAX's (the first player's) side, for games that say who is to move
+    (``player_to_move``); empty otherwise. MIN to move: MAX's bounds are ``-high, -low``."""
+    who = getattr(game, "player_to_move", None)
+    side = who(key) if who is not None else None
+    if side is None:
+        return {}
+    mlow, mhigh = (low, high) if side == 0 else (-high, -low)
+    return {
+        "to_move": "MAX" if side == 0 else "MIN",
+        "max_low": json_bound(mlow),
+        "max_high": json_bound(mhigh),
+        "max_value": mlow if mlow == mhigh and json_bound(mlow) is not None else None,
     }
 
 

@@ -293,3 +293,16 @@ def test_chess_lookups_pick_the_table_from_the_fen(tmp_path: Path) -> None:
     code, _, err = run("query", "chess", "8/8/8/3k4/8/8/8/K6R w - -", "--db", url)
     assert code == 1
     assert "not found" in err and "negagraph solve chess -p material=KRvK" in err
+
+
+def test_e_valuate_lookups_report_max_side_values(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'ev.db'}"
+    assert run("solve", "e-valuate", "--full", "--db", url)[0] == 0
+    # MIN to move after MAX proposed 7: the mover's value is -18, MAX's is 18
+    code, out, err = run("query", "e-valuate", "x=?,y=?,z=?;proposed=7", "--db", url,
+                         "--json")
+    assert code == 0, err
+    view = json.loads(out)
+    assert (view["to_move"], view["value"], view["max_value"]) == ("MIN", -18, 18)
+    code, out, _ = run("query", "e-valuate", "x=?,y=?,z=?", "--db", url)
+    assert code == 0 and "MAX to move; from MAX's side: 18" in out
