@@ -45,11 +45,13 @@ import os
 import socket
 import time
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
+from itertools import groupby, repeat
 from operator import itemgetter
 from typing import Any
 
+import numpy as np
 from sqlalchemy import Engine, Select, select, text, update
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import insert as sa_insert
@@ -410,7 +412,7 @@ class SqlStore:
         vid: int,
         new_nodes: range,
         new_edges: range,
-        dirty: list[int],
+        dirty: Sequence[int],
     ) -> None:
         if new_nodes:
             cursor.executemany(
@@ -426,7 +428,8 @@ class SqlStore:
             cursor.executemany(
                 "UPDATE nodes SET low = ?, high = ?, depth_low = ?, depth_high = ?, state = ?, "
                 "low_final = ?, high_final = ? WHERE variant_id = ? AND id = ?",
-                ((*row[1:], vid, row[0]) for row in _update_rows(graph, dirty)),
+                ((lo, hi, dl, dh, st, lf, hf, vid, i)
+                 for i, lo, hi, dl, dh, st, lf, hf in _update_rows(graph, dirty)),
             )
 
     def _pg_prepare(self, conn: Connection) -> None:
@@ -446,7 +449,7 @@ class SqlStore:
         vid: int,
         new_nodes: range,
         new_edges: range,
-        dirty: list[int],
+        dirty: Sequence[int],
     ) -> None:
         if new_nodes:
             with cursor.copy(f"COPY nodes ({_NODE_COLUMNS}) FROM STDIN") as copy:
@@ -639,50 +642,81 @@ def _version_message(engine: Engine, game: Game, stored: int) -> str:
 # -- row conversion (hot paths: plain loops over the graph's arrays) ----------------------
 
 
+ROW_CHUNK = 65_536
+"""Rows built at a time when writing (whole columns are sliced, converted and zipped)."""
+
+
+def _chunks_of(ids: range) -> Iterator[tuple[int, int]]:
+    for start in range(ids.start, ids.stop, ROW_CHUNK):
+        yield start, min(start + ROW_CHUNK, ids.stop)
+
+
+def _nullable(values: list[int], low: int, high: int) -> list[int | None]:
+    """*values* with the infinite sentinels (``<= low`` or ``>= high``) as NULLs."""
+    if values and (min(values) <= low or max(values) >= high):
+        return [None if v <= low or v >= high else v for v in values]
+    return values  # type: ignore[return-value]
+
+
+def _value_columns(graph: Graph, start: int, stop: int) -> tuple[list[Any], ...]:
+    """Nodes *start*..*stop*: low, high, depth_low, depth_high, state, low_final,
+    high_final, as lists with NULLs for the infinities."""
+    return (
+        _nullable(graph.low[start:stop].tolist(), NEG_INF, POS_INF),
+        _nullable(graph.high[start:stop].tolist(), NEG_INF, POS_INF),
+        _nullable(graph.depth_low[start:stop].tolist(), -1, DEPTH_INF),
+        _nullable(graph.depth_high[start:stop].tolist(), -1, DEPTH_INF),
+        list(graph.state[start:stop]),
+        list(graph.low_final[start:stop]),
+        list(graph.high_final[start:stop]),
+    )
+
+
 def _node_rows(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[tuple[Any, ...]]:
-    keys = graph.keys
-    low = graph.low
-    high = graph.high
-    depth_low = graph.depth_low
-    depth_high = graph.depth_high
-    dist = graph.dist
-    state = graph.state
-    low_final = graph.low_final
-    high_final = graph.high_final
     fmt = game.format
-    for i in ids:
-        k = keys[i]
-        lo = low[i]
-        hi = high[i]
-        dl = depth_low[i]
-        dh = depth_high[i]
-        yield (
-            vid,
-            i,
-            None if lo <= NEG_INF else lo,
-            None if hi >= POS_INF else hi,
-            None if dl >= DEPTH_INF else dl,
-            None if dh >= DEPTH_INF else dh,
-            dist[i],
-            state[i],
-            low_final[i],
-            high_final[i],
-            k.to_bytes((k.bit_length() + 7) >> 3 or 1, "big"),
-            fmt(k),
+    for start, stop in _chunks_of(ids):
+        keys = graph.keys[start:stop]
+        lo, hi, dl, dh, st, lf, hf = _value_columns(graph, start, stop)
+        yield from zip(
+            repeat(vid, stop - start),
+            range(start, stop),
+            lo,
+            hi,
+            dl,
+            dh,
+            graph.dist[start:stop],
+            st,
+            lf,
+            hf,
+            [k.to_bytes((k.bit_length() + 7) >> 3 or 1, "big") for k in keys],
+            list(map(fmt, keys)),
+            strict=True,
         )
 
 
 def _edge_rows(graph: Graph, vid: int, ids: range) -> Iterator[tuple[Any, ...]]:
-    edge_parent = graph.edge_parent
-    edge_child = graph.edge_child
-    edge_move = graph.edge_move
-    first_edge = graph.first_edge
-    for e in ids:
-        p = edge_parent[e]
-        yield (vid, p, e - first_edge[p], edge_child[e], edge_move[e])
+    for start, stop in _chunks_of(ids):
+        parents = np.frombuffer(graph.edge_parent, dtype=np.int32)[start:stop]
+        first = np.frombuffer(graph.first_edge, dtype=np.int64)[parents]
+        orders = (np.arange(start, stop) - first).tolist()
+        del parents, first
+        yield from zip(
+            repeat(vid, stop - start),
+            graph.edge_parent[start:stop],
+            orders,
+            graph.edge_child[start:stop],
+            graph.edge_move[start:stop],
+            strict=True,
+        )
 
 
-def _update_rows(graph: Graph, ids: Iterable[int]) -> Iterator[tuple[Any, ...]]:
+def _update_rows(graph: Graph, ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
+    """(id, low, high, depth_low, depth_high, state, low_final, high_final) of *ids*
+    (ascending): column slices for a contiguous range, else node by node."""
+    if isinstance(ids, range) and ids.step == 1:
+        for start, stop in _chunks_of(ids):
+            yield from zip(range(start, stop), *_value_columns(graph, start, stop), strict=True)
+        return
     low = graph.low
     high = graph.high
     depth_low = graph.depth_low
@@ -707,8 +741,8 @@ def _update_rows(graph: Graph, ids: Iterable[int]) -> Iterator[tuple[Any, ...]]:
         )
 
 
-_col1, _col2, _col3, _col4, _col5, _col6, _col7, _col8, _col9 = (
-    itemgetter(i) for i in range(1, 10)
+_col0, _col1, _col2, _col3, _col4, _col5, _col6, _col7, _col8, _col9 = (
+    itemgetter(i) for i in range(10)
 )
 _MINUS_ONES = array("q", [-1] * LOAD_BATCH)
 
@@ -723,7 +757,9 @@ def _chunks(cursor: Any) -> Iterator[list[tuple[Any, ...]]]:
 
 def _load_nodes(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
     """Append nodes sorted by id (which must run 0, 1, ...) to the graph's arrays, as
-    :meth:`Graph.add_node` would, with the stored bounds, flags, depths and state."""
+    :meth:`Graph.add_node` would, with the stored bounds, flags, depths and state. The
+    key index and reverse edges are left to be built when first needed."""
+    graph.drop_derived()
     for rows in chunks:
         start = graph.num_nodes
         count = len(rows)
@@ -732,8 +768,9 @@ def _load_nodes(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
                 f"stored node ids are not contiguous near {start}: the graph is damaged"
             )
         keys = [int.from_bytes(kb, "big") for kb in map(_col1, rows)]
+        if isinstance(graph.keys, array) and (max(keys) >= 1 << 63 or min(keys) < 0):
+            graph.keys = list(graph.keys)  # beyond 64 bits: a list from now on
         graph.keys.extend(keys)
-        graph.index.update(zip(keys, range(start, start + count), strict=True))
         graph.low.extend([NEG_INF if v is None else v for v in map(_col2, rows)])
         graph.high.extend([POS_INF if v is None else v for v in map(_col3, rows)])
         graph.low_final.extend(map(_col4, rows))
@@ -743,33 +780,42 @@ def _load_nodes(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
         graph.state.extend(map(_col8, rows))
         graph.dist.extend(map(_col9, rows))
         graph.first_edge.extend(_MINUS_ONES[:count] if count <= LOAD_BATCH else [-1] * count)
-        graph.child_count.extend([0] * count)
-        graph.rev_head.extend([-1] * count)
+        graph.child_count.extend(bytes(count))
 
 
 def _load_edges(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
-    """Append edges sorted by (parent, move order) with :meth:`Graph.add_edge_raw`.
+    """Append edges sorted by (parent, move order), as :meth:`Graph.add_edge_raw` would.
 
     Checks, cheaply, that they lead between stored nodes and that each parent's move
     orders are 0, 1, ...: the primary key makes them distinct and the query sorts them,
     so non-negative orders summing to ``k(k-1)/2`` per ``k``-child parent are exactly
     ``0..k-1``.
     """
-    add = graph.add_edge_raw
     n = graph.num_nodes
     order_sum = 0
+    first_edge, child_count = graph.first_edge, graph.child_count
     for rows in chunks:
+        parents = list(map(_col0, rows))
+        children = list(map(_col2, rows))
         if (
             min(map(_col1, rows)) < 0
-            or min(map(_col2, rows)) < 0
-            or max(map(_col2, rows)) >= n
-            or rows[-1][0] >= n
+            or min(children) < 0
+            or max(children) >= n
+            or parents[-1] >= n
         ):
             raise DatabaseError("stored edges lead to missing nodes: the graph is damaged")
         order_sum += sum(map(_col1, rows))
-        for parent, _, child, move in rows:
-            add(parent, child, move)
-    if order_sum != sum(k * (k - 1) // 2 for k in graph.child_count):
+        e = graph.num_edges
+        for p, grouped in groupby(parents):
+            k = len(list(grouped))
+            if child_count[p] == 0:
+                first_edge[p] = e
+            child_count[p] += k
+            e += k
+        graph.edge_parent.extend(parents)
+        graph.edge_child.extend(children)
+        graph.edge_move.extend(map(_col3, rows))
+    if order_sum != sum(k * (k - 1) // 2 for k in child_count):
         raise DatabaseError("stored move orders are not 0, 1, ... per node: the graph is damaged")
 
 

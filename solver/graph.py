@@ -2,18 +2,29 @@
 
 Node ids are assigned in discovery order, so a graph's ids are a deterministic function of
 the sequence of expansions. A node's children are stored contiguously (``first_edge`` and
-``child_count`` index the edge arrays) and every edge is threaded onto a per-child linked
-list (``rev_head``/``rev_next``) so that parents can be walked without per-node lists.
+``child_count`` index the edge arrays). Every column is a typed :mod:`array` (8 bytes a
+bound or depth, 4 bytes a node id in an edge, 1 byte a flag or a move label's index), so
+a stored node costs about a hundred bytes, not the kilobyte of per-node objects.
+
+Two derived structures are built on demand and then kept up to date: ``index`` (position
+key -> node id) and the reverse edges (``rev_head``/``rev_next``: every edge threaded onto
+a per-child linked list, so that parents can be walked). The full solver's bulk expansion
+does without either and drops them (:meth:`Graph.drop_derived`); whoever needs them next
+gets them rebuilt in one pass.
 
 The graph also tracks what changed since the last commit (new nodes and edges are those
 with ids at or past ``committed_nodes``/``committed_edges``; ``dirty`` holds older nodes
-whose bounds, flags, depths or state changed), which is what a store writes per batch.
+whose bounds, flags, depths or state changed, or :meth:`Graph.mark_all_dirty` says all of
+them did), which is what a store writes per batch.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from typing import overload
+
+import numpy as np
 
 from solver.game import MoveLabel, PositionKey
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
@@ -26,60 +37,176 @@ TERMINAL = 2
 STATE_NAMES = ("unexpanded", "expanded", "terminal")
 
 
+class Labels(Sequence[MoveLabel]):
+    """A list of move labels stored as one byte (or two) per entry: an index into the
+    distinct labels seen so far. Reads like a list of strings."""
+
+    def __init__(self, labels: Iterable[MoveLabel] = ()) -> None:
+        self.names: list[MoveLabel] = []
+        self.codes: dict[MoveLabel, int] = {}
+        self.data = array("B")
+        self.extend(labels)
+
+    def _code(self, label: MoveLabel) -> int:
+        code = self.codes.get(label)
+        if code is None:
+            code = self.codes[label] = len(self.names)
+            self.names.append(label)
+            if code == 256 and self.data.typecode == "B":
+                self.data = array("H", self.data)
+            elif code == 65_536 and self.data.typecode == "H":
+                self.data = array("l", self.data)
+        return code
+
+    def append(self, label: MoveLabel) -> None:
+        self.data.append(self._code(label))
+
+    def extend(self, labels: Iterable[MoveLabel]) -> None:
+        code = self._code
+        codes = self.codes
+        new = [codes[m] if m in codes else code(m) for m in labels]
+        self.data.extend(new)  # after the codes: they may have widened the array
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    @overload
+    def __getitem__(self, i: int) -> MoveLabel: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[MoveLabel]: ...
+    def __getitem__(self, i: int | slice) -> MoveLabel | list[MoveLabel]:
+        if isinstance(i, slice):
+            names = self.names
+            return [names[c] for c in self.data[i]]
+        return self.names[self.data[i]]
+
+    def __iter__(self) -> Iterator[MoveLabel]:
+        names = self.names
+        return (names[c] for c in self.data)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Labels):
+            return list(self) == list(other)
+        if isinstance(other, list):
+            return list(self) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Labels({list(self)!r})"
+
+
 class Graph:
     """Nodes, edges, bounds, finality flags and depths of one game variant."""
 
     def __init__(self) -> None:
-        self.keys: list[PositionKey] = []
-        self.index: dict[PositionKey, NodeId] = {}
+        # Keys live in a 64-bit array while they fit, else in a list (see add_node).
+        self.keys: array[int] | list[PositionKey] = array("q")
         self.state = bytearray()
-        self.low: list[int] = []
-        self.high: list[int] = []
+        self.low = array("q")
+        self.high = array("q")
         self.low_final = bytearray()
         self.high_final = bytearray()
-        self.depth_low: list[int] = []
-        self.depth_high: list[int] = []
-        self.dist: list[int] = []
+        self.depth_low = array("q")
+        self.depth_high = array("q")
+        self.dist = array("i")
         self.first_edge = array("q")
-        self.child_count = array("l")
-        self.rev_head = array("q")
+        self.child_count = array("i")
 
-        self.edge_parent = array("q")
-        self.edge_child = array("q")
-        self.edge_move: list[MoveLabel] = []
-        self.rev_next = array("q")
+        self.edge_parent = array("i")
+        self.edge_child = array("i")
+        self.edge_move = Labels()
+
+        self._index: dict[PositionKey, NodeId] | None = {}
+        self._rev_head: array[int] | None = array("q")
+        self._rev_next: array[int] | None = array("q")
 
         self.committed_nodes = 0
         self.committed_edges = 0
         self.dirty: set[NodeId] = set()
+        self.all_dirty = False
 
     # -- size -------------------------------------------------------------------------
 
     @property
     def num_nodes(self) -> int:
-        return len(self.keys)
+        return len(self.state)
 
     @property
     def num_edges(self) -> int:
         return len(self.edge_child)
 
     def __len__(self) -> int:
-        return len(self.keys)
+        return len(self.state)
 
     def __repr__(self) -> str:
         return f"<Graph nodes={self.num_nodes} edges={self.num_edges}>"
+
+    # -- derived structures -----------------------------------------------------------
+
+    @property
+    def index(self) -> dict[PositionKey, NodeId]:
+        """Position key -> node id (built on first use, then kept up to date)."""
+        if self._index is None:
+            self._index = {k: i for i, k in enumerate(self.keys)}
+        return self._index
+
+    @property
+    def rev_head(self) -> array[int]:
+        """Per node, its last incoming edge (``-1``: none); see :attr:`rev_next`."""
+        if self._rev_head is None:
+            self._build_reverse()
+        assert self._rev_head is not None
+        return self._rev_head
+
+    @property
+    def rev_next(self) -> array[int]:
+        """Per edge, the previous edge into the same child (``-1``: none)."""
+        if self._rev_next is None:
+            self._build_reverse()
+        assert self._rev_next is not None
+        return self._rev_next
+
+    def _build_reverse(self) -> None:
+        n, m = self.num_nodes, self.num_edges
+        child = np.frombuffer(self.edge_child, dtype=np.int32) if m else np.zeros(0, np.int32)
+        order = np.argsort(child, kind="stable")
+        grouped = child[order]
+        rev_next = np.full(m, -1, dtype=np.int64)
+        if m:
+            same = grouped[1:] == grouped[:-1]
+            rev_next[order[1:][same]] = order[:-1][same]
+        rev_head = np.full(n, -1, dtype=np.int64)
+        if m:
+            last = np.append(grouped[1:] != grouped[:-1], True)
+            rev_head[grouped[last]] = order[last]
+        self._rev_head = array("q", rev_head.tobytes())
+        self._rev_next = array("q", rev_next.tobytes())
+
+    def drop_derived(self) -> None:
+        """Forget ``index`` and the reverse edges (rebuilt on next use); bulk appends
+        through the raw arrays must call this first."""
+        self._index = None
+        self._rev_head = None
+        self._rev_next = None
 
     # -- building ---------------------------------------------------------------------
 
     def add_node(self, key: PositionKey, dist: int, terminal_value: int | None) -> NodeId:
         """Append a node for *key* (which must be new); terminal nodes get exact bounds."""
-        nid = len(self.keys)
-        self.keys.append(key)
+        nid = len(self.state)
+        try:
+            self.keys.append(key)
+        except (OverflowError, TypeError):
+            self.keys = list(self.keys)
+            self.keys.append(key)
         self.index[key] = nid
         self.dist.append(dist)
         self.first_edge.append(-1)
         self.child_count.append(0)
-        self.rev_head.append(-1)
+        if self._rev_head is not None:
+            self._rev_head.append(-1)
         if terminal_value is None:
             self.state.append(UNEXPANDED)
             self.low.append(NEG_INF)
@@ -103,25 +230,22 @@ class Graph:
         first = len(self.edge_child)
         self.first_edge[parent] = first
         self.child_count[parent] = len(children)
-        edge_parent = self.edge_parent
-        edge_child = self.edge_child
-        edge_move = self.edge_move
-        rev_next = self.rev_next
-        rev_head = self.rev_head
-        e = first
-        for move, child in children:
-            edge_parent.append(parent)
-            edge_child.append(child)
-            edge_move.append(move)
-            rev_next.append(rev_head[child])
-            rev_head[child] = e
-            e += 1
+        self.edge_parent.extend([parent] * len(children))
+        self.edge_child.extend([c for _, c in children])
+        self.edge_move.extend([m for m, _ in children])
+        rev_head, rev_next = self._rev_head, self._rev_next
+        if rev_head is not None and rev_next is not None:
+            e = first
+            for _, child in children:
+                rev_next.append(rev_head[child])
+                rev_head[child] = e
+                e += 1
         self.state[parent] = EXPANDED
         if parent < self.committed_nodes:
             self.dirty.add(parent)
 
     def add_edge_raw(self, parent: NodeId, child: NodeId, move: MoveLabel) -> None:
-        """Append one edge (used when loading a stored graph; edges of a parent in order)."""
+        """Append one edge (edges of a parent must come in move order, parents in turn)."""
         e = len(self.edge_child)
         if self.child_count[parent] == 0:
             self.first_edge[parent] = e
@@ -129,8 +253,10 @@ class Graph:
         self.edge_parent.append(parent)
         self.edge_child.append(child)
         self.edge_move.append(move)
-        self.rev_next.append(self.rev_head[child])
-        self.rev_head[child] = e
+        rev_head, rev_next = self._rev_head, self._rev_next
+        if rev_head is not None and rev_next is not None:
+            rev_next.append(rev_head[child])
+            rev_head[child] = e
 
     # -- reading ----------------------------------------------------------------------
 
@@ -164,18 +290,28 @@ class Graph:
 
     def touch(self, nid: NodeId) -> None:
         """Note that *nid*'s bounds, flags, depths or state changed."""
-        if nid < self.committed_nodes:
+        if nid < self.committed_nodes and not self.all_dirty:
             self.dirty.add(nid)
 
-    def pending(self) -> tuple[range, range, list[NodeId]]:
-        """What a store must write: new node ids, new edge ids, changed old node ids."""
+    def mark_all_dirty(self) -> None:
+        """Note that every committed node may have changed (cheaper than touching each)."""
+        self.all_dirty = True
+        self.dirty.clear()
+
+    def pending(self) -> tuple[range, range, Sequence[NodeId]]:
+        """What a store must write: new node ids, new edge ids, changed old node ids
+        (ascending)."""
+        dirty: Sequence[NodeId] = (
+            range(self.committed_nodes) if self.all_dirty else sorted(self.dirty)
+        )
         return (
             range(self.committed_nodes, self.num_nodes),
             range(self.committed_edges, self.num_edges),
-            sorted(self.dirty),
+            dirty,
         )
 
     def mark_committed(self) -> None:
         self.committed_nodes = self.num_nodes
         self.committed_edges = self.num_edges
         self.dirty.clear()
+        self.all_dirty = False

@@ -19,7 +19,6 @@ Everything works on plain ints in the compact arrays of :class:`~solver.graph.Gr
 
 from __future__ import annotations
 
-import heapq
 import logging
 import math
 import time
@@ -28,9 +27,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from solver.bulk import expand_bulk, key_index, retrograde, settle_all_flags
 from solver.errors import InvalidParameterError, InvalidPositionError, SolveError
 from solver.game import Game, PositionKey
-from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph, NodeId
+from solver.graph import EXPANDED, UNEXPANDED, Graph, NodeId
 from solver.store import MemoryStore, Progress, RunOptions, Store
 from solver.values import DEPTH_INF, NEG_INF, POS_INF, Bounds, clamp, to_public
 
@@ -425,10 +425,15 @@ class _Solver:
             self.commit()
 
     def run_full(self) -> str:
+        """Expand every reachable node breadth first in committed batches, then one
+        retrograde pass. With 64-bit keys the batches go through :func:`expand_bulk`
+        (sorted key arrays instead of the dict, no reverse edges until needed)."""
         g = self.g
         state = g.state
         self.seed_tablebase()
-        k = self.batch_size or DEFAULT_FULL_BATCH
+        index = key_index(g)
+        if index is not None:
+            g.drop_derived()
         scan = 0
         while True:
             while scan < g.num_nodes and state[scan] != UNEXPANDED:
@@ -439,7 +444,7 @@ class _Solver:
             if reason is not None:
                 self.commit()
                 return reason
-            limit = k
+            limit = self.batch_size or max(DEFAULT_FULL_BATCH, g.num_nodes // 32)
             if self.run.max_expansions is not None:
                 limit = min(limit, self.run.max_expansions - self.expansions)
             batch: list[NodeId] = []
@@ -449,15 +454,16 @@ class _Solver:
                 if state[i] == UNEXPANDED:
                     batch.append(i)
                 i += 1
-            self.expand(batch)
+            if index is not None and expand_bulk(g, self.game, batch, index, self.canon):
+                self.expansions += len(batch)
+            else:
+                index = None  # keys beyond 64 bits: the dict from now on
+                self.expand(batch)
             self.commit()
         log.info("expansion complete: %d nodes, %d edges", g.num_nodes, g.num_edges)
+        del index
         retrograde(g)
-        lf, hf = g.low_final, g.high_final
-        for nid in range(g.num_nodes):
-            if not (lf[nid] and hf[nid]):
-                lf[nid] = hf[nid] = 1
-                g.touch(nid)
+        settle_all_flags(g)
         self.commit()
         return "complete"
 
@@ -793,93 +799,6 @@ def first_leaks(g: Graph, root: NodeId, limit: int) -> tuple[list[NodeId], int]:
 def find_leaks(g: Graph, root: NodeId) -> list[NodeId]:
     """The frontier nodes that can still change a non-final bound of *root*."""
     return walk(g, root)[2]
-
-
-_W = 0  # event: a node's low reaches the current threshold
-_L = 1  # event: a node's high falls to minus the current threshold
-
-
-def retrograde(g: Graph) -> None:
-    """Compute every node's bounds and depths from scratch, with counters.
-
-    For each threshold ``t`` (the terminal values and their negations, descending), the
-    nodes with ``low >= t`` and those with ``high <= -t`` form the attractor sets of a
-    win/loss game; since the sets only grow as ``t`` falls, one pass of counters over all
-    thresholds computes every bound in ``O(E log E)``. Within a threshold events are
-    processed in order of depth (a heap), which yields DESIGN §4's depths: ``depth_low`` =
-    1 + the smallest ``depth_high`` of a child attaining ``low``, ``depth_high`` = 1 + the
-    largest ``depth_low`` over all children. Works on partial graphs (frontier nodes have
-    no events) and leaves the finality flags alone.
-    """
-    n_nodes = g.num_nodes
-    state = g.state
-    low, high = g.low, g.high
-    dlow, dhigh = g.depth_low, g.depth_high
-    edge_parent, rev_head, rev_next = g.edge_parent, g.rev_head, g.rev_next
-    counter = list(g.child_count)
-    maxd = [-1] * n_nodes
-    new_low = [NEG_INF] * n_nodes
-    new_high = [POS_INF] * n_nodes
-    new_dlow = [DEPTH_INF] * n_nodes
-    new_dhigh = [DEPTH_INF] * n_nodes
-    in_w = bytearray(n_nodes)
-    in_l = bytearray(n_nodes)
-
-    by_threshold: dict[int, list[tuple[int, int, NodeId]]] = {}
-    for n in range(n_nodes):
-        if state[n] == TERMINAL:
-            v = low[n]
-            by_threshold.setdefault(v, []).append((0, _W, n))
-            by_threshold.setdefault(-v, []).append((0, _L, n))
-
-    heappush, heappop = heapq.heappush, heapq.heappop
-    for t in sorted(by_threshold, reverse=True):
-        heap = by_threshold[t]
-        heapq.heapify(heap)
-        while heap:
-            d, kind, n = heappop(heap)
-            if kind == _W:
-                if in_w[n]:
-                    continue
-                in_w[n] = 1
-                new_low[n] = t
-                new_dlow[n] = d
-                e = rev_head[n]
-                while e >= 0:
-                    p = edge_parent[e]
-                    if d > maxd[p]:
-                        maxd[p] = d
-                    counter[p] -= 1
-                    if counter[p] == 0:
-                        heappush(heap, (maxd[p] + 1, _L, p))
-                    e = rev_next[e]
-            else:
-                if in_l[n]:
-                    continue
-                in_l[n] = 1
-                new_high[n] = -t
-                new_dhigh[n] = d
-                e = rev_head[n]
-                while e >= 0:
-                    p = edge_parent[e]
-                    if not in_w[p]:
-                        heappush(heap, (d + 1, _W, p))
-                    e = rev_next[e]
-
-    committed, dirty = g.committed_nodes, g.dirty
-    for n in range(n_nodes):
-        if (
-            low[n] != new_low[n]
-            or high[n] != new_high[n]
-            or dlow[n] != new_dlow[n]
-            or dhigh[n] != new_dhigh[n]
-        ):
-            low[n] = new_low[n]
-            high[n] = new_high[n]
-            dlow[n] = new_dlow[n]
-            dhigh[n] = new_dhigh[n]
-            if n < committed:
-                dirty.add(n)
 
 
 __all__ = [
