@@ -29,7 +29,6 @@ from sqlalchemy import (
     Float,
     ForeignKey,
     ForeignKeyConstraint,
-    Index,
     Integer,
     LargeBinary,
     MetaData,
@@ -169,10 +168,6 @@ class Edge(Base):
         ForeignKeyConstraint(
             ["variant_id", "parent"], ["nodes.variant_id", "nodes.id"], ondelete="CASCADE"
         ),
-        ForeignKeyConstraint(
-            ["variant_id", "child"], ["nodes.variant_id", "nodes.id"], ondelete="CASCADE"
-        ),
-        Index("ix_edges_variant_id_child", "variant_id", "child"),
         {"sqlite_with_rowid": False},
     )
 
@@ -182,7 +177,9 @@ class Edge(Base):
     move_order: Mapped[int] = mapped_column(SmallInteger, primary_key=True, autoincrement=False)
     """Index of the move among the parent's moves, from 0 (the game's move order)."""
     child: Mapped[int] = mapped_column(Integer)
-    """Node id of the resulting (canonical) position."""
+    """Node id of the resulting (canonical) position, a node of the same variant (not
+    declared as a foreign key: that would need an index on it, a third of the database;
+    see migration 0002)."""
     move: Mapped[str] = mapped_column(Text)
     """The move in the game's notation."""
 

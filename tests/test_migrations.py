@@ -88,7 +88,7 @@ def test_upgrade_downgrade_upgrade(empty_url: str, empty_engine: Engine) -> None
         require_head(empty_engine)
 
     upgrade(empty_url)
-    assert current_revision(empty_engine) == head_revision() == "0001"
+    assert current_revision(empty_engine) == head_revision() == "0002"
     require_head(empty_engine)
     assert tables(empty_engine) == TABLES
     assert views(empty_engine) == {"position_values"}
@@ -145,8 +145,9 @@ def test_nodes_and_edges_are_compact_on_sqlite(tmp_path: Path) -> None:
     assert "WITHOUT ROWID" in sql["nodes"] and "WITHOUT ROWID" in sql["edges"]
     assert journal == "wal" and foreign_keys == 1
     node_and_edge_indexes = {i for i in indexes if "nodes" in i or "edges" in i}
-    # The primary keys are the tables; one unique key index, one parent-lookup index.
-    assert node_and_edge_indexes == {"sqlite_autoindex_nodes_2", "ix_edges_variant_id_child"}
+    # The primary keys are the tables; one unique key index and nothing else (migration
+    # 0002 dropped the parent-lookup index on edges.child).
+    assert node_and_edge_indexes == {"sqlite_autoindex_nodes_2"}
 
 
 def test_pyproject_configuration_finds_the_scripts(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -203,7 +204,7 @@ def test_alembic_command_line_upgrade_and_check(tmp_path: Path) -> None:
             [alembic, *command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
         )
         assert done.returncode == 0, done.stderr
-    assert "0001 (head)" in done.stdout
+    assert "0002 (head)" in done.stdout
 
 
 def test_ensure_schema_creates_only_in_empty_databases(
@@ -219,3 +220,45 @@ def test_ensure_schema_creates_only_in_empty_databases(
     with pytest.raises(SchemaError, match="holds tables"):
         ensure_schema(empty_engine)
     assert tables(empty_engine) == {"somebody_elses"}
+
+
+def test_0002_keeps_the_edges_and_drops_only_the_child_index(
+    empty_url: str, empty_engine: Engine
+) -> None:
+    """A database solved under 0001 upgrades with every edge intact, and downgrades back."""
+    upgrade(empty_url, "0001")
+    rows = [(0, 0, 1, "a"), (0, 1, 2, "b"), (1, 0, 2, "c")]
+    with empty_engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO variants (id, game, params, params_json, rules_version, created_at) "
+            "VALUES (1, 'g', '', '{}', 1, CURRENT_TIMESTAMP)"))
+        for i in range(3):
+            conn.execute(text(
+                "INSERT INTO nodes (variant_id, id, dist, state, low_final, high_final, "
+                '"key", notation) VALUES (1, :i, 0, 0, false, false, :k, :n)'),
+                {"i": i, "k": bytes([i]), "n": str(i)})
+        for parent, order, child, move in rows:
+            conn.execute(text(
+                "INSERT INTO edges (variant_id, parent, move_order, child, move) "
+                "VALUES (1, :p, :o, :c, :m)"), {"p": parent, "o": order, "c": child, "m": move})
+
+    def edges() -> list[tuple[int, int, int, str]]:
+        with empty_engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(text(
+                "SELECT parent, move_order, child, move FROM edges ORDER BY 1, 2"))]
+
+    def edge_indexes_and_keys() -> tuple[set[str | None], int]:
+        inspector = inspect(empty_engine)
+        return ({i["name"] for i in inspector.get_indexes("edges")},
+                len(inspector.get_foreign_keys("edges")))
+
+    assert edge_indexes_and_keys() == ({"ix_edges_variant_id_child"}, 2)
+    upgrade(empty_url)
+    assert current_revision(empty_engine) == "0002"
+    assert edges() == rows
+    assert edge_indexes_and_keys() == (set(), 1)
+    with empty_engine.begin() as conn:  # deleting the variant still takes its edges along
+        conn.execute(text("DELETE FROM variants WHERE id = 1"))
+    assert edges() == []
+    downgrade(empty_url, "0001")
+    assert edge_indexes_and_keys() == ({"ix_edges_variant_id_child"}, 2)
