@@ -65,7 +65,7 @@ from db.models import RUN_STATUSES, SolveRun, Variant, encode_key, utcnow
 from db.session import is_negagraph_engine, safe_url, translate_errors
 from solver.errors import SolveError
 from solver.game import Game, params_text
-from solver.graph import Graph
+from solver.graph import EXPANDED, UNEXPANDED, Graph
 from solver.store import Progress, RunOptions
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
@@ -426,10 +426,10 @@ class SqlStore:
             )
         if dirty:
             cursor.executemany(
-                "UPDATE nodes SET low = ?, high = ?, depth_low = ?, depth_high = ?, state = ?, "
-                "low_final = ?, high_final = ? WHERE variant_id = ? AND id = ?",
-                ((lo, hi, dl, dh, st, lf, hf, vid, i)
-                 for i, lo, hi, dl, dh, st, lf, hf in _update_rows(graph, dirty)),
+                "UPDATE nodes SET low = ?2, high = ?3, depth_low = ?4, depth_high = ?5, "
+                "state = ?6, low_final = ?7, high_final = ?8 WHERE variant_id = "
+                f"{int(vid)} AND id = ?1",
+                _update_rows(graph, dirty),
             )
 
     def _pg_prepare(self, conn: Connection) -> None:
@@ -627,7 +627,22 @@ def _load(conn: Connection, variant_id: int) -> Graph:
         finally:
             cursor.close()
     graph.mark_committed()
+    _settle_expanded_state(graph)
     return graph
+
+
+def _settle_expanded_state(graph: Graph) -> None:
+    """A full solve does not rewrite a node's row when it expands it (its edges record
+    that, and the solve's last commit rewrites every row): nodes stored as unexpanded
+    that have edges are expanded, and are marked changed so the next commit says so."""
+    state, child_count = graph.state, graph.child_count
+    lagging = [
+        n for n in np.flatnonzero(np.frombuffer(child_count, dtype=np.int32)).tolist()
+        if state[n] == UNEXPANDED
+    ] if graph.num_nodes else []
+    for n in lagging:
+        state[n] = EXPANDED
+    graph.dirty.update(lagging)
 
 
 def _version_message(engine: Engine, game: Game, stored: int) -> str:

@@ -132,16 +132,15 @@ def expand_bulk(g: Graph, game: Game, batch: Sequence[NodeId], index: KeyIndex,
     g.edge_parent.frombytes(per_child_parent.astype(np.int32).tobytes())
     g.edge_child.frombytes(ids.astype(np.int32).tobytes())
     g.edge_move.extend([m for m, _ in pairs])
+    # The parents' new state is not marked dirty: their stored edges say they are
+    # expanded (the loader reads it so), and the solve's last commit rewrites every node.
     first_edge, child_count, state = g.first_edge, g.child_count, g.state
-    committed, dirty = g.committed_nodes, g.dirty
     e = num_edges
     for nid, c in zip(batch, counts, strict=True):
         first_edge[nid] = e
         child_count[nid] = c
         state[nid] = EXPANDED
         e += c
-        if nid < committed:
-            dirty.add(nid)
     return True
 
 

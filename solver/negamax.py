@@ -322,6 +322,8 @@ class _Solver:
         """
         g = self.g
         if self.target_reached():
+            if g.dirty or g.all_dirty:
+                self.commit()  # what the store's loader settled (e.g. expanded states)
             return "complete"
         if g.committed_nodes:
             # A stored graph: recompute bounds (and depths) from scratch once, so the
