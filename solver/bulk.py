@@ -31,7 +31,7 @@ class KeyIndex:
         ks = np.frombuffer(keys, dtype=np.int64) if len(keys) else np.zeros(0, np.int64)
         order = np.argsort(ks, kind="stable")
         self.keys = ks[order]
-        self.ids = order.astype(np.int64)
+        self.ids = order.astype(np.int32)
         del ks
 
     def resolve(self, wanted: np.ndarray, next_id: int) -> tuple[np.ndarray, np.ndarray,
@@ -54,7 +54,7 @@ class KeyIndex:
             wanted[missing], return_index=True, return_inverse=True
         )
         rank = np.argsort(first, kind="stable")  # uniq[rank]: discovery order
-        new_ids = np.empty(uniq.size, dtype=np.int64)
+        new_ids = np.empty(uniq.size, dtype=np.int32)
         new_ids[rank] = np.arange(next_id, next_id + uniq.size)
         ids[missing] = new_ids[inverse.reshape(-1)]
         at = np.searchsorted(known, uniq)
@@ -191,11 +191,12 @@ def retrograde(g: Graph) -> None:
         rev_ptr = np.zeros(n + 1, dtype=np.int64)
     counter = np.array(np.frombuffer(g.child_count, dtype=np.int32)) if m else np.zeros(
         n, np.int32)
-    maxd = np.full(n, -1, dtype=np.int64)
+    # Depths in 32 bits while computing (-1: infinite), bounds in 64.
+    maxd = np.full(n, -1, dtype=np.int32)
     new_low = np.full(n, NEG_INF, dtype=np.int64)
     new_high = np.full(n, POS_INF, dtype=np.int64)
-    new_dlow = np.full(n, DEPTH_INF, dtype=np.int64)
-    new_dhigh = np.full(n, DEPTH_INF, dtype=np.int64)
+    new_dlow = np.full(n, -1, dtype=np.int32)
+    new_dhigh = np.full(n, -1, dtype=np.int32)
     in_w = np.zeros(n, dtype=bool)
     in_l = np.zeros(n, dtype=bool)
 
@@ -234,10 +235,12 @@ def retrograde(g: Graph) -> None:
     changed = np.zeros(n, dtype=bool)
     for column, new in ((g.low, new_low), (g.high, new_high), (g.depth_low, new_dlow),
                         (g.depth_high, new_dhigh)):
+        if new.dtype == np.int32:
+            new = np.where(new < 0, np.int64(DEPTH_INF), new.astype(np.int64))
         view = np.frombuffer(column, dtype=np.int64)
         changed |= view != new
         view[:] = new
-        del view
+        del view, new
     if committed and not g.all_dirty:
         ids = np.flatnonzero(changed[:committed])
         if ids.size * 2 > committed:
