@@ -45,7 +45,7 @@ import os
 import socket
 import time
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from itertools import groupby, repeat
 from operator import itemgetter
@@ -65,7 +65,7 @@ from db.models import RUN_STATUSES, SolveRun, Variant, encode_key, utcnow
 from db.session import is_negagraph_engine, safe_url, translate_errors
 from solver.errors import SolveError
 from solver.game import Game, params_text
-from solver.graph import EXPANDED, UNEXPANDED, Graph
+from solver.graph import EXPANDED, UNEXPANDED, Graph, Labels
 from solver.store import Progress, RunOptions
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
@@ -170,7 +170,9 @@ class SqlStore:
                 variant_id = self._find_or_create_variant(conn, game)
                 self._take_lock(conn, variant_id, game, run)
                 with conn.begin():
-                    graph = _load(conn, variant_id)
+                    graph = _load(conn, variant_id, edges=not run.full)
+                if graph.deferred_edges:
+                    graph.edge_loader = self._reload_edges
                 if self._postgres:
                     self._pg_prepare(conn)
         except BaseException:
@@ -185,9 +187,16 @@ class SqlStore:
             variant_id,
             self.run_id,
             graph.num_nodes,
-            graph.num_edges,
+            graph.total_edges,
         )
         return graph
+
+    def _reload_edges(self, graph: Graph) -> None:
+        """:attr:`Graph.edge_loader` of a full solve's graph (see :func:`_load`)."""
+        conn, _ = self._require_open(graph)
+        assert self.variant_id is not None
+        with self._errors(), conn.begin():
+            _reload_edges(conn, self.variant_id, graph)
 
     def commit(self, graph: Graph, progress: Progress) -> None:
         """Write ``graph.pending()`` and *progress* in one transaction, then mark the graph
@@ -605,30 +614,68 @@ def load_graph(engine: Engine, game: Game) -> Graph:
         return _load(conn, row.id)
 
 
-def _load(conn: Connection, variant_id: int) -> Graph:
-    """Load variant *variant_id*'s graph (call in a transaction: one snapshot)."""
-    postgres = conn.dialect.name == "postgresql"
+_NODE_SQL = (
+    'SELECT id, "key", low, high, low_final, high_final, depth_low, depth_high, state, '
+    "dist FROM nodes WHERE variant_id = ? ORDER BY id"
+)
+_EDGE_SQL = (
+    "SELECT parent, move_order, child, move FROM edges "
+    "WHERE variant_id = ? ORDER BY parent, move_order"
+)
+_EDGE_COUNT_SQL = (
+    "SELECT parent, count(*) FROM edges WHERE variant_id = ? GROUP BY parent ORDER BY parent"
+)
+
+
+def _load(conn: Connection, variant_id: int, *, edges: bool = True) -> Graph:
+    """Load variant *variant_id*'s graph (call in a transaction: one snapshot).
+
+    With ``edges=False`` only each node's number of stored edges is read (which is all a
+    full solve's expansion needs); the edges themselves are left for
+    :func:`_reload_edges`, through :meth:`Graph.require_edges`.
+    """
     graph = Graph()
-    node_sql = (
-        'SELECT id, "key", low, high, low_final, high_final, depth_low, depth_high, state, '
-        "dist FROM nodes WHERE variant_id = ? ORDER BY id"
-    )
-    edge_sql = (
-        "SELECT parent, move_order, child, move FROM edges "
-        "WHERE variant_id = ? ORDER BY parent, move_order"
-    )
-    driver = _driver(conn)
-    for sql, load in ((node_sql, _load_nodes), (edge_sql, _load_edges)):
-        # PostgreSQL: a server-side cursor, so millions of rows are never all in memory.
-        cursor = driver.cursor("negagraph_load") if postgres else driver.cursor()
-        try:
-            cursor.execute(sql.replace("?", "%s") if postgres else sql, (variant_id,))
-            load(graph, _chunks(cursor))
-        finally:
-            cursor.close()
+    _stream(conn, _NODE_SQL, variant_id, graph, _load_nodes)
+    if edges:
+        _stream(conn, _EDGE_SQL, variant_id, graph, _load_edges)
+    else:
+        _stream(conn, _EDGE_COUNT_SQL, variant_id, graph, _load_edge_counts)
     graph.mark_committed()
     _settle_expanded_state(graph)
     return graph
+
+
+def _reload_edges(conn: Connection, variant_id: int, graph: Graph) -> None:
+    """Replace *graph*'s edge columns with every stored edge of the variant."""
+    n = graph.num_nodes
+    graph.edge_parent = array("i")
+    graph.edge_child = array("i")
+    graph.edge_move = Labels()
+    graph.first_edge = array("q", np.full(n, -1, dtype=np.int64).tobytes())
+    graph.child_count = array("i", bytes(4 * n))
+    graph.deferred_edges = 0
+    graph.drop_derived()
+    _stream(conn, _EDGE_SQL, variant_id, graph, _load_edges)
+    graph.committed_edges = graph.num_edges
+
+
+def _stream(
+    conn: Connection,
+    sql: str,
+    variant_id: int,
+    graph: Graph,
+    load: Callable[[Graph, Iterable[list[tuple[Any, ...]]]], None],
+) -> None:
+    """Run *sql* for the variant and hand its rows to *load* in chunks."""
+    postgres = conn.dialect.name == "postgresql"
+    # PostgreSQL: a server-side cursor, so millions of rows are never all in memory.
+    driver = _driver(conn)
+    cursor = driver.cursor("negagraph_load") if postgres else driver.cursor()
+    try:
+        cursor.execute(sql.replace("?", "%s") if postgres else sql, (variant_id,))
+        load(graph, _chunks(cursor))
+    finally:
+        cursor.close()
 
 
 def _settle_expanded_state(graph: Graph) -> None:
@@ -832,6 +879,20 @@ def _load_edges(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
         graph.edge_move.extend(map(_col3, rows))
     if order_sum != sum(k * (k - 1) // 2 for k in child_count):
         raise DatabaseError("stored move orders are not 0, 1, ... per node: the graph is damaged")
+
+
+def _load_edge_counts(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
+    """Record each parent's number of stored edges (the edges stay deferred)."""
+    n = graph.num_nodes
+    child_count = graph.child_count
+    total = 0
+    for rows in chunks:
+        if rows[-1][0] >= n or rows[0][0] < 0:
+            raise DatabaseError("stored edges lead from missing nodes: the graph is damaged")
+        for parent, k in rows:
+            child_count[parent] = k
+            total += k
+    graph.deferred_edges = total
 
 
 def _driver(conn: Connection) -> Any:

@@ -191,7 +191,7 @@ def retrograde(g: Graph) -> None:
         rev_ptr = np.zeros(n + 1, dtype=np.int64)
     counter = np.array(np.frombuffer(g.child_count, dtype=np.int32)) if m else np.zeros(
         n, np.int32)
-    # Depths in 32 bits while computing (-1: infinite), bounds in 64.
+    # Depths in 32 bits (-1: infinite while computing), bounds in 64.
     maxd = np.full(n, -1, dtype=np.int32)
     new_low = np.full(n, NEG_INF, dtype=np.int64)
     new_high = np.full(n, POS_INF, dtype=np.int64)
@@ -236,8 +236,8 @@ def retrograde(g: Graph) -> None:
     for column, new in ((g.low, new_low), (g.high, new_high), (g.depth_low, new_dlow),
                         (g.depth_high, new_dhigh)):
         if new.dtype == np.int32:
-            new = np.where(new < 0, np.int64(DEPTH_INF), new.astype(np.int64))
-        view = np.frombuffer(column, dtype=np.int64)
+            new = np.where(new < 0, np.int32(DEPTH_INF), new)
+        view = np.frombuffer(column, dtype=new.dtype)
         changed |= view != new
         view[:] = new
         del view, new

@@ -3,7 +3,7 @@
 Node ids are assigned in discovery order, so a graph's ids are a deterministic function of
 the sequence of expansions. A node's children are stored contiguously (``first_edge`` and
 ``child_count`` index the edge arrays). Every column is a typed :mod:`array` (8 bytes a
-bound or depth, 4 bytes a node id in an edge, 1 byte a flag or a move label's index), so
+bound, 4 bytes a depth or a node id in an edge, 1 byte a flag or a move label's index), so
 a stored node costs about a hundred bytes, not the kilobyte of per-node objects.
 
 Two derived structures are built on demand and then kept up to date: ``index`` (position
@@ -21,7 +21,7 @@ them did), which is what a store writes per batch.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import overload
 
 import numpy as np
@@ -108,8 +108,8 @@ class Graph:
         self.high = array("q")
         self.low_final = bytearray()
         self.high_final = bytearray()
-        self.depth_low = array("q")
-        self.depth_high = array("q")
+        self.depth_low = array("i")
+        self.depth_high = array("i")
         self.dist = array("i")
         self.first_edge = array("q")
         self.child_count = array("i")
@@ -127,6 +127,12 @@ class Graph:
         self.dirty: set[NodeId] = set()
         self.all_dirty = False
 
+        self.deferred_edges = 0
+        """Stored edges not loaded (yet): a store may leave them out of a full solve's
+        graph, whose expansion never reads them, and load them through
+        :attr:`edge_loader` when :meth:`require_edges` asks."""
+        self.edge_loader: Callable[[Graph], None] | None = None
+
     # -- size -------------------------------------------------------------------------
 
     @property
@@ -136,6 +142,11 @@ class Graph:
     @property
     def num_edges(self) -> int:
         return len(self.edge_child)
+
+    @property
+    def total_edges(self) -> int:
+        """Edges in the graph, loaded or not."""
+        return len(self.edge_child) + self.deferred_edges
 
     def __len__(self) -> int:
         return len(self.state)
@@ -190,6 +201,17 @@ class Graph:
         self._index = None
         self._rev_head = None
         self._rev_next = None
+
+    def require_edges(self) -> None:
+        """Load the edges a store deferred (every pending change must be committed:
+        the loader replaces the edge columns with what is stored)."""
+        loader = self.edge_loader
+        if loader is None:
+            return
+        if self.committed_edges != self.num_edges:
+            raise RuntimeError("require_edges() with uncommitted edges")
+        self.edge_loader = None
+        loader(self)
 
     # -- building ---------------------------------------------------------------------
 

@@ -39,7 +39,11 @@ log = logging.getLogger(__name__)
 ProgressCallback = Callable[[Progress], None]
 
 DEFAULT_FULL_BATCH = 20_000
-"""Expansions per committed batch in full mode."""
+"""Expansions per batch in full mode."""
+
+FULL_COMMIT_GROWTH = 0.25
+"""Full mode commits once its new nodes reach this fraction of the committed ones (or
+:data:`DEFAULT_FULL_BATCH`, whichever is more), unless ``batch_size`` is given."""
 
 
 @dataclass(frozen=True)
@@ -200,7 +204,7 @@ class _Solver:
         self.deadline = None if run.max_seconds is None else self.started + run.max_seconds
         self.expansions = 0
         self.nodes_at_start = graph.num_nodes
-        self.edges_at_start = graph.num_edges
+        self.edges_at_start = graph.total_edges
         self.canon = game.canonical if game.uses_symmetry else None
         value_range: tuple[int, int] | None = getattr(game, "value_range", None)
         self.vmin: int = NEG_INF if value_range is None else value_range[0]
@@ -225,9 +229,9 @@ class _Solver:
             status=status,
             expansions=self.expansions,
             nodes=g.num_nodes,
-            edges=g.num_edges,
+            edges=g.total_edges,
             nodes_added=g.num_nodes - self.nodes_at_start,
-            edges_added=g.num_edges - self.edges_at_start,
+            edges_added=g.total_edges - self.edges_at_start,
             frontier=self.frontier_size(),
             root_low=g.low[r],
             root_high=g.high[r],
@@ -272,7 +276,7 @@ class _Solver:
             depth_high=None if g.depth_high[r] >= DEPTH_INF else g.depth_high[r],
             expansions=self.expansions,
             nodes=g.num_nodes,
-            edges=g.num_edges,
+            edges=g.total_edges,
             status=status,
             seconds=time.monotonic() - self.started,
             repetition_value=rep_value,
@@ -427,9 +431,15 @@ class _Solver:
             self.commit()
 
     def run_full(self) -> str:
-        """Expand every reachable node breadth first in committed batches, then one
-        retrograde pass. With 64-bit keys the batches go through :func:`expand_bulk`
-        (sorted key arrays instead of the dict, no reverse edges until needed)."""
+        """Expand every reachable node breadth first, then one retrograde pass.
+
+        Expansion goes in batches of ``batch_size`` (default :data:`DEFAULT_FULL_BATCH`);
+        with a ``batch_size`` every batch is committed, else commits come once the new
+        nodes reach a quarter of those committed (:data:`FULL_COMMIT_GROWTH`), so a big
+        solve commits a few dozen times, not thousands (each SQLite commit rewrites the
+        pages of the key index it touched, which is nearly all of them). With 64-bit keys
+        the batches go through :func:`expand_bulk` (sorted key arrays instead of the
+        dict, no reverse edges until needed)."""
         g = self.g
         state = g.state
         self.seed_tablebase()
@@ -446,7 +456,7 @@ class _Solver:
             if reason is not None:
                 self.commit()
                 return reason
-            limit = self.batch_size or max(DEFAULT_FULL_BATCH, g.num_nodes // 32)
+            limit = self.batch_size or DEFAULT_FULL_BATCH
             if self.run.max_expansions is not None:
                 limit = min(limit, self.run.max_expansions - self.expansions)
             batch: list[NodeId] = []
@@ -461,9 +471,17 @@ class _Solver:
             else:
                 index = None  # keys beyond 64 bits: the dict from now on
                 self.expand(batch)
-            self.commit()
-        log.info("expansion complete: %d nodes, %d edges", g.num_nodes, g.num_edges)
+            new = g.num_nodes - g.committed_nodes
+            if self.batch_size or new >= max(DEFAULT_FULL_BATCH,
+                                             g.committed_nodes * FULL_COMMIT_GROWTH):
+                self.commit()
+            elif self.progress_cb is not None:
+                self.progress_cb(self.progress("running"))
+        log.info("expansion complete: %d nodes, %d edges", g.num_nodes, g.total_edges)
         del index
+        if g.num_nodes > g.committed_nodes or g.num_edges > g.committed_edges:
+            self.commit()
+        g.require_edges()
         retrograde(g)
         settle_all_flags(g)
         self.commit()

@@ -14,8 +14,9 @@ POS_INF = 1 << 60
 """Sentinel for an infinite upper bound (far above any game value)."""
 NEG_INF = -POS_INF
 """Sentinel for an infinite lower bound."""
-DEPTH_INF = 1 << 60
-"""Sentinel for an infinite (unknown) depth."""
+DEPTH_INF = (1 << 31) - 1
+"""Sentinel for an infinite (unknown) depth (the largest 32-bit int: depths are stored in
+4 bytes)."""
 
 
 def to_public(v: int) -> float | int:

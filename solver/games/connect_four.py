@@ -75,6 +75,7 @@ class ConnectFour(GameBase):
         self._dirs = (h1, h1 - 1, h1 + 1)
         self._field = (1 << h1) - 1
         self._columns_x, self._columns_o = self._column_tables()
+        self._notation: tuple[list[list[int]], list[list[int]], int, int] | None = None
 
     # -- bitboard helpers -------------------------------------------------------------
 
@@ -174,11 +175,38 @@ class ConnectFour(GameBase):
 
     def format(self, key: PositionKey) -> str:
         # Each column's h+1 bits of the key (the mover's stones + the column's mask + its
-        # bottom bit) determine the column once we know who is to move: look them up.
-        table = self._columns_x if self._mask(key).bit_count() % 2 == 0 else self._columns_o
+        # bottom bit) determine the column once we know who is to move. The notation is
+        # built as one big integer whose bytes are its characters: each column's
+        # characters, already at their places, come from a table and are added up.
+        tables = self._notation or self._notation_tables()
+        table = tables[0] if self._mask(key).bit_count() % 2 == 0 else tables[1]
         field, h1 = self._field, self._h1
-        cols = [table[(key >> shift) & field] for shift in range(0, self.width * h1, h1)]
-        return "/".join(map("".join, zip(*cols, strict=True)))
+        n = tables[2]
+        shift = 0
+        for column in table:
+            n += column[(key >> shift) & field]
+            shift += h1
+        return n.to_bytes(tables[3], "big").decode("ascii")
+
+    def _notation_tables(self) -> tuple[list[list[int]], list[list[int]], int, int]:
+        """Per column, its characters for every column field as an integer (x to move,
+        o to move), the row separators likewise, and the notation's length (built on
+        first use: large boards have large tables)."""
+        w, h = self.width, self.height
+        length = h * (w + 1) - 1
+
+        def place(ch: str, row: int, col: int) -> int:
+            return ord(ch) << (8 * (length - 1 - (row * (w + 1) + col)))
+
+        def tables(strings: tuple[str, ...]) -> list[list[int]]:
+            return [
+                [sum(place(ch, r, c) for r, ch in enumerate(text)) for text in strings]
+                for c in range(w)
+            ]
+
+        separators = sum(place("/", r, w) for r in range(h - 1))
+        self._notation = (tables(self._columns_x), tables(self._columns_o), separators, length)
+        return self._notation
 
     def _column_tables(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """Column strings (top to bottom) for every column field, with x or o to move."""

@@ -592,3 +592,37 @@ def test_full_solve_interrupted_then_finished_in_partial_mode(engine: Engine) ->
         stored = dict(conn.execute(text("SELECT id, state FROM nodes ORDER BY id")).all())
     assert stored == dict(enumerate(graph.state))
     assert all((s == EXPANDED) == (graph.child_count[n] > 0) for n, s in stored.items())
+
+
+def test_full_solve_in_budgeted_runs_matches_one_run(engine: Engine) -> None:
+    # Full-mode runs load the nodes and only the edge counts; the run that finishes the
+    # expansion loads the edges for the retrograde pass. The result is the same graph.
+    game = get_game("tic-tac-toe")
+    memory = MemoryStore()
+    solve(game, full=True, store=memory)
+    [expected] = memory.graphs.values()
+
+    statuses = []
+    while not statuses or statuses[-1] != "complete":
+        statuses.append(solve(game, full=True, store=SqlStore(engine), max_expansions=1_000,
+                              batch_size=400).status)
+        if statuses[-1] == "budget":
+            store = SqlStore(engine)
+            graph = store.open(game, run_options(game.initial(), full=True))
+            stored_edges = count(engine, Edge)
+            assert (graph.num_edges, graph.total_edges) == (0, stored_edges) != (0, 0)
+            graph.require_edges()
+            assert (graph.num_edges, graph.deferred_edges) == (stored_edges, 0)
+            full = load_graph(engine, game)
+            assert [graph.child_ids(n) for n in range(graph.num_nodes)] == [
+                full.child_ids(n) for n in range(full.num_nodes)]
+            assert list(graph.edge_move) == list(full.edge_move)
+            assert bytes(graph.state) == bytes(full.state)
+            store.close(progress_of(graph, "stopped"))
+        assert len(statuses) < 20
+    assert statuses == ["budget"] * (len(statuses) - 1) + ["complete"] and len(statuses) > 3
+    loaded = load_graph(engine, game)
+    assert_consistent(loaded)
+    assert snapshot(loaded) == snapshot(expected)
+    finished = [r for r in runs(engine) if r.status == "complete"]
+    assert [(r.nodes, r.edges) for r in finished] == [(expected.num_nodes, expected.num_edges)]
