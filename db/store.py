@@ -35,6 +35,16 @@ two writers would collide); readers are never blocked.
 In both cases every commit is *fenced*: it first updates its own run row ``WHERE status =
 'running'`` and aborts with :class:`~db.errors.VariantLockedError` if the row was taken over,
 so a writer that lost its lease can never interleave its nodes with another's.
+
+Full solves
+-----------
+A full solve writes each node twice: when it is discovered (its key, distance and, for a
+terminal position, its exact value) and once more at its last commit, with the bounds,
+flags and depths of the retrograde pass. Expanding a node does not rewrite its row: its
+edges record the expansion, and the loader reads a node with stored edges as expanded
+(marking it changed, so the next run's first commit says so). A resumed full solve loads
+the nodes and each node's number of edges only; the run that finishes the expansion loads
+the edges, once, for the retrograde pass (:meth:`~solver.graph.Graph.require_edges`).
 """
 
 from __future__ import annotations

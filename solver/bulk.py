@@ -144,6 +144,20 @@ def expand_bulk(g: Graph, game: Game, batch: Sequence[NodeId], index: KeyIndex,
     return True
 
 
+def unexpanded_from(state: bytearray, start: int, limit: int) -> list[NodeId]:
+    """The first *limit* unexpanded node ids at or after *start*, ascending."""
+    view = np.frombuffer(state, dtype=np.uint8)
+    found: list[NodeId] = []
+    pos, n = start, view.size
+    window = max(4096, 4 * limit)
+    while pos < n and len(found) < limit:
+        hits = np.flatnonzero(view[pos : pos + window] == UNEXPANDED)
+        found.extend((hits[: limit - len(found)] + pos).tolist())
+        pos += window
+    del view
+    return found
+
+
 def _gather(ptr: np.ndarray, values: np.ndarray, nodes: np.ndarray) -> np.ndarray:
     """Concatenate ``values[ptr[n]:ptr[n + 1]]`` over *nodes* (a ragged gather)."""
     starts = ptr[nodes]
@@ -268,4 +282,11 @@ def settle_all_flags(g: Graph) -> None:
             g.mark_all_dirty()
 
 
-__all__ = ["KeyIndex", "expand_bulk", "key_index", "retrograde", "settle_all_flags"]
+__all__ = [
+    "KeyIndex",
+    "expand_bulk",
+    "key_index",
+    "retrograde",
+    "settle_all_flags",
+    "unexpanded_from",
+]

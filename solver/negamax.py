@@ -27,7 +27,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver.bulk import expand_bulk, key_index, retrograde, settle_all_flags
+from solver.bulk import (
+    expand_bulk,
+    key_index,
+    retrograde,
+    settle_all_flags,
+    unexpanded_from,
+)
 from solver.errors import InvalidParameterError, InvalidPositionError, SolveError
 from solver.game import Game, PositionKey
 from solver.graph import EXPANDED, UNEXPANDED, Graph, NodeId
@@ -441,31 +447,23 @@ class _Solver:
         the batches go through :func:`expand_bulk` (sorted key arrays instead of the
         dict, no reverse edges until needed)."""
         g = self.g
-        state = g.state
         self.seed_tablebase()
         index = key_index(g)
         if index is not None:
             g.drop_derived()
         scan = 0
         while True:
-            while scan < g.num_nodes and state[scan] != UNEXPANDED:
-                scan += 1
-            if scan >= g.num_nodes:
+            limit = self.batch_size or DEFAULT_FULL_BATCH
+            if self.run.max_expansions is not None:
+                limit = max(1, min(limit, self.run.max_expansions - self.expansions))
+            batch = unexpanded_from(g.state, scan, limit)
+            if not batch:
                 break
             reason = self.out_of_budget()
             if reason is not None:
                 self.commit()
                 return reason
-            limit = self.batch_size or DEFAULT_FULL_BATCH
-            if self.run.max_expansions is not None:
-                limit = min(limit, self.run.max_expansions - self.expansions)
-            batch: list[NodeId] = []
-            i = scan
-            n = g.num_nodes
-            while i < n and len(batch) < limit:
-                if state[i] == UNEXPANDED:
-                    batch.append(i)
-                i += 1
+            scan = batch[-1] + 1
             if index is not None and expand_bulk(g, self.game, batch, index, self.canon):
                 self.expansions += len(batch)
             else:
@@ -479,8 +477,8 @@ class _Solver:
                 self.progress_cb(self.progress("running"))
         log.info("expansion complete: %d nodes, %d edges", g.num_nodes, g.total_edges)
         del index
-        if g.num_nodes > g.committed_nodes or g.num_edges > g.committed_edges:
-            self.commit()
+        if g.edge_loader is not None:
+            self.commit()  # the loader replaces the edges with the stored ones
         g.require_edges()
         retrograde(g)
         settle_all_flags(g)

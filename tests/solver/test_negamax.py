@@ -93,8 +93,11 @@ def test_partial_solve_matches_brute_force_at_every_batch(
     gl: tuple[list[list[int]], dict[int, int]], batch: int, ranged: bool, until: str
 ) -> None:
     succ, leaf = gl
-    # With a value range (every terminal value lies in it) bounds at its edges are final.
-    value_range = (min(leaf.values()), max(leaf.values())) if ranged and leaf else None
+    # With a value range bounds at its edges are final. The range must hold every
+    # position's value, and a parent's value is a child's negated: so it is symmetric
+    # (e.g. leaf values {-2} give parents +2; (-2, -2) would be a false claim).
+    top = max(map(abs, leaf.values()), default=0)
+    value_range = (-top, top) if ranged and leaf else None
     game = ExplicitGame(succ, leaf, value_range)
     full_low, full_high = brute_bounds(succ, leaf)
     store = SnapshotStore()

@@ -1,0 +1,136 @@
+"""The numpy passes against their plain-Python counterparts: the key index against a dict,
+bulk expansion against node-by-node expansion, the rebuilt reverse edges against the
+incrementally threaded ones, and the move-label column against a list."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import solver.negamax
+from solver.games import get_game
+from solver.graph import Graph, Labels
+from solver.negamax import solve
+from solver.store import MemoryStore
+from tests.db.helpers import snapshot
+from tests.oracles import ExplicitGame
+from tests.solver.test_negamax import graphs
+
+KEYS = st.integers(-(1 << 63), (1 << 63) - 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(KEYS, max_size=30), st.lists(st.lists(KEYS | st.sampled_from([0, 1, 2]),
+                                                      max_size=20), max_size=5))
+def test_key_index_numbers_new_keys_in_discovery_order(
+    known: list[int], batches: list[list[int]]
+) -> None:
+    known = list(dict.fromkeys(known))
+    graph = Graph()
+    for k in known:
+        graph.add_node(k, 0, None)
+    index = solver.bulk.KeyIndex(graph.keys)  # type: ignore[arg-type]
+    reference = {k: i for i, k in enumerate(known)}
+    next_id = len(known)
+    for batch in batches:
+        ids, new_keys, first = index.resolve(np.array(batch, dtype=np.int64), next_id)
+        expected, fresh = [], []
+        for slot, k in enumerate(batch):
+            if k not in reference:
+                reference[k] = next_id + len(fresh)
+                fresh.append((k, slot))
+            expected.append(reference[k])
+        assert ids.tolist() == expected
+        assert new_keys.tolist() == [k for k, _ in fresh]
+        assert first.tolist() == [slot for _, slot in fresh]
+        next_id += len(fresh)
+
+
+def _full(game: object, monkeypatch: pytest.MonkeyPatch | None = None) -> Graph:
+    store = MemoryStore()
+    if monkeypatch is not None:  # no key index: node-by-node expansion with the dict
+        monkeypatch.setattr(solver.negamax, "key_index", lambda g: None)
+    solve(game, full=True, store=store, batch_size=3)  # type: ignore[arg-type]
+    [graph] = store.graphs.values()
+    return graph
+
+
+@settings(max_examples=150, deadline=None)
+@given(graphs(max_nodes=12))
+def test_bulk_expansion_builds_the_same_graph_as_node_by_node(
+    gl: tuple[list[list[int]], dict[int, int]],
+) -> None:
+    succ, leaf = gl
+    bulk = _full(ExplicitGame(succ, leaf))
+    with pytest.MonkeyPatch.context() as mp:
+        plain = _full(ExplicitGame(succ, leaf), mp)
+    assert snapshot(bulk) == snapshot(plain)
+    assert list(bulk.edge_parent) == list(plain.edge_parent)
+    assert list(bulk.edge_child) == list(plain.edge_child)
+
+
+def test_bulk_expansion_matches_on_connect_four_with_symmetry(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    game = get_game("connect-four", width=4, height=3, symmetry=True)
+    bulk = _full(game)
+    plain = _full(game, monkeypatch)
+    assert snapshot(bulk) == snapshot(plain)
+
+
+class BigKeys(ExplicitGame):
+    """An explicit game whose positions but the root have keys beyond 64 bits (so the
+    bulk expansion gives up on its first batch and the dict takes over)."""
+
+    OFFSET = 1 << 70
+
+    def children(self, key: int) -> list[tuple[str, int]]:
+        return [(m, c and c + self.OFFSET) for m, c in super().children(key % self.OFFSET)]
+
+    def terminal_value(self, key: int) -> int | None:
+        return super().terminal_value(key % self.OFFSET)
+
+
+@settings(max_examples=50, deadline=None)
+@given(graphs(max_nodes=12))
+def test_keys_beyond_64_bits_fall_back_to_the_dict(
+    gl: tuple[list[list[int]], dict[int, int]],
+) -> None:
+    succ, leaf = gl
+    plain = _full(ExplicitGame(succ, leaf))
+    big = _full(BigKeys(succ, leaf))
+    assert [k % BigKeys.OFFSET for k in big.keys] == list(plain.keys)
+    for name in ("low", "high", "depth_low", "depth_high", "state", "edge_child"):
+        assert list(getattr(big, name)) == list(getattr(plain, name)), name
+
+
+@settings(max_examples=100, deadline=None)
+@given(graphs(max_nodes=12))
+def test_rebuilt_reverse_edges_equal_threaded_ones(
+    gl: tuple[list[list[int]], dict[int, int]],
+) -> None:
+    succ, leaf = gl
+    graph = _full(ExplicitGame(succ, leaf))
+    threaded = Graph()
+    for k in graph.keys:
+        threaded.add_node(k, 0, None)
+    for n in range(graph.num_nodes):
+        threaded.set_children(n, [(graph.edge_move[e], graph.edge_child[e])
+                                  for e in graph.children(n)])
+    graph.drop_derived()
+    assert list(graph.rev_head) == list(threaded.rev_head)
+    assert list(graph.rev_next) == list(threaded.rev_next)
+    assert graph.index == threaded.index
+
+
+def test_labels_read_like_a_list_and_widen() -> None:
+    labels = Labels(["a", "b", "a"])
+    assert list(labels) == ["a", "b", "a"] and labels[1] == "b" and labels[-1] == "a"
+    assert labels[0:2] == ["a", "b"] and len(labels) == 3 and labels == ["a", "b", "a"]
+    many = [f"m{i}" for i in range(300)]
+    labels.extend(many)  # more than 256 distinct labels: two bytes each from now on
+    labels.append("a")
+    assert list(labels) == ["a", "b", "a", *many, "a"]
+    assert labels.data.typecode == "H"
