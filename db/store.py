@@ -745,7 +745,7 @@ def _value_columns(graph: Graph, start: int, stop: int) -> tuple[list[Any], ...]
 
 
 def _node_rows(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[tuple[Any, ...]]:
-    fmt = game.format
+    format_many = getattr(game, "format_many", None) or (lambda ks: list(map(game.format, ks)))
     for start, stop in _chunks_of(ids):
         keys = graph.keys[start:stop]
         lo, hi, dl, dh, st, lf, hf = _value_columns(graph, start, stop)
@@ -761,7 +761,7 @@ def _node_rows(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[tuple
             lf,
             hf,
             [k.to_bytes((k.bit_length() + 7) >> 3 or 1, "big") for k in keys],
-            list(map(fmt, keys)),
+            format_many(keys),
             strict=True,
         )
 

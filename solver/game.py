@@ -238,6 +238,11 @@ class GameBase(ABC):
     def format(self, key: PositionKey) -> str:
         """Write a position in the game's notation."""
 
+    def format_many(self, keys: Sequence[PositionKey]) -> list[str]:
+        """:meth:`format` of each of *keys* (games may do it faster all at once; stores
+        writing millions of positions call this)."""
+        return list(map(self.format, keys))
+
     def canonical(self, key: PositionKey) -> PositionKey:
         return key
 

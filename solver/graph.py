@@ -76,8 +76,7 @@ class Labels(Sequence[MoveLabel]):
     def __getitem__(self, i: slice) -> list[MoveLabel]: ...
     def __getitem__(self, i: int | slice) -> MoveLabel | list[MoveLabel]:
         if isinstance(i, slice):
-            names = self.names
-            return [names[c] for c in self.data[i]]
+            return list(map(self.names.__getitem__, self.data[i]))
         return self.names[self.data[i]]
 
     def __iter__(self) -> Iterator[MoveLabel]:

@@ -14,7 +14,10 @@ of stones (X, the first player, moves when both have as many stones).
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import ClassVar
+
+import numpy as np
 
 from solver.errors import InvalidPositionError
 from solver.game import GameBase, MoveLabel, Param, PositionKey
@@ -76,6 +79,7 @@ class ConnectFour(GameBase):
         self._field = (1 << h1) - 1
         self._columns_x, self._columns_o = self._column_tables()
         self._notation: tuple[list[list[int]], list[list[int]], int, int] | None = None
+        self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     # -- bitboard helpers -------------------------------------------------------------
 
@@ -187,6 +191,32 @@ class ConnectFour(GameBase):
             n += column[(key >> shift) & field]
             shift += h1
         return n.to_bytes(tables[3], "big").decode("ascii")
+
+    def format_many(self, keys: Sequence[PositionKey]) -> list[str]:
+        # The same column tables, as arrays of code points, over all keys at once.
+        w, h, h1 = self.width, self.height, self._h1
+        if w * h1 > 63 or len(keys) < 64:
+            return [self.format(k) for k in keys]
+        ks = np.asarray(keys, dtype=np.int64)
+        x_chars, o_chars, heights = self._notation_arrays()
+        fields = [(ks >> (c * h1)) & self._field for c in range(w)]
+        x_to_move = (sum(heights[f] for f in fields) % 2 == 0)[:, None]
+        length = h * (w + 1) - 1
+        out = np.full((ks.size, length), ord("/"), dtype=np.uint32)
+        for c, f in enumerate(fields):
+            out[:, c : length : w + 1] = np.where(x_to_move, x_chars[f], o_chars[f])
+        return out.view(f"<U{length}").ravel().tolist()
+
+    def _notation_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per column field: its characters top to bottom (code points) with x, resp. o,
+        to move, and its number of stones."""
+        arrays = self._arrays
+        if arrays is None:
+            x = np.array([[ord(ch) for ch in col] for col in self._columns_x], dtype=np.uint32)
+            o = np.array([[ord(ch) for ch in col] for col in self._columns_o], dtype=np.uint32)
+            stones = np.array([max(v.bit_length() - 1, 0) for v in range(len(x))], np.int64)
+            arrays = self._arrays = (x, o, stones)
+        return arrays
 
     def _notation_tables(self) -> tuple[list[list[int]], list[list[int]], int, int]:
         """Per column, its characters for every column field as an integer (x to move,

@@ -311,3 +311,13 @@ def test_random_games_match_naive_on_every_size(width: int, height: int) -> None
                 break
             i = rng.randrange(len(ours))
             key, board = ours[i][1], theirs[i][1]
+
+
+@pytest.mark.parametrize(("width", "height"), [(4, 4), (5, 4), (7, 6), (9, 6), (10, 10)])
+def test_format_many_writes_what_format_writes(width: int, height: int) -> None:
+    game = get_game("connect-four", width=width, height=height)
+    keys, frontier = [game.initial()], [game.initial()]
+    while len(keys) < 3_000:  # breadth first, all plies up to some depth
+        frontier = [c for k in frontier for _, c in game.children(k)]
+        keys.extend(frontier)
+    assert game.format_many(keys) == [game.format(k) for k in keys]
