@@ -85,33 +85,26 @@ def wrk_load(host: str, port: int, paths: list[str], *, seconds: float,
 def python_load(host: str, port: int, paths: list[str], *, seconds: float,
                 connections: int) -> Load:
     """:func:`run_load` with *connections* processes running :func:`client_main`."""
-    procs = [
-        subprocess.Popen([sys.executable, "-c", "from bench.loadgen import client_main; "
-                          "client_main()"], cwd=ROOT, stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, text=True)
-        for _ in range(connections)
-    ]
-    for i, proc in enumerate(procs):
-        assert proc.stdin is not None
-        proc.stdin.write(json.dumps([host, port, paths, seconds, i * len(paths) // connections]))
-        proc.stdin.close()
-    results = []
-    for proc in procs:
-        assert proc.stdout is not None
-        out = proc.stdout.read()
-        if proc.wait() != 0:
-            raise RuntimeError(f"a load generator process failed (status {proc.returncode})")
-        results.append(json.loads(out))
+    with tempfile.TemporaryDirectory() as tmp:
+        jobs = [Path(tmp) / f"job{i}.json" for i in range(connections)]
+        for i, job in enumerate(jobs):
+            job.write_text(json.dumps([host, port, paths, seconds, i * len(paths) // connections]))
+        procs = [subprocess.Popen([sys.executable, "-m", "bench.loadgen", str(job)], cwd=ROOT,
+                                  stdout=subprocess.PIPE, text=True) for job in jobs]
+        outs = [proc.communicate()[0] for proc in procs]
+    if any(proc.returncode for proc in procs):
+        raise RuntimeError("a load generator process failed")
+    results = [json.loads(out) for out in outs]
     latencies = sorted(t for _, _, lat in results for t in lat)
     elapsed = max(e for _, e, _ in results)
     errors = sum(n for n, _, _ in results)
     return Load("python", len(latencies), errors, elapsed, percentile(latencies, 99) * 1e3)
 
 
-def client_main() -> None:
-    """A load generator process: reads a :func:`client` job as JSON from stdin and writes
-    the result as JSON to stdout."""
-    host, port, paths, seconds, offset = json.load(sys.stdin)
+def client_main(job: Path) -> None:
+    """A load generator process: runs the :func:`client` job in the JSON file *job*,
+    writes the result as JSON to stdout."""
+    host, port, paths, seconds, offset = json.loads(job.read_text())
     json.dump(client(host, port, paths, seconds, offset), sys.stdout)
 
 
@@ -139,6 +132,10 @@ def percentile(sorted_values: list[float], pct: float) -> float:
     if not sorted_values:
         return math.nan
     return sorted_values[max(0, math.ceil(pct / 100 * len(sorted_values)) - 1)]
+
+
+if __name__ == "__main__":
+    client_main(Path(sys.argv[1]))
 
 
 __all__ = ["Load", "percentile", "python_load", "run_load", "wrk_load"]
