@@ -1,8 +1,10 @@
-"""Run negagraph's benchmarks: ``python -m bench [--smoke] [--repeat N] [--only NAME]``.
+"""Run negagraph's benchmarks: ``python -m bench [--smoke] [--repeat N] [--only GROUP]``.
 
 Each row is a median over several runs, and each comparison is a ratio against a
-baseline measured in the same invocation (machines here are noisy). Results go to
-``bench/results/results.json`` and ``bench/results/results.md``.
+baseline measured in the same invocation (machines here are noisy). Besides the
+comparison tables, the ``targets`` table has one row per performance target with
+``target``, ``measured``, ``limit`` and ``met`` (:mod:`bench.targets`, :mod:`bench.lookups`).
+Results go to ``bench/results/results.json`` and ``bench/results/results.md``.
 """
 
 from __future__ import annotations

@@ -66,15 +66,15 @@ def connect_four(size: Size) -> Any:
     return get_game("connect-four", width=size[0], height=size[1])
 
 
+_KEEP: list[tempfile.TemporaryDirectory[str]] = []
+
+
 @cache
 def workdir() -> Path:
     """A temporary directory for this invocation's databases, removed at exit."""
     tmp = tempfile.TemporaryDirectory(prefix="negagraph-bench-")
     _KEEP.append(tmp)
     return Path(tmp.name)
-
-
-_KEEP: list[tempfile.TemporaryDirectory[str]] = []
 
 
 def remove_sqlite(path: Path) -> None:
@@ -176,22 +176,20 @@ def baseline_figures(size: Size, repeat: int) -> tuple[Row, int]:
 def sqlite_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
     """Targets 1-4: persisted solve time, scaling, peak memory and disk per node."""
     reports = sqlite_runs(cfg.size, 1, repeat)
-    case = f"connect-four {size_label(cfg.size)}"
     base, value = baseline_figures(cfg.size, repeat)
+    seconds, maxrss = median_of(reports, "seconds"), median_of(reports, "maxrss_bytes")
+    nodes, size = reports[-1]["nodes"], reports[-1]["bytes"]
     ok = reports[-1]["value"] == value
-    nodes = reports[-1]["nodes"]
+    figures = {"case": f"connect-four {size_label(cfg.size)}",
+               **solve_figures("sqlite", reports), **base}
     return [
-        target_row("1 persisted solve / memo baseline", median_of(reports, "seconds")
-                   / base["baseline_s"], "<= 8", correct=ok, case=case,
-                   **solve_figures("sqlite", reports), **base),
+        target_row("1 persisted solve / memo baseline", seconds / memo_baseline(
+            cfg.size, repeat)[0], "<= 8", correct=ok, **figures),
         scaling_row(cfg, repeat),
-        target_row("3 peak memory, bytes per node", median_of(reports, "maxrss_bytes") / nodes,
-                   "<= 200", correct=ok, case=case, maxrss_mib=round(
-                       median_of(reports, "maxrss_bytes") / 2**20, 1),
-                   **solve_figures("sqlite", reports), **base),
-        target_row("4 disk, bytes per node", reports[-1]["bytes"] / nodes, "<= 120",
-                   correct=ok, case=case, db_bytes=reports[-1]["bytes"],
-                   **solve_figures("sqlite", reports), **base),
+        target_row("3 peak memory, bytes per node", maxrss / nodes, "<= 200", correct=ok,
+                   maxrss_mib=round(maxrss / 2**20, 1), **figures),
+        target_row("4 disk, bytes per node", size / nodes, "<= 120", correct=ok,
+                   db_bytes=size, **figures),
     ]
 
 
@@ -216,28 +214,31 @@ def scaling_row(cfg: TargetConfig, repeat: int) -> Row:
 
 def resume_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
     """Target 6: the full SQLite solve in ten budgeted runs over the same in one."""
-    one, ten = sqlite_runs(cfg.size, 1, repeat), sqlite_runs(cfg.size, 10, repeat)
-    _, value = baseline_figures(cfg.size, repeat)
-    return [target_row(
-        "6 ten resumed runs / one run", median_of(ten, "seconds") / median_of(one, "seconds"),
-        "<= 1.25", correct=ten[-1]["value"] == value and ten[-1]["complete"],
-        case=f"connect-four {size_label(cfg.size)}", ten_runs_s=round(median_of(ten, "seconds"),
-                                                                       3),
-        ten_runs_runs=len(ten), **solve_figures("sqlite", one), baseline_value=value,
-    )]
+    ten = sqlite_runs(cfg.size, 10, repeat)
+    return [versus_sqlite("6 ten resumed runs / one run", "<= 1.25", "ten_runs", ten, cfg,
+                          repeat)]
 
 
 def postgres_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
     """Target 7: the full solve into PostgreSQL over the same into SQLite."""
-    one, pg = sqlite_runs(cfg.size, 1, repeat), pg_runs(cfg.size, repeat, cfg.pg_admin_url)
+    pg = pg_runs(cfg.size, repeat, cfg.pg_admin_url)
+    return [versus_sqlite("7 PostgreSQL / SQLite", "<= 2.5", "postgres", pg, cfg, repeat)]
+
+
+def versus_sqlite(target: str, limit: str, name: str, reports: list[dict[str, Any]],
+                  cfg: TargetConfig, repeat: int) -> Row:
+    """A target row: the median time of the solves *reports* (figures named *name*) over
+    the one-run SQLite solve's; correct when they completed with the baseline's value."""
+    one = sqlite_runs(cfg.size, 1, repeat)
     _, value = baseline_figures(cfg.size, repeat)
-    return [target_row(
-        "7 PostgreSQL / SQLite", median_of(pg, "seconds") / median_of(one, "seconds"),
-        "<= 2.5", correct=pg[-1]["value"] == value,
-        case=f"connect-four {size_label(cfg.size)}", postgres_s=round(median_of(pg, "seconds"),
-                                                                      3),
-        postgres_runs=len(pg), **solve_figures("sqlite", one), baseline_value=value,
-    )]
+    seconds = median_of(reports, "seconds")
+    return target_row(
+        target, seconds / median_of(one, "seconds"), limit,
+        correct=reports[-1]["value"] == value and reports[-1]["complete"],
+        case=f"connect-four {size_label(cfg.size)}", **{f"{name}_s": round(seconds, 3),
+                                                        f"{name}_runs": len(reports)},
+        **solve_figures("sqlite", one), baseline_value=value,
+    )
 
 
 def partial_target_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
