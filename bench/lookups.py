@@ -91,16 +91,22 @@ def wait_until_up(port: int, server: subprocess.Popen[bytes]) -> None:
     raise RuntimeError(f"negagraph serve did not answer within {STARTUP_SECONDS} s")
 
 
-def request(port: int, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    """(status, JSON answer) of one request on a new connection."""
+def fetch(port: int, method: str, path: str, body: Any = None) -> tuple[int, bytes]:
+    """(status, body) of one request on a new connection (a JSON *body* if given)."""
     conn = http.client.HTTPConnection(HOST, port, timeout=30)
     try:
         headers = {"Content-Type": "application/json"} if body is not None else {}
         conn.request(method, path, None if body is None else json.dumps(body), headers)
         response = conn.getresponse()
-        return response.status, json.loads(response.read() or b"null")
+        return response.status, response.read()
     finally:
         conn.close()
+
+
+def request(port: int, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    """(status, JSON answer) of one request on a new connection."""
+    status, data = fetch(port, method, path, body)
+    return status, json.loads(data or b"null")
 
 
 def position_path(size: Size, position: str) -> str:
@@ -109,13 +115,14 @@ def position_path(size: Size, position: str) -> str:
 
 
 def batch_seconds(port: int, size: Size, positions: list[str]) -> list[float]:
-    """Wall times of :data:`BATCH_RUNS` batch lookups of *positions* (after a warm-up);
-    raises if any position fails."""
+    """Wall times of :data:`BATCH_RUNS` batch lookups of *positions* (after a warm-up),
+    from sending the request to reading the whole answer; raises if any position fails."""
     body = {"params": {"width": size[0], "height": size[1]}, "positions": positions}
     path = "/api/games/connect-four/positions"
 
     def one() -> float:
-        seconds, (status, answer) = clocked(lambda: request(port, "POST", path, body))
+        seconds, (status, data) = clocked(lambda: fetch(port, "POST", path, body))
+        answer = json.loads(data)
         failed = [r for r in answer["results"] if "error" in r] if status == 200 else answer
         if failed:
             raise RuntimeError(f"batch lookup failed ({status}): {str(failed)[:300]}")
