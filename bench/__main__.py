@@ -184,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     repeat = 1 if args.smoke else max(1, args.repeat)
     cfg = target_config(args)
+    meta = {"python": platform.python_version(), "machine": platform.machine(),
+            "repeat": repeat, "smoke": args.smoke, "when": time.strftime("%Y-%m-%d %H:%M"),
+            "targets": {k: v for k, v in asdict(cfg).items() if k != "pg_admin_url"}}
     rows: list[Row] = []
     for name in args.only or [*BENCHMARKS, *TARGETS]:
         print(f"running {name} ...", file=sys.stderr)
@@ -191,15 +194,18 @@ def main(argv: list[str] | None = None) -> int:
             rows.extend(TARGETS[name](cfg, repeat))
         else:
             rows.extend(BENCHMARKS[name](repeat, args.smoke))
-    args.out.mkdir(parents=True, exist_ok=True)
-    meta = {"python": platform.python_version(), "machine": platform.machine(),
-            "repeat": repeat, "smoke": args.smoke, "when": time.strftime("%Y-%m-%d %H:%M"),
-            "targets": {k: v for k, v in asdict(cfg).items() if k != "pg_admin_url"}}
-    (args.out / "results.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
-    md = markdown(rows)
-    (args.out / "results.md").write_text(md)
+        md = write_results(args.out, meta, rows)  # after each group: a long run keeps them
     print(md)
     return 0
+
+
+def write_results(out: Path, meta: dict[str, Any], rows: list[Row]) -> str:
+    """Write ``results.json`` and ``results.md`` into *out*; return the Markdown."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
+    md = markdown(rows)
+    (out / "results.md").write_text(md)
+    return md
 
 
 if __name__ == "__main__":
