@@ -1,8 +1,10 @@
-"""Run negagraph's benchmarks: ``python -m bench [--smoke] [--repeat N] [--only NAME]``.
+"""Run negagraph's benchmarks: ``python -m bench [--smoke] [--repeat N] [--only GROUP]``.
 
 Each row is a median over several runs, and each comparison is a ratio against a
-baseline measured in the same invocation (machines here are noisy). Results go to
-``bench/results/results.json`` and ``bench/results/results.md``.
+baseline measured in the same invocation (machines here are noisy). Besides the
+comparison tables, the ``targets`` table has one row per performance target with
+``target``, ``measured``, ``limit`` and ``met`` (:mod:`bench.targets`, :mod:`bench.lookups`).
+Results go to ``bench/results/results.json`` and ``bench/results/results.md``.
 """
 
 from __future__ import annotations
@@ -10,33 +12,29 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from bench.baselines import memo_negamax
+from bench.lookups import lookup_rows
+from bench.measure import Row, parse_size, parse_sizes, timed
 from bench.persist import persist_rows
 from bench.pruning import pruning_rows
+from bench.targets import (
+    TargetConfig,
+    partial_target_rows,
+    postgres_rows,
+    resume_rows,
+    sqlite_rows,
+)
 from solver.alphabeta import alphabeta
 from solver.games import get_game
 from solver.negamax import solve
-
-Row = dict[str, Any]
-
-
-def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    """Median wall time of *fn* over *repeat* runs, and its last result."""
-    times = []
-    result = None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), result
 
 
 def full_solve_rows(repeat: int, smoke: bool) -> list[Row]:
@@ -114,12 +112,29 @@ BENCHMARKS: dict[str, Callable[[int, bool], list[Row]]] = {
     "persist": persist_rows,
     "pruning": pruning_rows,
 }
+"""Benchmark groups of comparison rows: ``(repeat, smoke) -> rows``."""
+
+TARGETS: dict[str, Callable[[TargetConfig, int], list[Row]]] = {
+    "sqlite": sqlite_rows,
+    "partial-targets": partial_target_rows,
+    "resume": resume_rows,
+    "postgres": postgres_rows,
+    "lookups": lookup_rows,
+}
+"""Groups of target rows (:mod:`bench.targets`): ``(config, repeat) -> rows``."""
+
+
+TARGET_COLUMNS = ["target", "case", "measured", "limit", "met", "correct"]
+"""The columns of the targets table; each row's other figures go to its ``details``."""
 
 
 def markdown(rows: list[Row]) -> str:
+    """One table per benchmark, with the union of its rows' columns."""
     out = []
     for bench in dict.fromkeys(r["benchmark"] for r in rows):
         group = [r for r in rows if r["benchmark"] == bench]
+        if bench == "targets":
+            group = [target_cells(r) for r in group]
         cols = list(dict.fromkeys(k for r in group for k in r if k != "benchmark"))
         out.append(f"### {bench}\n")
         out.append("| " + " | ".join(cols) + " |")
@@ -130,26 +145,67 @@ def markdown(rows: list[Row]) -> str:
     return "\n".join(out)
 
 
+def target_cells(row: Row) -> Row:
+    """A target row as :data:`TARGET_COLUMNS` plus ``details`` (the other figures)."""
+    details = ", ".join(f"{k}={v}" for k, v in row.items()
+                        if k not in TARGET_COLUMNS and k != "benchmark")
+    return {**{c: row.get(c, "") for c in TARGET_COLUMNS}, "details": details}
+
+
+def target_config(args: argparse.Namespace) -> TargetConfig:
+    """The target sizes: the defaults (``--smoke``: tiny ones), then the options."""
+    cfg = TargetConfig.smoke() if args.smoke else TargetConfig()
+    changes = {k: v for k, v in vars(args).items()
+               if k in ("size", "scaling_sizes", "partial_sizes", "lookup_seconds")
+               and v is not None}
+    return replace(cfg, **changes)
+
+
+def parser() -> argparse.ArgumentParser:
+    groups = sorted([*BENCHMARKS, *TARGETS])
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    p.add_argument("--smoke", action="store_true", help="tiny sizes, one run each")
+    p.add_argument("--repeat", type=int, default=3, help="runs per figure (median)")
+    p.add_argument("--only", action="append", choices=groups,
+                   help="run only this group (repeatable)")
+    p.add_argument("--out", type=Path, default=Path("bench/results"))
+    p.add_argument("--size", type=parse_size, metavar="WxH",
+                   help="targets' main connect-four case (default 5x4; smoke 4x3)")
+    p.add_argument("--scaling-sizes", type=lambda t: tuple(parse_sizes(t)), metavar="WxH,..",
+                   help="target 2's sizes (default 4x4,4x5,5x4)")
+    p.add_argument("--partial-sizes", type=lambda t: tuple(parse_sizes(t)), metavar="WxH,..",
+                   help="target 5's sizes (default 5x4,4x5)")
+    p.add_argument("--lookup-seconds", type=float, metavar="S",
+                   help="target 8's load run (default 10; smoke 1)")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("--smoke", action="store_true", help="tiny sizes, one run each")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per figure (median)")
-    parser.add_argument("--only", action="append", choices=sorted(BENCHMARKS))
-    parser.add_argument("--out", type=Path, default=Path("bench/results"))
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
     repeat = 1 if args.smoke else max(1, args.repeat)
-    rows: list[Row] = []
-    for name in args.only or list(BENCHMARKS):
-        print(f"running {name} ...", file=sys.stderr)
-        rows.extend(BENCHMARKS[name](repeat, args.smoke))
-    args.out.mkdir(parents=True, exist_ok=True)
+    cfg = target_config(args)
     meta = {"python": platform.python_version(), "machine": platform.machine(),
-            "repeat": repeat, "smoke": args.smoke, "when": time.strftime("%Y-%m-%d %H:%M")}
-    (args.out / "results.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
-    md = markdown(rows)
-    (args.out / "results.md").write_text(md)
+            "repeat": repeat, "smoke": args.smoke, "when": time.strftime("%Y-%m-%d %H:%M"),
+            "targets": {k: v for k, v in asdict(cfg).items() if k != "pg_admin_url"}}
+    rows: list[Row] = []
+    for name in args.only or [*BENCHMARKS, *TARGETS]:
+        print(f"running {name} ...", file=sys.stderr)
+        if name in TARGETS:
+            rows.extend(TARGETS[name](cfg, repeat))
+        else:
+            rows.extend(BENCHMARKS[name](repeat, args.smoke))
+        md = write_results(args.out, meta, rows)  # after each group: a long run keeps them
     print(md)
     return 0
+
+
+def write_results(out: Path, meta: dict[str, Any], rows: list[Row]) -> str:
+    """Write ``results.json`` and ``results.md`` into *out*; return the Markdown."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
+    md = markdown(rows)
+    (out / "results.md").write_text(md)
+    return md
 
 
 if __name__ == "__main__":

@@ -9,18 +9,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.measure import Row
 from db.migrate import ensure_schema
 from db.session import make_engine
 from db.store import SqlStore
 from solver.games import get_game
 from solver.negamax import solve
 
-Row = dict[str, Any]
 
-
-def _sqlite_solve(path: Path, game: Any, runs: int, total: int | None) -> tuple[float, int]:
-    """Seconds for a full solve into a fresh SQLite file in *runs* budgeted runs."""
-    engine = make_engine(f"sqlite:///{path}")
+def persisted_solve(url: str, game: Any, runs: int, total: int | None) -> tuple[float, Any]:
+    """Seconds for a full solve of *game* into the (empty) database at *url* in *runs*
+    runs budgeted to *total* / *runs* expansions each, and the last run's result."""
+    engine = make_engine(url)
     try:
         ensure_schema(engine)
         budget = None if runs == 1 or total is None else math.ceil(total / runs)
@@ -30,12 +30,24 @@ def _sqlite_solve(path: Path, game: Any, runs: int, total: int | None) -> tuple[
             if r.complete:
                 break
         seconds = time.perf_counter() - t0
-        with engine.connect() as conn:
-            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        if engine.dialect.name == "sqlite":
+            with engine.connect() as conn:
+                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         engine.dispose()
-    size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
-    return seconds, size
+    return seconds, r
+
+
+def sqlite_bytes(path: Path) -> int:
+    """Bytes of the SQLite database *path* with its -wal and -shm files."""
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+
+
+def _sqlite_solve(path: Path, game: Any, runs: int, total: int | None) -> tuple[float, int]:
+    """Seconds for a full solve into a fresh SQLite file in *runs* budgeted runs, and the
+    file's size."""
+    seconds, _ = persisted_solve(f"sqlite:///{path}", game, runs, total)
+    return seconds, sqlite_bytes(path)
 
 
 def persist_rows(repeat: int, smoke: bool) -> list[Row]:

@@ -22,21 +22,19 @@ games' ``symmetry`` parameters save.
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from bench.measure import Row, timed
 from solver.alphabeta import alphabeta
 from solver.game import Game, PositionKey
 from solver.games import get_game
 from solver.games.domino_tiling import DominoTiling
 from solver.games.e_valuate import EValuate
 from solver.negamax import solve
-
-Row = dict[str, Any]
 
 RUN_MINIMAX_UP_TO = 300_000
 """Largest tree plain minimax is actually run on (calls); larger ones are counted."""
@@ -59,25 +57,17 @@ BATCH_ONE_UP_TO = 500_000
 """Rows whose default partial solve expands more than this skip the ``batch_size=1`` run."""
 
 
+def slow_once(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    """Median wall time of *fn* and its result; slow calls (over a second) run once."""
+    return timed(fn, repeat, once_over=1.0)
+
+
 class AscendingEValuate(EValuate):
     """e-Valuate with MAX's proposals in increasing order (the paper's natural order)."""
 
     def children(self, key: PositionKey) -> list[tuple[str, PositionKey]]:
         moves = super().children(key)
         return moves if self.player_to_move(key) else moves[::-1]
-
-
-def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    """Median wall time of *fn* and its result; slow calls (over a second) run once."""
-    t0 = time.perf_counter()
-    result = fn()
-    times = [time.perf_counter() - t0]
-    if times[0] < 1.0:
-        for _ in range(repeat - 1):
-            t0 = time.perf_counter()
-            result = fn()
-            times.append(time.perf_counter() - t0)
-    return statistics.median(times), result
 
 
 def evaluate_tree(variables: int, digits: int) -> tuple[int, int]:
@@ -123,7 +113,7 @@ def measure(
     row: Row = {"benchmark": "pruning", "case": case, "size": size}
     tree_calls, tree_distinct = tree
     if tree_calls <= RUN_MINIMAX_UP_TO:
-        t, plain = timed(lambda: alphabeta(game, prune=False, tt=False), repeat)
+        t, plain = slow_once(lambda: alphabeta(game, prune=False, tt=False), repeat)
         if plain.stats.calls != tree_calls:
             raise SystemExit(f"{case}: minimax made {plain.stats.calls} calls, "
                              f"the count says {tree_calls}")
@@ -135,12 +125,12 @@ def measure(
                    minimax_s="")
         value = None
     print(f"  {case}: alpha-beta ...", file=log)
-    t, ab = timed(lambda: alphabeta(game, tt=False), repeat)
+    t, ab = slow_once(lambda: alphabeta(game, tt=False), repeat)
     row.update(ab_calls=ab.stats.calls, ab_distinct=ab.stats.distinct, ab_s=round(t, 3))
     ab_asc_calls = None
     if ascending is not None:
         print(f"  {case}: alpha-beta, digits from 0 up ...", file=log)
-        t, asc = timed(lambda: alphabeta(ascending, tt=False), repeat)
+        t, asc = slow_once(lambda: alphabeta(ascending, tt=False), repeat)
         if asc.value != ab.value:
             raise SystemExit(f"{case}: ascending order gives {asc.value}, not {ab.value}")
         ab_asc_calls = asc.stats.calls
@@ -148,14 +138,14 @@ def measure(
     else:
         row.update(ab_asc_calls="", ab_asc_s="")
     print(f"  {case}: alpha-beta + ordering + TT ...", file=log)
-    t, abtt = timed(lambda: alphabeta(game, ordering=True), repeat)
+    t, abtt = slow_once(lambda: alphabeta(game, ordering=True), repeat)
     row.update(abtt_calls=abtt.stats.calls, abtt_distinct=abtt.stats.distinct,
                abtt_s=round(t, 3))
     print(f"  {case}: negagraph partial solve ...", file=log)
-    t, r = timed(lambda: solve(game), repeat)
+    t, r = slow_once(lambda: solve(game), repeat)
     row.update(negagraph_expansions=r.expansions, negagraph_s=round(t, 3))
     if r.expansions <= BATCH_ONE_UP_TO:
-        t1, r1 = timed(lambda: solve(game, batch_size=1), 1)
+        t1, r1 = slow_once(lambda: solve(game, batch_size=1), 1)
         row.update(negagraph_batch1=r1.expansions, negagraph_batch1_s=round(t1, 3))
         if r1.value != r.value:
             raise SystemExit(f"{case}: batch_size=1 gives {r1.value}, default {r.value}")
@@ -225,9 +215,9 @@ def symmetry_rows(repeat: int, smoke: bool) -> list[Row]:
             t0 = time.perf_counter()
             game = get_game(name, **params, symmetry=symmetry)
             setup = time.perf_counter() - t0
-            ab_t, ab = timed(partial(alphabeta, game, ordering=True), repeat)
-            p_t, p = timed(partial(solve, game), repeat)
-            f_t, f = timed(partial(solve, game, full=True), repeat)
+            ab_t, ab = slow_once(partial(alphabeta, game, ordering=True), repeat)
+            p_t, p = slow_once(partial(solve, game), repeat)
+            f_t, f = slow_once(partial(solve, game, full=True), repeat)
             results[symmetry] = (ab, ab_t, p, p_t, f, f_t, setup, game)
         values = {results[s][i].value for s in (False, True) for i in (0, 2, 4)}
         if len(values) != 1:

@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
+
 from bench.__main__ import main
+from bench.loadgen import percentile, python_load
+from bench.measure import parse_sizes, target_row
+
+TARGETS = ["1 ", "2 ", "3 ", "4 ", "5a ", "5b ", "6 ", "7 ", "8a ", "8b ", "8c "]
+"""How the target rows' names start, one per target (5 and 8 have several limits)."""
 
 
 def test_bench_smoke_writes_json_and_markdown(tmp_path: Path) -> None:
@@ -13,9 +23,66 @@ def test_bench_smoke_writes_json_and_markdown(tmp_path: Path) -> None:
     data = json.loads((tmp_path / "results.json").read_text())
     rows = data["rows"]
     assert {r["benchmark"] for r in rows} >= {"full solve in memory", "partial solve",
-                                              "persistence"}
+                                              "persistence", "targets"}
     (persist,) = [r for r in rows if r["benchmark"] == "persistence"]
     assert persist["positions"] > 0 and persist["bytes_per_node"] > 0
     full = [r for r in rows if r["benchmark"] == "full solve in memory"]
     assert all(r["value"] == 0 and r["ratio"] > 0 for r in full)  # both draws
-    assert "| case |" in (tmp_path / "results.md").read_text()
+    targets = [r for r in rows if r["benchmark"] == "targets"]
+    assert [t for t in TARGETS if not any(r["target"].startswith(t) for r in targets)] == []
+    for r in targets:
+        assert {"target", "measured", "limit", "met", "correct"} <= set(r)
+        assert isinstance(r["met"], bool) and r["correct"] is True, r
+        assert r["measured"] > 0, r
+    text = (tmp_path / "results.md").read_text()
+    assert "| case |" in text and "| target | case | measured | limit | met |" in text
+
+
+def test_target_row_needs_the_limit_and_the_right_value() -> None:
+    assert target_row("t", 7.9, "<= 8", correct=True)["met"] is True
+    assert target_row("t", 8.1, "<= 8", correct=True)["met"] is False
+    assert target_row("t", 1.0, "< 1", correct=True)["met"] is False
+    assert target_row("t", 1200, ">= 1000", correct=False)["met"] is False
+    assert parse_sizes("5x4,4x5") == [(5, 4), (4, 5)]
+    with pytest.raises(ValueError):
+        parse_sizes("5by4")
+
+
+def test_percentile_is_nearest_rank() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert percentile(values, 99) == 99.0 and percentile(values, 100) == 100.0
+    assert percentile([3.0], 99) == 3.0
+
+
+class _Ok(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        status = 200 if self.path != "/missing" else 404
+        self.send_response(status)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def http_port() -> Iterator[int]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Ok)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_python_load_generator_counts_requests_and_errors(http_port: int) -> None:
+    """The fallback when wrk is not installed (the smoke run prefers wrk)."""
+    load = python_load("127.0.0.1", http_port, ["/a", "/b", "/missing"], seconds=0.3,
+                       connections=2)
+    assert load.tool == "python" and load.requests > 3
+    assert 0 < load.errors < load.requests and load.p99_ms > 0 and load.per_second > 0
