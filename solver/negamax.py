@@ -7,10 +7,12 @@ realising each bound needs). The public entry point is :func:`solve`.
 
 Two modes:
 
-* **partial** (default): repeatedly walk from the root to the *leaks* — frontier nodes that
-  can still change a non-final root bound — expand a batch of them best first, and update
-  bounds (incremental fixpoint) and finality (incremental greatest fixpoint). Stops when
-  both root bounds are final.
+* **partial** (default): expand *leaks* — frontier nodes that can still change a
+  non-final root bound — and update bounds (incremental fixpoint) and finality
+  (incremental greatest fixpoint) until both root bounds are final. Games with a priority
+  or breadth-first leak order get batches of leaks best first; the others a null-window
+  search (alpha-beta's, over the graph's exact bounds, see :meth:`_Solver.search`) that
+  expands the frontier nodes it meets one at a time, committing every few of them.
 * **full** (tablebase): expand every reachable position breadth first, then compute bounds
   and depths with one retrograde pass using counters.
 
@@ -118,8 +120,9 @@ def solve(
 
     :param store: where the graph lives; a fresh :class:`~solver.store.MemoryStore` if
         ``None`` (pass your own to continue a budgeted solve).
-    :param batch_size: leaks expanded per round in partial mode (default: grows with the
-        graph, 1 while it is small) or expansions per commit in full mode.
+    :param batch_size: expansions per committed batch (in partial mode, the leaks of one
+        round when the game has a priority or breadth-first leak order; default: grows
+        with the graph, 1 while it is small, in full mode 20,000).
     :param progress: called with a :class:`~solver.store.Progress` after every batch.
     :param until: ``"bounds"`` (default): a partial solve ends when both root bounds are
         final; ``"value"``: as soon as the root's value under the game's repetition rule
@@ -206,6 +209,8 @@ class _Solver:
         self.vmin: int = NEG_INF if value_range is None else value_range[0]
         self.vmax: int = POS_INF if value_range is None else value_range[1]
         self.until = until
+        self.seeds: list[NodeId] = []
+        """Nodes whose flags may follow locally from a search's expansions (pending)."""
         self.searching = game.priority is None and getattr(
             game, "leak_order", "depth") != "breadth"
         """Depth-first mode: leaks are chosen by :meth:`search`."""
@@ -340,7 +345,7 @@ class _Solver:
             if self.searching:
                 done = self.search(self.batch_size or max(1, g.num_nodes // 256))
                 if done:
-                    if refresh_due(expanded, expanded + done):
+                    if refresh_due(expanded, expanded + done, SEARCH_REFRESH_SMALL):
                         self.refresh_finality()
                     expanded += done
                     self.commit()
@@ -437,7 +442,13 @@ class _Solver:
         first_edge, child_count, edge_child = g.first_edge, g.child_count, g.edge_child
         root = self.root
         done = 0
-        while done < limit and not self.target_reached():
+        seeds = self.seeds
+        while done < limit:
+            if seeds:
+                propagate_finality(g, seeds, vmin=self.vmin, vmax=self.vmax)
+                seeds.clear()
+            if self.target_reached():
+                break
             if state[root] == UNEXPANDED:
                 self.grow([root])
                 done += 1
@@ -494,11 +505,11 @@ class _Solver:
                     continue
                 seen[key] = 2
                 if state[c] == UNEXPANDED:
-                    self.grow([c])
+                    changed = self.grow([c])
                     done += 1
                     f = first_edge[c]
                     stack.append([c, ck, f, f + child_count[c], 0])
-                    cut, res = _decided_frame(stack, g, t)
+                    cut, res = _decided_frame(stack, changed, low, high, t)
                     if cut >= 0:
                         # the new bounds decide a test on the stack: drop the frames above
                         for fr2 in stack[cut + 1:]:
@@ -518,19 +529,21 @@ class _Solver:
                 # Decided (or dead) without an expansion: only the flags, which lag around
                 # cycles, can tell more; leave that to the caller.
             break
+        if seeds:
+            propagate_finality(g, seeds, vmin=self.vmin, vmax=self.vmax)
         return done
 
     def grow(self, batch: list[NodeId]) -> list[NodeId]:
-        """Expand *batch*, then update bounds and the flags that follow locally; return
-        the nodes whose bounds changed."""
+        """Expand *batch* and update bounds; return the nodes whose bounds changed. The
+        flags that follow locally are set when :meth:`search` flushes :attr:`seeds`."""
         g = self.g
         self.expand(batch)
         changed = update_bounds(g, batch)
-        seeds = list(batch)
+        seeds = self.seeds
+        seeds.extend(batch)
         for n in changed:
             seeds.append(n)
             seeds.extend(g.parents(n))
-        propagate_finality(g, seeds, vmin=self.vmin, vmax=self.vmax)
         return changed
 
     # -- full mode -------------------------------------------------------------------
@@ -595,18 +608,23 @@ class _Solver:
 
 # -- the algorithms, as plain functions over a Graph ----------------------------------
 
+SEARCH_REFRESH_SMALL = 64
+"""With the null-window search, exact refreshes run on every batch only while fewer nodes
+than this are expanded (the search reads flags only to skip hopeless tests; acyclic games
+need no refresh at all), then at the geometric steps below."""
 REFRESH_GROWTH = 1.25
 """In depth-first mode, finality is refreshed exactly whenever the number of expanded
 nodes grows past a power of this factor (and on every batch while the graph is small)."""
 
 
-def refresh_due(before: int, after: int) -> bool:
+def refresh_due(before: int, after: int, small: int = 2048) -> bool:
     """Whether growing from *before* to *after* expanded nodes calls for an exact refresh.
 
     A pure function of the graph's size, so interrupted and uninterrupted solves refresh at
-    the same batches; the refreshes cost a geometric series, a few times the graph.
+    the same batches; the refreshes cost a geometric series, a few times the graph (plus
+    one per batch while fewer than *small* nodes are expanded).
     """
-    if after < 2048:
+    if after < small:
         return True
     step = math.log(REFRESH_GROWTH)
     return int(math.log(after) / step) > int(math.log(max(before, 1)) / step)
@@ -947,25 +965,31 @@ def root_test(g: Graph, root: NodeId, guess: int = 0) -> tuple[int, int]:
     return _GE, min(max(guess, lo + 1), hi)
 
 
-def _decided_frame(stack: list[list[int]], g: Graph, t: int) -> tuple[int, int]:
-    """The shallowest frame whose test the bounds and flags now decide, as ``(index,
-    result)`` with result 1 (holds) or -1 (fails); ``(-1, 0)`` if none is decided."""
-    low, high, lf, hf = g.low, g.high, g.low_final, g.high_final
+def _decided_frame(
+    stack: list[list[int]], changed: list[NodeId], low: list[int], high: list[int], t: int
+) -> tuple[int, int]:
+    """The shallowest frame whose test the *changed* bounds decide, as ``(index, result)``
+    with result 1 (holds) or -1 (fails); ``(-1, 0)`` if none is decided. (Flags do not
+    change during a search: they are flushed between tests.)"""
+    if not changed:
+        return -1, 0
+    cs = set(changed)
     u = -t
     for i, fr in enumerate(stack):
         n = fr[0]
-        if fr[1] == _GE:
-            lo = low[n]
-            if lo >= t:
-                return i, 1
-            if high[n] < t or (lf[n] and lo < t):
-                return i, -1
-        else:
-            hi = high[n]
-            if hi <= u:
-                return i, 1
-            if low[n] > u or (hf[n] and hi > u):
-                return i, -1
+        if n in cs:
+            if fr[1] == _GE:
+                lo = low[n]
+                if lo >= t:
+                    return i, 1
+                if high[n] < t:
+                    return i, -1
+            else:
+                hi = high[n]
+                if hi <= u:
+                    return i, 1
+                if low[n] > u:
+                    return i, -1
     return -1, 0
 
 
