@@ -7,10 +7,12 @@ realising each bound needs). The public entry point is :func:`solve`.
 
 Two modes:
 
-* **partial** (default): repeatedly walk from the root to the *leaks* — frontier nodes that
-  can still change a non-final root bound — expand a batch of them best first, and update
-  bounds (incremental fixpoint) and finality (incremental greatest fixpoint). Stops when
-  both root bounds are final.
+* **partial** (default): expand *leaks* — frontier nodes that can still change a
+  non-final root bound — and update bounds (incremental fixpoint) and finality
+  (incremental greatest fixpoint) until both root bounds are final. Games with a priority
+  or breadth-first leak order get batches of leaks best first; the others a null-window
+  search (alpha-beta's, over the graph's exact bounds, see :meth:`_Solver.search`) that
+  expands the frontier nodes it meets one at a time, committing every few of them.
 * **full** (tablebase): expand every reachable position breadth first, then compute bounds
   and depths with one retrograde pass using counters.
 
@@ -128,8 +130,9 @@ def solve(
 
     :param store: where the graph lives; a fresh :class:`~solver.store.MemoryStore` if
         ``None`` (pass your own to continue a budgeted solve).
-    :param batch_size: leaks expanded per round in partial mode (default: grows with the
-        graph, 1 while it is small) or expansions per commit in full mode.
+    :param batch_size: expansions per committed batch (in partial mode, the leaks of one
+        round when the game has a priority or breadth-first leak order; default: grows
+        with the graph, 1 while it is small, in full mode 20,000).
     :param progress: called with a :class:`~solver.store.Progress` after every batch.
     :param until: ``"bounds"`` (default): a partial solve ends when both root bounds are
         final; ``"value"``: as soon as the root's value under the game's repetition rule
@@ -216,6 +219,11 @@ class _Solver:
         self.vmin: int = NEG_INF if value_range is None else value_range[0]
         self.vmax: int = POS_INF if value_range is None else value_range[1]
         self.until = until
+        self.seeds: list[NodeId] = []
+        """Nodes whose flags may follow locally from a search's expansions (pending)."""
+        self.searching = game.priority is None and getattr(
+            game, "leak_order", "depth") != "breadth"
+        """Depth-first mode: leaks are chosen by :meth:`search`."""
         self.root = self._ensure_root(root_key)
 
     # -- bookkeeping ----------------------------------------------------------------
@@ -346,6 +354,14 @@ class _Solver:
             if reason is not None:
                 status = reason
                 break
+            if self.searching:
+                done = self.search(self.batch_size or max(1, g.num_nodes // 256))
+                if done:
+                    if refresh_due(expanded, expanded + done, SEARCH_REFRESH_SMALL):
+                        self.refresh_finality()
+                    expanded += done
+                    self.commit()
+                    continue
             batch = self.select_batch()
             if not batch:
                 # Only flags that hold around cycles can be stale now: settle them.
@@ -413,6 +429,134 @@ class _Solver:
             keys = g.keys
             leaks.sort(key=lambda n: (prio(keys[n]), n))
         return leaks[: self.batch_size or max(1, g.num_nodes // 64, len(leaks) // 4)]
+
+    def search(self, limit: int) -> int:
+        """Expand up to *limit* leaks chosen by null-window tests on the root; return how
+        many were expanded (0 when the tests find no leak: cycles, or stale flags).
+
+        A test asks whether the root's value is at least ``t`` (``GE``) or at most ``-t``
+        (``LE``): see :func:`root_test`. It is decided by bounds alone — ``GE(n)`` holds
+        once ``low(n) >= t`` and fails once ``high(n) < t`` (or ``low(n)`` is final below
+        ``t``) — and ``GE(n)`` holds iff some child satisfies ``LE`` with ``-t``, ``LE(n)``
+        iff every child satisfies ``GE``. A depth-first search in move order (alpha-beta's
+        null-window search, with the graph's exact bounds as its transposition table)
+        descends into the first undecided child until it meets a frontier node, expands
+        it, updates bounds and flags, and goes on from there: a child that succeeds at an
+        OR node or fails at an AND node decides its parent, so siblings are skipped exactly
+        where alpha-beta cuts off. When the root's test is decided the next one starts.
+
+        The search starts afresh from the root on every call, so its choices depend only
+        on the graph as the call finds it (committed, or freshly loaded on a resume).
+        """
+        g = self.g
+        low, high, state = g.low, g.high, g.state
+        lf, hf = g.low_final, g.high_final
+        first_edge, child_count, edge_child = g.first_edge, g.child_count, g.edge_child
+        root = self.root
+        done = 0
+        seeds = self.seeds
+        while done < limit:
+            if seeds:
+                propagate_finality(g, seeds, vmin=self.vmin, vmax=self.vmax)
+                seeds.clear()
+            if self.target_reached():
+                break
+            if state[root] == UNEXPANDED:
+                self.grow([root])
+                done += 1
+                continue
+            kind, t = root_test(g, root)
+            u = -t
+            start = done
+            f = first_edge[root]
+            # frames: [node, kind, next edge, end edge, saw an undecided (dead) child]
+            stack: list[list[int]] = [[root, kind, f, f + child_count[root], 0]]
+            seen = {root * 2 + kind: 2}  # tests entered: their result, 2 if open
+            ret = 0  # result handed to the top frame: 1 holds, -1 fails, 2 dead end
+            while stack:
+                fr = stack[-1]
+                if ret:
+                    if ret == 2:
+                        fr[4] = 1
+                    elif (ret == 1) == (fr[1] == _GE):
+                        # a child decides its parent: OR succeeds / AND fails
+                        stack.pop()
+                        seen[fr[0] * 2 + fr[1]] = ret
+                        continue
+                    ret = 0
+                e = fr[2]
+                if e >= fr[3]:
+                    stack.pop()
+                    ret = 2 if fr[4] else (-1 if fr[1] == _GE else 1)
+                    seen[fr[0] * 2 + fr[1]] = ret
+                    continue
+                fr[2] = e + 1
+                c = edge_child[e]
+                if fr[1] == _GE:
+                    ck = _LE
+                    hc = high[c]
+                    if hc <= u:
+                        ret = 1
+                        continue
+                    if low[c] > u or (hf[c] and hc > u):
+                        ret = -1
+                        continue
+                else:
+                    ck = _GE
+                    lc = low[c]
+                    if lc >= t:
+                        ret = 1
+                        continue
+                    if high[c] < t or (lf[c] and lc < t):
+                        ret = -1
+                        continue
+                key = c * 2 + ck
+                if key in seen:
+                    # decided earlier, a dead end, or on the stack (a cycle: dead too)
+                    ret = seen[key]
+                    continue
+                seen[key] = 2
+                if state[c] == UNEXPANDED:
+                    changed = self.grow([c])
+                    done += 1
+                    f = first_edge[c]
+                    stack.append([c, ck, f, f + child_count[c], 0])
+                    cut, res = _decided_frame(stack, changed, low, high, t)
+                    if cut >= 0:
+                        # the new bounds decide a test on the stack: drop the frames above
+                        for fr2 in stack[cut + 1:]:
+                            del seen[fr2[0] * 2 + fr2[1]]
+                        fr2 = stack[cut]
+                        seen[fr2[0] * 2 + fr2[1]] = res
+                        del stack[cut:]
+                        ret = res
+                    if done >= limit:
+                        break
+                    continue
+                f = first_edge[c]
+                stack.append([c, ck, f, f + child_count[c], 0])
+            else:
+                if done > start:
+                    continue
+                # Decided (or dead) without an expansion: only the flags, which lag around
+                # cycles, can tell more; leave that to the caller.
+            break
+        if seeds:
+            propagate_finality(g, seeds, vmin=self.vmin, vmax=self.vmax)
+        return done
+
+    def grow(self, batch: list[NodeId]) -> list[NodeId]:
+        """Expand *batch* and update bounds; return the nodes whose bounds changed. The
+        flags that follow locally are set when :meth:`search` flushes :attr:`seeds`."""
+        g = self.g
+        self.expand(batch)
+        changed = update_bounds(g, batch)
+        seeds = self.seeds
+        seeds.extend(batch)
+        for n in changed:
+            seeds.append(n)
+            seeds.extend(g.parents(n))
+        return changed
 
     # -- full mode -------------------------------------------------------------------
 
@@ -488,18 +632,23 @@ class _Solver:
 
 # -- the algorithms, as plain functions over a Graph ----------------------------------
 
+SEARCH_REFRESH_SMALL = 64
+"""With the null-window search, exact refreshes run on every batch only while fewer nodes
+than this are expanded (the search reads flags only to skip hopeless tests; acyclic games
+need no refresh at all), then at the geometric steps below."""
 REFRESH_GROWTH = 1.25
 """In depth-first mode, finality is refreshed exactly whenever the number of expanded
 nodes grows past a power of this factor (and on every batch while the graph is small)."""
 
 
-def refresh_due(before: int, after: int) -> bool:
+def refresh_due(before: int, after: int, small: int = 2048) -> bool:
     """Whether growing from *before* to *after* expanded nodes calls for an exact refresh.
 
     A pure function of the graph's size, so interrupted and uninterrupted solves refresh at
-    the same batches; the refreshes cost a geometric series, a few times the graph.
+    the same batches; the refreshes cost a geometric series, a few times the graph (plus
+    one per batch while fewer than *small* nodes are expanded).
     """
-    if after < 2048:
+    if after < small:
         return True
     step = math.log(REFRESH_GROWTH)
     return int(math.log(after) / step) > int(math.log(max(before, 1)) / step)
@@ -817,6 +966,55 @@ def first_leaks(g: Graph, root: NodeId, limit: int) -> tuple[list[NodeId], int]:
 def find_leaks(g: Graph, root: NodeId) -> list[NodeId]:
     """The frontier nodes that can still change a non-final bound of *root*."""
     return walk(g, root)[2]
+
+
+_GE = 0  # null-window test: is the node's value at least t?
+_LE = 1  # null-window test: is it at most -t?
+
+
+def root_test(g: Graph, root: NodeId, guess: int = 0) -> tuple[int, int]:
+    """The null-window test the search decides next at *root*, as ``(kind, t)``.
+
+    While neither root bound is final: is the value at least ``t``, with ``t`` the
+    closest value to *guess* that the bounds leave open (``low < t <= high``), MTD(f)
+    style: a success raises ``low`` to ``t`` or more, a failure lowers ``high`` below
+    ``t``. Once ``low`` is final only ``high`` can move: is the value at most
+    ``high - 1``; once ``high`` is final: is it at least ``low + 1``.
+    """
+    lo, hi = g.low[root], g.high[root]
+    if g.low_final[root]:
+        return _LE, 1 - hi
+    if g.high_final[root]:
+        return _GE, lo + 1
+    return _GE, min(max(guess, lo + 1), hi)
+
+
+def _decided_frame(
+    stack: list[list[int]], changed: list[NodeId], low: list[int], high: list[int], t: int
+) -> tuple[int, int]:
+    """The shallowest frame whose test the *changed* bounds decide, as ``(index, result)``
+    with result 1 (holds) or -1 (fails); ``(-1, 0)`` if none is decided. (Flags do not
+    change during a search: they are flushed between tests.)"""
+    if not changed:
+        return -1, 0
+    cs = set(changed)
+    u = -t
+    for i, fr in enumerate(stack):
+        n = fr[0]
+        if n in cs:
+            if fr[1] == _GE:
+                lo = low[n]
+                if lo >= t:
+                    return i, 1
+                if high[n] < t:
+                    return i, -1
+            else:
+                hi = high[n]
+                if hi <= u:
+                    return i, 1
+                if low[n] > u:
+                    return i, -1
+    return -1, 0
 
 
 __all__ = [

@@ -93,11 +93,14 @@ def test_partial_solve_matches_brute_force_at_every_batch(
     gl: tuple[list[list[int]], dict[int, int]], batch: int, ranged: bool, until: str
 ) -> None:
     succ, leaf = gl
-    # With a value range bounds at its edges are final. The range must hold every
-    # position's value, and a parent's value is a child's negated: so it is symmetric
-    # (e.g. leaf values {-2} give parents +2; (-2, -2) would be a false claim).
-    top = max(map(abs, leaf.values()), default=0)
-    value_range = (-top, top) if ranged and leaf else None
+    # With a value range (every position's value lies in it) bounds at its edges are final.
+    # Values flip sign from ply to ply, so the range must hold the terminal values and
+    # their negations: (min, max) of the leaves alone is no value range (leaves worth 0
+    # and 1 give a position worth -1 below 0) and made the oracle's finality unsound.
+    value_range = None
+    if ranged and leaf:
+        lo, hi = min(leaf.values()), max(leaf.values())
+        value_range = (min(lo, -hi), max(hi, -lo))
     game = ExplicitGame(succ, leaf, value_range)
     full_low, full_high = brute_bounds(succ, leaf)
     store = SnapshotStore()
@@ -249,7 +252,7 @@ def test_resumed_connect_four_matches_one_run() -> None:
     solve(game, store=once)
     pieces = ReloadingStore()
     runs = 0
-    while not solve(game, store=pieces, max_expansions=300).complete:
+    while not solve(game, store=pieces, max_expansions=100).complete:
         runs += 1
     assert runs >= 5
     assert graph_state(graph_of(once)) == graph_state(graph_of(pieces))
