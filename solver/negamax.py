@@ -49,9 +49,13 @@ ProgressCallback = Callable[[Progress], None]
 DEFAULT_FULL_BATCH = 20_000
 """Expansions per batch in full mode."""
 
-FULL_COMMIT_GROWTH = 0.25
+FULL_COMMIT_GROWTH = 0.5
 """Full mode commits once its new nodes reach this fraction of the committed ones (or
-:data:`DEFAULT_FULL_BATCH`, whichever is more), unless ``batch_size`` is given."""
+:data:`DEFAULT_FULL_BATCH`, whichever is more), or :data:`FULL_COMMIT_SECONDS` after its
+last commit, unless ``batch_size`` is given (then every batch is committed)."""
+
+FULL_COMMIT_SECONDS = 30.0
+"""The longest a full solve works without committing (what a crash can cost)."""
 
 
 @dataclass(frozen=True)
@@ -585,9 +589,11 @@ class _Solver:
 
         Expansion goes in batches of ``batch_size`` (default :data:`DEFAULT_FULL_BATCH`);
         with a ``batch_size`` every batch is committed, else commits come once the new
-        nodes reach a quarter of those committed (:data:`FULL_COMMIT_GROWTH`), so a big
-        solve commits a few dozen times, not thousands (each SQLite commit rewrites the
-        pages of the key index it touched, which is nearly all of them). With 64-bit keys
+        nodes reach half of those committed (:data:`FULL_COMMIT_GROWTH`) or every
+        :data:`FULL_COMMIT_SECONDS`, so a big solve commits a few dozen times, not
+        thousands (each SQLite commit rewrites the pages of the key index it touched,
+        which is nearly all of them). The nodes found after the last commit are written
+        once, with their final values. With 64-bit keys
         the batches go through :func:`expand_bulk` (sorted key arrays instead of the
         dict, no reverse edges until needed)."""
         g = self.g
@@ -596,6 +602,7 @@ class _Solver:
         if index is not None:
             g.drop_derived()
         scan = 0
+        last_commit = time.monotonic()
         while True:
             limit = self.batch_size or DEFAULT_FULL_BATCH
             if self.run.max_expansions is not None:
@@ -614,9 +621,13 @@ class _Solver:
                 index = None  # keys beyond 64 bits: the dict from now on
                 self.expand(batch)
             new = g.num_nodes - g.committed_nodes
-            if self.batch_size or new >= max(DEFAULT_FULL_BATCH,
-                                             g.committed_nodes * FULL_COMMIT_GROWTH):
+            if (
+                self.batch_size
+                or new >= max(DEFAULT_FULL_BATCH, g.committed_nodes * FULL_COMMIT_GROWTH)
+                or time.monotonic() - last_commit >= FULL_COMMIT_SECONDS
+            ):
                 self.commit()
+                last_commit = time.monotonic()
             elif self.progress_cb is not None:
                 self.progress_cb(self.progress("running"))
         log.info("expansion complete: %d nodes, %d edges", g.num_nodes, g.total_edges)
