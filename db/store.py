@@ -661,7 +661,7 @@ def _reload_edges(conn: Connection, variant_id: int, graph: Graph) -> None:
     graph.edge_parent = array("i")
     graph.edge_child = array("i")
     graph.edge_move = Labels()
-    graph.first_edge = array("q", np.full(n, -1, dtype=np.int64).tobytes())
+    graph.first_edge = array("i", np.full(n, -1, dtype=np.int32).tobytes())
     graph.child_count = array("i", bytes(4 * n))
     graph.deferred_edges = 0
     graph.drop_derived()
@@ -769,7 +769,7 @@ def _node_rows(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[tuple
 def _edge_rows(graph: Graph, vid: int, ids: range) -> Iterator[tuple[Any, ...]]:
     for start, stop in _chunks_of(ids):
         parents = np.frombuffer(graph.edge_parent, dtype=np.int32)[start:stop]
-        first = np.frombuffer(graph.first_edge, dtype=np.int64)[parents]
+        first = np.frombuffer(graph.first_edge, dtype=np.int32)[parents]
         orders = (np.arange(start, stop) - first).tolist()
         del parents, first
         yield from zip(
@@ -816,7 +816,7 @@ def _update_rows(graph: Graph, ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
 _col0, _col1, _col2, _col3, _col4, _col5, _col6, _col7, _col8, _col9 = (
     itemgetter(i) for i in range(10)
 )
-_MINUS_ONES = array("q", [-1] * LOAD_BATCH)
+_MINUS_ONES = array("i", [-1] * LOAD_BATCH)
 
 
 def _chunks(cursor: Any) -> Iterator[list[tuple[Any, ...]]]:

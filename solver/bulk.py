@@ -21,6 +21,7 @@ from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph, NodeId
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 _INT64 = np.iinfo(np.int64)
+_INT32 = np.iinfo(np.int32)
 
 
 class KeyIndex:
@@ -125,7 +126,7 @@ def expand_bulk(g: Graph, game: Game, batch: Sequence[NodeId], index: KeyIndex,
     depths = [DEPTH_INF if v is None else 0 for v in values]
     g.depth_low.extend(depths)
     g.depth_high.extend(depths)
-    g.first_edge.frombytes(np.full(count, -1, dtype=np.int64).tobytes())
+    g.first_edge.frombytes(np.full(count, -1, dtype=np.int32).tobytes())
     g.child_count.frombytes(np.zeros(count, dtype=np.int32).tobytes())
 
     # Edges, parent by parent in move order.
@@ -197,18 +198,22 @@ def retrograde(g: Graph) -> None:
         rev_parent = np.frombuffer(g.edge_parent, dtype=np.int32)[
             np.argsort(child, kind="stable")
         ]
-        rev_ptr = np.zeros(n + 1, dtype=np.int64)
+        rev_ptr = np.zeros(n + 1, dtype=np.int32 if m < 1 << 31 else np.int64)
         np.cumsum(np.bincount(child, minlength=n), out=rev_ptr[1:])
         del child
     else:
         rev_parent = np.zeros(0, dtype=np.int32)
-        rev_ptr = np.zeros(n + 1, dtype=np.int64)
+        rev_ptr = np.zeros(n + 1, dtype=np.int32)
     counter = np.array(np.frombuffer(g.child_count, dtype=np.int32)) if m else np.zeros(
         n, np.int32)
-    # Depths in 32 bits (-1: infinite while computing), bounds in 64.
+    # Depths in 32 bits (-1: infinite while computing); bounds too while the values fit
+    # (the 32-bit extremes standing for the infinities), else in 64.
     maxd = np.full(n, -1, dtype=np.int32)
-    new_low = np.full(n, NEG_INF, dtype=np.int64)
-    new_high = np.full(n, POS_INF, dtype=np.int64)
+    wide = bool(term_value.size) and int(np.abs(term_value).max()) >= _INT32.max
+    bound_type = np.int64 if wide else np.int32
+    neg_inf, pos_inf = (NEG_INF, POS_INF) if wide else (_INT32.min, _INT32.max)
+    new_low = np.full(n, neg_inf, dtype=bound_type)
+    new_high = np.full(n, pos_inf, dtype=bound_type)
     new_dlow = np.full(n, -1, dtype=np.int32)
     new_dhigh = np.full(n, -1, dtype=np.int32)
     in_w = np.zeros(n, dtype=bool)
@@ -249,9 +254,14 @@ def retrograde(g: Graph) -> None:
     changed = np.zeros(n, dtype=bool)
     for column, new in ((g.low, new_low), (g.high, new_high), (g.depth_low, new_dlow),
                         (g.depth_high, new_dhigh)):
-        if new.dtype == np.int32:
+        if column is g.low or column is g.high:
+            if not wide:  # back to 64 bits, with the sentinels for the infinities
+                new = np.where(new == neg_inf, np.int64(NEG_INF),
+                               np.where(new == pos_inf, np.int64(POS_INF), new.astype(np.int64)))
+            view = np.frombuffer(column, dtype=np.int64)
+        else:
             new = np.where(new < 0, np.int32(DEPTH_INF), new)
-        view = np.frombuffer(column, dtype=new.dtype)
+            view = np.frombuffer(column, dtype=np.int32)
         changed |= view != new
         view[:] = new
         del view, new

@@ -110,7 +110,7 @@ class Graph:
         self.depth_low = array("i")
         self.depth_high = array("i")
         self.dist = array("i")
-        self.first_edge = array("q")
+        self.first_edge = array("i")
         self.child_count = array("i")
 
         self.edge_parent = array("i")

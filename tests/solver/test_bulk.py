@@ -14,6 +14,7 @@ from solver.games import get_game
 from solver.graph import Graph, Labels
 from solver.negamax import solve
 from solver.store import MemoryStore
+from solver.values import DEPTH_INF, NEG_INF, POS_INF
 from tests.db.helpers import snapshot
 from tests.oracles import ExplicitGame
 from tests.solver.test_negamax import graphs
@@ -134,3 +135,14 @@ def test_labels_read_like_a_list_and_widen() -> None:
     labels.append("a")
     assert list(labels) == ["a", "b", "a", *many, "a"]
     assert labels.data.typecode == "H"
+
+
+@pytest.mark.parametrize("value", [3, (1 << 31) - 1, 1 << 40])
+def test_retrograde_keeps_values_beyond_32_bits(value: int) -> None:
+    # Bounds are computed in 32 bits while the values fit, in 64 otherwise.
+    game = ExplicitGame([[1, 2], [], [3], [2]], {1: value})
+    graph = _full(game)
+    # 0 may move into 1 (a win worth *value* for the opponent) or into the endless 2 <-> 3
+    assert (graph.low[0], graph.high[0]) == (-value, POS_INF)
+    assert (graph.depth_low[0], graph.depth_high[0]) == (1, DEPTH_INF)
+    assert (graph.low[2], graph.high[2]) == (NEG_INF, POS_INF)
