@@ -651,7 +651,8 @@ def _load(conn: Connection, variant_id: int, *, edges: bool = True) -> Graph:
     else:
         _stream(conn, _EDGE_COUNT_SQL, variant_id, graph, _load_edge_counts)
     graph.mark_committed()
-    _settle_expanded_state(graph)
+    # A full run (edges deferred) rewrites every row at its end anyway.
+    _settle_expanded_state(graph, rewrite=edges)
     return graph
 
 
@@ -688,18 +689,24 @@ def _stream(
         cursor.close()
 
 
-def _settle_expanded_state(graph: Graph) -> None:
+def _settle_expanded_state(graph: Graph, *, rewrite: bool) -> None:
     """A full solve does not rewrite a node's row when it expands it (its edges record
     that, and the solve's last commit rewrites every row): nodes stored as unexpanded
-    that have edges are expanded, and are marked changed so the next commit says so."""
-    state, child_count = graph.state, graph.child_count
-    lagging = [
-        n for n in np.flatnonzero(np.frombuffer(child_count, dtype=np.int32)).tolist()
-        if state[n] == UNEXPANDED
-    ] if graph.num_nodes else []
-    for n in lagging:
-        state[n] = EXPANDED
-    graph.dirty.update(lagging)
+    that have edges are expanded. With *rewrite* they are marked changed, so the next
+    commit says so (a partial run's commits write changed nodes only)."""
+    if not graph.num_nodes:
+        return
+    state = np.frombuffer(graph.state, dtype=np.uint8)
+    lagging = np.flatnonzero(
+        (np.frombuffer(graph.child_count, dtype=np.int32) > 0) & (state == UNEXPANDED)
+    )
+    state[lagging] = EXPANDED
+    del state
+    if rewrite and lagging.size:
+        if lagging.size * 2 > graph.num_nodes:
+            graph.mark_all_dirty()
+        else:
+            graph.dirty.update(lagging.tolist())
 
 
 def _version_message(engine: Engine, game: Game, stored: int) -> str:
