@@ -57,7 +57,7 @@ import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
-from itertools import groupby, repeat
+from itertools import groupby
 from operator import itemgetter
 from typing import Any
 
@@ -472,12 +472,12 @@ class SqlStore:
     ) -> None:
         if new_nodes:
             with cursor.copy(f"COPY nodes ({_NODE_COLUMNS}) FROM STDIN") as copy:
-                for row in _node_rows(graph, game, vid, new_nodes):
-                    copy.write_row(row)
+                for columns in _node_columns(graph, game, vid, new_nodes):
+                    copy.write(_copy_text(columns))
         if new_edges:
             with cursor.copy(f"COPY edges ({_EDGE_COLUMNS}) FROM STDIN") as copy:
-                for row in _edge_rows(graph, vid, new_edges):
-                    copy.write_row(row)
+                for columns in _edge_columns(graph, vid, new_edges):
+                    copy.write(_copy_text(columns))
         if dirty and len(dirty) <= PG_UPDATE_COPY_MIN:
             # A few rows: keyed updates (psycopg pipelines executemany).
             cursor.executemany(
@@ -751,13 +751,14 @@ def _value_columns(graph: Graph, start: int, stop: int) -> tuple[list[Any], ...]
     )
 
 
-def _node_rows(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[tuple[Any, ...]]:
+def _node_columns(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[list[Any]]:
+    """Per chunk of nodes *ids*, their rows' columns (lists), in ``_NODE_COLUMNS`` order."""
     format_many = getattr(game, "format_many", None) or (lambda ks: list(map(game.format, ks)))
     for start, stop in _chunks_of(ids):
         keys = graph.keys[start:stop]
         lo, hi, dl, dh, st, lf, hf = _value_columns(graph, start, stop)
-        yield from zip(
-            repeat(vid, stop - start),
+        yield [
+            [vid] * (stop - start),
             range(start, stop),
             lo,
             hi,
@@ -769,24 +770,57 @@ def _node_rows(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[tuple
             hf,
             [k.to_bytes((k.bit_length() + 7) >> 3 or 1, "big") for k in keys],
             format_many(keys),
-            strict=True,
-        )
+        ]
 
 
-def _edge_rows(graph: Graph, vid: int, ids: range) -> Iterator[tuple[Any, ...]]:
+def _edge_columns(graph: Graph, vid: int, ids: range) -> Iterator[list[Any]]:
+    """Per chunk of edges *ids*, their rows' columns (lists), in ``_EDGE_COLUMNS`` order."""
     for start, stop in _chunks_of(ids):
         parents = np.frombuffer(graph.edge_parent, dtype=np.int32)[start:stop]
         first = np.frombuffer(graph.first_edge, dtype=np.int32)[parents]
         orders = (np.arange(start, stop) - first).tolist()
         del parents, first
-        yield from zip(
-            repeat(vid, stop - start),
+        yield [
+            [vid] * (stop - start),
             graph.edge_parent[start:stop],
             orders,
             graph.edge_child[start:stop],
             graph.edge_move[start:stop],
-            strict=True,
-        )
+        ]
+
+
+def _node_rows(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[tuple[Any, ...]]:
+    for columns in _node_columns(graph, game, vid, ids):
+        yield from zip(*columns, strict=True)
+
+
+def _edge_rows(graph: Graph, vid: int, ids: range) -> Iterator[tuple[Any, ...]]:
+    for columns in _edge_columns(graph, vid, ids):
+        yield from zip(*columns, strict=True)
+
+
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def _copy_field_texts(column: Sequence[Any]) -> Iterable[str]:
+    """A column's values in PostgreSQL's COPY text format (NULL as ``\\N``)."""
+    sample = next((v for v in column if v is not None), None)
+    if isinstance(sample, bytes):
+        texts: Iterable[str] = ("\\\\x" + v.hex() for v in column)  # bytea, escaped
+    elif isinstance(sample, str):
+        texts = (v.translate(_COPY_ESCAPES) for v in column)
+    else:
+        texts = map(str, column)
+    if None in column:
+        return ["\\N" if v is None else t for v, t in zip(column, texts, strict=True)]
+    return texts
+
+
+def _copy_text(columns: list[Any]) -> str:
+    """Rows (given as columns) in PostgreSQL's COPY text format: whole columns are
+    converted at once, which is several times faster than ``write_row`` per row."""
+    lines = map("\t".join, zip(*map(_copy_field_texts, columns), strict=True))
+    return "\n".join(lines) + "\n"
 
 
 def _update_rows(graph: Graph, ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
