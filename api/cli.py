@@ -257,7 +257,9 @@ def describe_result(game: GameBase, r: SolveResult) -> list[str]:
 @click.option("--max-seconds", type=click.FloatRange(min=0), metavar="S",
               help="Stop after about S seconds (continue later).")
 @click.option("--batch-size", type=click.IntRange(min=1), metavar="N",
-              help="Expansions per batch (default: adaptive).")
+              help="Expansions per batch, each one commit (default: adaptive; a full "
+                   "solve commits when its new positions reach half the stored ones, "
+                   "or every 30 s).")
 @click.option("--until", type=click.Choice(["bounds", "value"]), default="bounds",
               show_default=True,
               help="End a partial solve when both root bounds are final, or as soon as "
