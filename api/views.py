@@ -127,17 +127,6 @@ def describe_stored_position(
     return out
 
 
-def move_list(
-    session: Reader, game: Game, key: PositionKey, rec: PositionRecord
-) -> list[dict[str, Any]]:
-    """The moves from *key*, best first for the player to move (DESIGN §4)."""
-    if rec.state == "terminal":
-        return []
-    moves = _moves_of(game, key)
-    found = stored_positions(session, rec.variant_id, [stored for _, _, stored in moves])
-    return _ranked_moves(game, moves, found)
-
-
 def check_rules_version(game: Game, variant: VariantRecord) -> None:
     """:raises RulesVersionError: if *variant* is stored under another rules version."""
     if variant.rules_version != game.version:
@@ -337,13 +326,12 @@ def describe_line(
 __all__ = [
     "LINE_ENDS",
     "UNKNOWN",
+    "Fetch",
     "check_rules_version",
     "describe_line",
-    "Fetch",
     "describe_position",
     "describe_positions",
     "describe_stored_position",
-    "move_list",
     "not_found_message",
     "position_fields",
 ]
