@@ -311,3 +311,43 @@ def test_a_driver_failure_in_a_lookup_is_503_and_frees_the_connection(
     assert database.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
     monkeypatch.undo()
     assert lookup(client, "tic-tac-toe", ".........")[0] == 200
+
+
+def test_lookups_during_a_solve_only_see_bounds_tighten(empty_url: str) -> None:
+    """Lookups answered while a solve commits batch after batch into the database: each
+    answer is whole (a 404 before the solve reaches the position, then 200s), and the
+    root's bounds never widen from one answer to the next."""
+    game = get_game("connect-four", width=4, height=3)
+    params = {"width": 4, "height": 3}
+    root = game.format(game.initial())
+    done = threading.Event()
+    answers: list[tuple[int, Any]] = []
+    with make_app(empty_url) as app:
+        client = app.test_client()
+
+        def read() -> None:
+            while not done.is_set():
+                answers.append(lookup(client, "connect-four", root, **params))
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        engine = make_engine(empty_url)
+        try:
+            solve(game, full=True, batch_size=1000, store=SqlStore(engine))
+        finally:
+            done.set()
+            reader.join()
+            engine.dispose()
+        answers.append(lookup(client, "connect-four", root, **params))
+    assert all(status in (200, 404) for status, _ in answers), answers[:3]
+    found = [body for status, body in answers if status == 200]
+    assert found and answers[-1][0] == 200
+    assert [status for status, _ in answers] == sorted(
+        (status for status, _ in answers), reverse=True
+    )  # the 404s come first
+    inf = float("inf")
+    lows = [-inf if b["low"] is None else b["low"] for b in found]
+    highs = [inf if b["high"] is None else b["high"] for b in found]
+    assert lows == sorted(lows) and highs == sorted(highs, reverse=True)
+    assert found[-1]["value"] == 0 and found[-1]["low_final"] and found[-1]["high_final"]
+    assert all(len(b["moves"]) == 4 for b in found)
