@@ -457,7 +457,7 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
               help="TCP port to listen on.")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Worker processes.")
-@click.option("--threads", type=click.IntRange(min=1), default=4, show_default=True,
+@click.option("--threads", type=click.IntRange(min=1), default=2, show_default=True,
               help="Threads per worker (1: single-threaded sync workers).")
 def serve_command(db_url: str | None, host: str, port: int, workers: int, threads: int) -> None:
     """Serve the read-only HTTP API (JSON under /api, docs at /api/docs) with gunicorn.

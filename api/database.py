@@ -10,12 +10,20 @@ does not exist is reported, never created.
 Requests that need the database first check that it is at the schema head
 (:func:`db.migrate.require_head`); the check is repeated until it succeeds, so upgrading a
 database fixes a running server without a restart. ``/api/health`` checks every time.
+
+Single lookups take a faster path than a session: each worker remembers the variants it
+has found (a stored variant never changes its id or rules version, and is never deleted;
+one not found is looked up again next time, so a solve that creates it is seen at once),
+and reads a position with its children in one statement sent straight to the driver on a
+pooled connection (:meth:`Database.fetch_positions`). One statement reads one snapshot, so
+an answer is consistent even while a solve commits.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +35,10 @@ from sqlalchemy.pool import ConnectionPoolEntry
 
 from db import migrate
 from db.errors import DatabaseError
+from db.records import PositionRecord, VariantRecord
+from db.repository import fetch_positions, find_variant
 from db.session import make_engine, make_session_factory, normalize_url, safe_url
+from solver.game import Game, PositionKey, params_text
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +107,7 @@ class Database:
         self._factory: sessionmaker[Session] | None = None
         self._at_head = False
         self._lock = threading.Lock()
+        self._variants: dict[tuple[str, str], VariantRecord] = {}
 
     def __repr__(self) -> str:
         return f"Database({safe_url(self.url)!r})"
@@ -133,6 +145,55 @@ class Database:
         self.require_head()
         assert self._factory is not None
         return self._factory()
+
+    def variant(self, game: Game) -> VariantRecord | None:
+        """The stored variant of *game*, or ``None``; remembered once found (a variant's
+        row never changes), looked up again while not found.
+
+        :raises SchemaError: if the database is not at the head.
+        :raises DatabaseError: if it cannot be reached or opened.
+        """
+        name = (game.name, params_text(game.params))
+        found = self._variants.get(name)
+        if found is None:
+            self.require_head()
+            with self.engine.connect() as conn:
+                found = find_variant(conn, game)
+            if found is not None:
+                self._variants[name] = found
+        return found
+
+    def fetch_positions(
+        self, variant_id: int, keys: Collection[PositionKey]
+    ) -> dict[PositionKey, PositionRecord]:
+        """The stored records of those *keys* (canonical) of variant *variant_id* that are
+        stored, by key (:func:`db.repository.fetch_positions` on a pooled connection).
+        Up to :data:`db.repository.CHUNK` keys are read in one statement, so from one
+        snapshot.
+
+        :raises SchemaError: if the database is not at the head.
+        :raises DatabaseError: if it cannot be reached or opened.
+        :raises sqlalchemy.exc.DBAPIError: if the driver fails (the API's 503).
+        """
+        self.require_head()
+        engine = self.engine
+        dialect = engine.dialect
+        connection = engine.raw_connection()
+        try:
+            cursor = connection.cursor()
+            try:
+                return fetch_positions(cursor, dialect.paramstyle, variant_id, keys)
+            finally:
+                cursor.close()
+        except dialect.loaded_dbapi.Error as exc:
+            if dialect.is_disconnect(exc, connection.dbapi_connection, None):
+                connection.invalidate(exc)
+            raise sa_exc.DBAPIError.instance(
+                "fetch_positions", None, exc, dialect.loaded_dbapi.Error,
+                dialect=dialect,
+            ) from exc
+        finally:
+            connection.close()
 
     def health(self) -> tuple[bool, dict[str, Any]]:
         """Whether the database can serve answers, and what was found: reachability,
@@ -173,6 +234,7 @@ class Database:
             self._engine = None
             self._factory = None
             self._at_head = False
+            self._variants.clear()
 
 
 def get_database(app: Flask | None = None) -> Database:

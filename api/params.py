@@ -5,7 +5,9 @@ error (:mod:`api.errors` turns it into a 400, 404, 413 or 415), never answered h
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+import threading
+from collections import OrderedDict
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from flask import request
@@ -21,6 +23,40 @@ POSITION_ARG = "p"
 
 BATCH_FIELDS = ("params", "positions")
 """The members of a batch lookup's JSON body."""
+
+GAME_CACHE_SIZE = 32
+"""Configured games each thread keeps (least recently used ones are dropped)."""
+
+
+class _Games(threading.local):
+    """This thread's configured games, by class and parameters as given, most recently
+    used last. Per thread, because game objects keep scratch state (chess: a board)."""
+
+    def __init__(self) -> None:
+        self.games: OrderedDict[tuple[Any, ...], GameBase] = OrderedDict()
+
+
+_games = _Games()
+
+
+def configured_game(cls: type[GameBase], params: Mapping[str, object]) -> GameBase:
+    """``cls(**params)``, made once per thread for each parameter mapping and then reused:
+    making a game can be costly (connect-four builds its notation tables on first use).
+
+    :raises InvalidParameterError: for unknown, malformed or out-of-range parameters
+        (never cached).
+    """
+    # The value's type is part of the key: True == 1, but width=True is an error.
+    key = (cls, *sorted((k, type(v), v) for k, v in params.items()))
+    games = _games.games
+    game = games.get(key)
+    if game is None:
+        game = games[key] = cls(**params)
+        if len(games) > GAME_CACHE_SIZE:
+            games.popitem(last=False)
+    else:
+        games.move_to_end(key)
+    return game
 
 
 def single_args() -> dict[str, str]:
@@ -48,7 +84,7 @@ def game_from_query(name: str, *, reserved: Collection[str] = ()) -> GameBase:
     if POSITION_ARG in args:  # e.g. a chess FEN names its material table
         implied = cls.params_for(args[POSITION_ARG])
         params = {**{k: v for k, v in implied.items() if k not in params}, **params}
-    return cls(**params)
+    return configured_game(cls, params)
 
 
 def parse_position(game: GameBase, text: str) -> PositionKey:
@@ -204,7 +240,7 @@ def batch_from_body(name: str, *, max_batch: int) -> tuple[GameBase, list[str]]:
                 f"positions[{index}] must be a string in {name}'s notation, "
                 f"not {json_type(text)}"
             )
-    return cls(**params), positions
+    return configured_game(cls, params), positions
 
 
 __all__ = [
@@ -212,6 +248,7 @@ __all__ = [
     "POSITION_ARG",
     "batch_from_body",
     "choice_from_query",
+    "configured_game",
     "game_from_query",
     "int_from_query",
     "json_body",

@@ -16,7 +16,7 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app
 
-from api.database import get_session
+from api.database import get_database, get_session
 from api.errors import error_body, status_of
 from api.params import (
     POSITION_ARG,
@@ -28,7 +28,7 @@ from api.params import (
     position_from_query,
 )
 from api.responses import json_answer
-from api.views import describe_line, describe_position, describe_positions
+from api.views import describe_line, describe_positions, describe_stored_position
 from db.records import VariantSummary
 from db.repository import list_variants
 from solver.errors import InvalidPositionError
@@ -111,7 +111,8 @@ def get_position(game: str) -> Response:
     """
     g = game_from_query(game, reserved=(POSITION_ARG,))
     key, _ = position_from_query(g)
-    view = describe_position(get_session(), g, key)
+    database = get_database()
+    view = describe_stored_position(g, key, database.variant(g), database.fetch_positions)
     data = {"game": g.name, "params": dict(g.params), **view}
     return json_answer(data, immutable=is_final_view(view))
 

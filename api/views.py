@@ -11,7 +11,7 @@ symmetric representative; each resulting position is then found by its canonical
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,22 +92,39 @@ def describe_position(session: Reader, game: Game, key: PositionKey) -> dict[str
     :raises PositionNotFoundError: if the position (or the variant) is not stored.
     :raises RulesVersionError: if the variant is stored under another rules version.
     """
-    rec = probe_position(session, game, key)
+    return describe_stored_position(
+        game, key, find_variant(session, game),
+        lambda variant_id, keys: stored_positions(session, variant_id, keys),
+    )
+
+
+Fetch = Callable[[int, Collection[PositionKey]], Mapping[PositionKey, PositionRecord]]
+"""Reads the stored records of some (canonical) keys of a variant, by key
+(:func:`db.repository.stored_positions` on some reader)."""
+
+
+def describe_stored_position(
+    game: Game, key: PositionKey, variant: VariantRecord | None, fetch: Fetch
+) -> dict[str, Any]:
+    """:func:`describe_position` of *game*'s stored *variant* (``None``: not stored),
+    reading the position and every child with one call of *fetch*.
+
+    :raises PositionNotFoundError: if the position (or the variant) is not stored.
+    :raises RulesVersionError: if the variant is stored under another rules version.
+    """
+    if variant is None:
+        raise PositionNotFoundError(not_found_message(game, key, None))
+    check_rules_version(game, variant)
+    stored = game.canonical(key) if game.uses_symmetry else key
+    moves = _moves_of(game, key)  # none exactly when terminal
+    found = fetch(variant.id, [stored, *(child for _, _, child in moves)])
+    rec = found.get(stored)
+    if rec is None:
+        raise PositionNotFoundError(not_found_message(game, key, variant))
     out: dict[str, Any] = {"position": game.format(key)}
     out.update(position_fields(game, rec))
-    out["moves"] = move_list(session, game, key, rec)
+    out["moves"] = [] if rec.state == "terminal" else _ranked_moves(game, moves, found)
     return out
-
-
-def move_list(
-    session: Reader, game: Game, key: PositionKey, rec: PositionRecord
-) -> list[dict[str, Any]]:
-    """The moves from *key*, best first for the player to move (DESIGN §4)."""
-    if rec.state == "terminal":
-        return []
-    moves = _moves_of(game, key)
-    found = stored_positions(session, rec.variant_id, [stored for _, _, stored in moves])
-    return _ranked_moves(game, moves, found)
 
 
 def check_rules_version(game: Game, variant: VariantRecord) -> None:
@@ -309,11 +326,12 @@ def describe_line(
 __all__ = [
     "LINE_ENDS",
     "UNKNOWN",
+    "Fetch",
     "check_rules_version",
     "describe_line",
     "describe_position",
     "describe_positions",
-    "move_list",
+    "describe_stored_position",
     "not_found_message",
     "position_fields",
 ]

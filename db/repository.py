@@ -259,20 +259,54 @@ def stored_positions(
         size = _padded(len(chunk))
         params: dict[str, Any] = {f"k{i}": chunk[min(i, len(chunk) - 1)] for i in range(size)}
         params["variant_id"] = variant_id
-        rows = session.execute(_lookup(size), params)
-        for nid, kb, notation, low, high, lf, hf, dl, dh, state, dist in rows:
-            key = decode_key(kb)
-            found[key] = PositionRecord(
-                variant_id=variant_id,
-                node_id=nid,
-                key=key,
-                position=notation,
-                bounds=bounds_of(low, high, lf, hf),
-                depth_low=dl,
-                depth_high=dh,
-                state=STATE_NAMES[state],
-                dist=dist,
-            )
+        _collect(found, variant_id, session.execute(_lookup(size), params))
+    return found
+
+
+def _collect(found: dict[PositionKey, PositionRecord], variant_id: int, rows: Any) -> None:
+    """Add the records of lookup *rows* (:func:`_lookup`'s columns) to *found*."""
+    for nid, kb, notation, low, high, lf, hf, dl, dh, state, dist in rows:
+        key = decode_key(kb)
+        found[key] = PositionRecord(
+            variant_id=variant_id,
+            node_id=nid,
+            key=key,
+            position=notation,
+            bounds=bounds_of(low, high, lf, hf),
+            depth_low=dl,
+            depth_high=dh,
+            state=STATE_NAMES[state],
+            dist=dist,
+        )
+
+
+PARAM_MARKERS = {"qmark": "?", "format": "%s", "pyformat": "%s"}
+"""Positional parameter markers of the DB-API paramstyles :func:`fetch_positions` speaks
+(sqlite3: ``qmark``; psycopg: ``pyformat``, which takes ``%s`` too)."""
+
+
+def fetch_positions(
+    cursor: Any, paramstyle: str, variant_id: int, keys: Iterable[PositionKey]
+) -> dict[PositionKey, PositionRecord]:
+    """:func:`stored_positions` on a DB-API *cursor* of a driver with *paramstyle*: the
+    same SQL, sent to the driver as is (prepared once per size by drivers that cache
+    statements, as sqlite3 does), without SQLAlchemy's per-statement work. A lookup of at
+    most :data:`CHUNK` keys is a single statement, so it reads one snapshot even outside
+    a transaction.
+
+    :raises ValueError: for a paramstyle without positional markers.
+    """
+    marker = PARAM_MARKERS.get(paramstyle)
+    if marker is None:
+        raise ValueError(f"unsupported DB-API paramstyle {paramstyle!r}")
+    wanted = list(dict.fromkeys(keys))
+    found: dict[PositionKey, PositionRecord] = {}
+    for start in range(0, len(wanted), CHUNK):
+        chunk = [encode_key(k) for k in wanted[start : start + CHUNK]]
+        size = _padded(len(chunk))
+        params = [*chunk, *[chunk[-1]] * (size - len(chunk)), variant_id]
+        cursor.execute(_raw_lookup(size, marker), params)
+        _collect(found, variant_id, cursor.fetchall())
     return found
 
 
@@ -282,22 +316,34 @@ def _padded(n: int) -> int:
     return min(1 << max(n - 1, 0).bit_length(), CHUNK)
 
 
-@cache
-def _lookup(size: int) -> TextClause:
-    """The lookup of *size* keys (``:k0``...) of variant ``:variant_id``: the keys as a
-    ``VALUES`` list joined to ``nodes`` (plain SQL that SQLite and PostgreSQL share, so
-    that it is built once per size instead of compiled per call)."""
-    rows = ", ".join(f"(:k{i})" for i in range(size))
-    sql = (
+def _lookup_sql(keys: list[str], variant: str) -> str:
+    """The lookup SQL with the parameter markers *keys* and *variant*: the keys as a
+    ``VALUES`` list joined to ``nodes`` (plain SQL that SQLite and PostgreSQL share)."""
+    rows = ", ".join(f"({k})" for k in keys)
+    return (
         f'WITH wanted ("key") AS (VALUES {rows}) '
         'SELECT n.id, n."key", n.notation, n.low, n.high, n.low_final, n.high_final, '
         "n.depth_low, n.depth_high, n.state, n.dist "
-        'FROM wanted JOIN nodes AS n ON n.variant_id = :variant_id AND n."key" = wanted."key"'
+        f'FROM wanted JOIN nodes AS n ON n.variant_id = {variant} AND n."key" = wanted."key"'
     )
+
+
+@cache
+def _lookup(size: int) -> TextClause:
+    """The lookup of *size* keys (``:k0``...) of variant ``:variant_id``, built once per
+    size instead of compiled per call."""
+    sql = _lookup_sql([f":k{i}" for i in range(size)], ":variant_id")
     return text(sql).bindparams(
         bindparam("variant_id", type_=Integer),
         *(bindparam(f"k{i}", type_=LargeBinary) for i in range(size)),
     )
+
+
+@cache
+def _raw_lookup(size: int, marker: str) -> str:
+    """The lookup of *size* keys with positional *marker* parameters: the keys, then the
+    variant id."""
+    return _lookup_sql([marker] * size, marker)
 
 
 # -- row conversion -----------------------------------------------------------------------
@@ -362,7 +408,10 @@ def _position(row: Any) -> PositionRecord:
 
 
 __all__ = [
+    "CHUNK",
+    "PARAM_MARKERS",
     "Reader",
+    "fetch_positions",
     "find_positions",
     "find_variant",
     "get_node",

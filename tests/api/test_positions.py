@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import threading
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import text
 
 from api.cli import cli
+from api.database import get_database
+from api.params import GAME_CACHE_SIZE, configured_game
 from db.session import make_engine
+from db.store import SqlStore
+from solver.errors import InvalidParameterError
+from solver.game import GameBase
+from solver.games import find_game, get_game
+from solver.negamax import solve
 from solver.strategy import Child, move_sort_key
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 from tests.api.helpers import assert_error, make_app
@@ -212,3 +222,132 @@ def test_infinite_bounds_are_null_never_sentinels(client: FlaskClient) -> None:
     assert None in numbers
     assert all(v is None or abs(v) < 1000 for v in numbers)
     assert NEG_INF not in numbers and POS_INF not in numbers
+
+
+# -- what a worker keeps between requests -----------------------------------------------------
+
+
+def test_lookups_see_what_a_solve_stores_after_them(empty_url: str) -> None:
+    """The API serves databases that a solve may still be extending: a worker that has
+    answered lookups (keeping the game and the variant) still answers each one from the
+    database as it is now — a variant solved later, positions stored later, bounds
+    tightened later — exactly as a fresh app does."""
+    game = get_game("connect-four", width=4, height=3)
+    params = {"width": 4, "height": 3}
+    root = game.format(game.initial())
+    engine = make_engine(empty_url)
+    try:
+        with make_app(empty_url) as app:
+            client = app.test_client()
+            assert_error(*lookup(client, "connect-four", root, **params), 404,
+                         "has not been solved in this database")
+
+            solve(game, full=True, max_expansions=50, store=SqlStore(engine))
+            status, partial = lookup(client, "connect-four", root, **params)
+            assert status == 200 and not (partial["low_final"] and partial["high_final"])
+            with engine.connect() as conn:
+                stored_before = conn.execute(text("SELECT max(id) FROM nodes")).scalar()
+            assert isinstance(stored_before, int)
+
+            solve(game, full=True, store=SqlStore(engine))
+            with engine.connect() as conn:
+                later = conn.execute(
+                    text("SELECT notation FROM nodes WHERE id > :id AND state = 1 "
+                         "ORDER BY id LIMIT 1"), {"id": stored_before},
+                ).scalar()
+            assert isinstance(later, str)
+            answers = [lookup(client, "connect-four", p, **params) for p in (root, later)]
+        with make_app(empty_url) as fresh:
+            fresh_client = fresh.test_client()
+            expected = [lookup(fresh_client, "connect-four", p, **params) for p in (root, later)]
+    finally:
+        engine.dispose()
+    assert answers == expected
+    assert answers[0][1]["value"] == 0 and answers[0][1]["low_final"]
+    assert answers[1][0] == 200
+
+
+def test_games_are_made_once_per_thread_and_parameters() -> None:
+    cls = find_game("connect-four")
+    first = configured_game(cls, {"width": "4", "height": "3"})
+    assert configured_game(cls, {"height": "3", "width": "4"}) is first
+    assert configured_game(cls, {"width": "4", "height": "4"}) is not first
+    # The same parameters with other types are other keys (True == 1, yet not a width).
+    assert configured_game(cls, {"width": 4, "height": 3}) is not first
+    with pytest.raises(InvalidParameterError):
+        configured_game(cls, {"width": True})
+    with pytest.raises(InvalidParameterError):  # errors are never kept
+        configured_game(cls, {"width": True})
+    # Games keep scratch state (chess: a board), so threads never share one.
+    other: list[GameBase] = []
+    thread = threading.Thread(
+        target=lambda: other.append(configured_game(cls, {"width": "4", "height": "3"}))
+    )
+    thread.start()
+    thread.join()
+    assert other[0] is not first and other[0] == first
+    # Only the most recently used games are kept.
+    others = list(itertools.product(range(4, 10), range(4, 10)))
+    assert len(others) >= GAME_CACHE_SIZE
+    for width, height in others:
+        configured_game(cls, {"width": width, "height": height})
+    assert configured_game(cls, {"width": "4", "height": "3"}) is not first
+
+
+def test_a_driver_failure_in_a_lookup_is_503_and_frees_the_connection(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = get_database(app)
+    dbapi = database.engine.dialect.loaded_dbapi
+
+    def failing(*args: Any) -> None:
+        raise dbapi.OperationalError("secret failure")
+
+    monkeypatch.setattr("api.database.fetch_positions", failing)
+    client = app.test_client()
+    r = client.get("/api/games/tic-tac-toe/positions", query_string={"p": "........."})
+    assert_error(r.status_code, r.get_json(), 503, "database failed to answer")
+    assert b"secret" not in r.data
+    assert database.engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    monkeypatch.undo()
+    assert lookup(client, "tic-tac-toe", ".........")[0] == 200
+
+
+def test_lookups_during_a_solve_only_see_bounds_tighten(empty_url: str) -> None:
+    """Lookups answered while a solve commits batch after batch into the database: each
+    answer is whole (a 404 before the solve reaches the position, then 200s), and the
+    root's bounds never widen from one answer to the next."""
+    game = get_game("connect-four", width=4, height=3)
+    params = {"width": 4, "height": 3}
+    root = game.format(game.initial())
+    done = threading.Event()
+    answers: list[tuple[int, Any]] = []
+    with make_app(empty_url) as app:
+        client = app.test_client()
+
+        def read() -> None:
+            while not done.is_set():
+                answers.append(lookup(client, "connect-four", root, **params))
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        engine = make_engine(empty_url)
+        try:
+            solve(game, full=True, batch_size=1000, store=SqlStore(engine))
+        finally:
+            done.set()
+            reader.join()
+            engine.dispose()
+        answers.append(lookup(client, "connect-four", root, **params))
+    assert all(status in (200, 404) for status, _ in answers), answers[:3]
+    found = [body for status, body in answers if status == 200]
+    assert found and answers[-1][0] == 200
+    assert [status for status, _ in answers] == sorted(
+        (status for status, _ in answers), reverse=True
+    )  # the 404s come first
+    inf = float("inf")
+    lows = [-inf if b["low"] is None else b["low"] for b in found]
+    highs = [inf if b["high"] is None else b["high"] for b in found]
+    assert lows == sorted(lows) and highs == sorted(highs, reverse=True)
+    assert found[-1]["value"] == 0 and found[-1]["low_final"] and found[-1]["high_final"]
+    assert all(len(b["moves"]) == 4 for b in found)

@@ -12,6 +12,9 @@ from sqlalchemy.orm import Session
 from db.errors import PositionNotFoundError, RulesVersionError
 from db.records import PositionRecord
 from db.repository import (
+    CHUNK,
+    PARAM_MARKERS,
+    fetch_positions,
     find_variant,
     get_node,
     get_position,
@@ -22,6 +25,7 @@ from db.repository import (
     position_children,
     position_parents,
     probe_position,
+    stored_positions,
 )
 from db.session import make_session_factory, session_scope
 from db.store import SqlStore
@@ -156,6 +160,35 @@ def test_queries_work_on_a_connection(stored: Engine) -> None:
         assert [s.nodes for s in list_variants(conn)] == [7, 0]
         assert probe_position(conn, TinyGame(), 1).bounds == Bounds(-2, 5, False, True)
         assert len(list_runs(conn)) == 3
+
+
+def test_fetch_positions_on_a_dbapi_cursor_matches_stored_positions(stored: Engine) -> None:
+    variant_id = stored_variant_id(stored)
+    # Stored and missing keys, a big key, a repeat, and more than one chunk's worth.
+    keys = [0, 1, BIG_KEY, 256, 77, 1, *range(1000, 1000 + CHUNK)]
+    with stored.connect() as conn:
+        expected = stored_positions(conn, variant_id, keys)
+    assert set(expected) == {0, 1, BIG_KEY, 256}
+    raw = stored.raw_connection()
+    try:
+        cursor = raw.cursor()
+        paramstyle = stored.dialect.paramstyle
+        assert fetch_positions(cursor, paramstyle, variant_id, keys) == expected
+        assert fetch_positions(cursor, paramstyle, variant_id, [1]) == {1: expected[1]}
+        assert fetch_positions(cursor, paramstyle, variant_id, []) == {}
+        assert fetch_positions(cursor, paramstyle, variant_id + 1, [0, 1]) == {}
+        with pytest.raises(ValueError, match="paramstyle 'named'"):
+            fetch_positions(cursor, "named", variant_id, [0])
+    finally:
+        raw.close()
+    assert stored.dialect.paramstyle in PARAM_MARKERS
+
+
+def stored_variant_id(engine: Engine) -> int:
+    with engine.connect() as conn:
+        variant = find_variant(conn, TinyGame())
+    assert variant is not None
+    return variant.id
 
 
 def test_symmetric_positions_find_their_representative(engine: Engine) -> None:
