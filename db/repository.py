@@ -265,19 +265,9 @@ def stored_positions(
 
 def _collect(found: dict[PositionKey, PositionRecord], variant_id: int, rows: Any) -> None:
     """Add the records of lookup *rows* (:func:`_lookup`'s columns) to *found*."""
-    for nid, kb, notation, low, high, lf, hf, dl, dh, state, dist in rows:
-        key = decode_key(kb)
-        found[key] = PositionRecord(
-            variant_id=variant_id,
-            node_id=nid,
-            key=key,
-            position=notation,
-            bounds=bounds_of(low, high, lf, hf),
-            depth_low=dl,
-            depth_high=dh,
-            state=STATE_NAMES[state],
-            dist=dist,
-        )
+    for row in rows:
+        record = _position((variant_id, *row))
+        found[record.key] = record
 
 
 PARAM_MARKERS = {"qmark": "?", "format": "%s", "pyformat": "%s"}
