@@ -12,11 +12,17 @@ the pending proposal. Their symmetries permute fields and may also relabel field
 
 Both are exact canonical forms: the result lies in the key's orbit, is the same for every
 key of the orbit, and is therefore idempotent.
+
+:class:`FieldGame` holds what the two games share besides: the propose-then-assign moves,
+terminal detection and the cached symmetry set-up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+from solver.game import GameBase, MoveLabel, PositionKey
 
 ValueMap = tuple[int, ...]
 """A relabelling of field values: ``value_map[v]`` is the new value of a field holding
@@ -193,3 +199,91 @@ class FieldSorter:
 
 
 __all__ = ["FieldGroup", "FieldMap", "FieldPermutation", "FieldSorter", "ValueMap"]
+
+
+Canonical = tuple[Callable[[int], int] | None, int]
+"""A canonical-form function (``None``: no symmetry to use) and its group's order."""
+
+
+class FieldGame(GameBase):
+    """The shared move structure of e-Valuate and graph-share: MAX proposes a value (it
+    waits in field 0, the pending proposal), MIN assigns it to an empty field; a position
+    whose fields are all filled is terminal. Subclasses call :meth:`_set_fields` and
+    :meth:`_set_symmetry` from ``_configure`` and define ``_symmetries`` and
+    ``terminal_value``."""
+
+    _w: int
+    _mask: int
+    _shift: tuple[int, ...]
+    _low_bits: int
+    _proposals: tuple[tuple[MoveLabel, int], ...]
+    _field_labels: tuple[MoveLabel, ...]
+    _canon: Callable[[int], int] | None
+    symmetry_group_size: int
+
+    def _set_fields(
+        self,
+        width: int,
+        labels: tuple[MoveLabel, ...],
+        proposals: tuple[tuple[MoveLabel, int], ...],
+    ) -> None:
+        """One *width*-bit field per label after the proposal field; MAX's proposals as
+        (move label, field value), in the order they are tried."""
+        self._w = width
+        self._mask = (1 << width) - 1
+        self._shift = tuple(width * (j + 1) for j in range(len(labels)))
+        # Key of "every field filled": each field's bits OR-ed into its low bit.
+        self._low_bits = sum(1 << s for s in self._shift)
+        self._proposals = proposals
+        self._field_labels = labels
+
+    def _set_symmetry(self, cache: dict[Any, Canonical], cache_key: Hashable) -> None:
+        """Use the variant's symmetries if its ``symmetry`` parameter asks (computed once
+        per *cache_key* in *cache*, which is kept to 64 entries)."""
+        self.uses_symmetry = bool(self.params["symmetry"])
+        self._canon = None
+        self.symmetry_group_size = 1
+        if self.uses_symmetry:
+            cached = cache.get(cache_key)
+            if cached is None:
+                cached = self._symmetries()
+                if len(cache) >= 64:
+                    cache.clear()
+                cache[cache_key] = cached
+            self._canon, self.symmetry_group_size = cached
+
+    def _symmetries(self) -> Canonical:
+        raise NotImplementedError
+
+    # -- the Game protocol ------------------------------------------------------------
+
+    def initial(self) -> PositionKey:
+        return 0
+
+    def player_to_move(self, key: PositionKey) -> int:
+        return 1 if key & self._mask else 0
+
+    def _complete(self, key: PositionKey) -> bool:
+        folded = key
+        for i in range(1, self._w):
+            folded |= key >> i
+        return folded & self._low_bits == self._low_bits
+
+    def children(self, key: PositionKey) -> list[tuple[MoveLabel, PositionKey]]:
+        mask = self._mask
+        pending = key & mask
+        if pending:
+            base = key ^ pending
+            return [
+                (label, base | (pending << s))
+                for label, s in zip(self._field_labels, self._shift, strict=True)
+                if not (key >> s) & mask
+            ]
+        if self._complete(key):
+            return []
+        return [(label, key | value) for label, value in self._proposals]
+
+    def canonical(self, key: PositionKey) -> PositionKey:
+        if self._canon is None:
+            return key
+        return self._canon(key)

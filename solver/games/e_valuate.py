@@ -44,8 +44,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, TypeAlias
 
 from solver.errors import InvalidParameterError, InvalidPositionError
-from solver.game import GameBase, MoveLabel, Param, PositionKey
-from solver.games._fields import FieldGroup, FieldSorter
+from solver.game import Param, PositionKey
+from solver.games._fields import Canonical, FieldGame, FieldGroup, FieldSorter
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ Node: TypeAlias = tuple[Any, ...]
 for ``op`` in ``+ - *``."""
 
 _OPS = "+-*"
-_SYMMETRY_CACHE: dict[tuple[str, int], tuple[Callable[[int], int] | None, int]] = {}
+_SYMMETRY_CACHE: dict[tuple[str, int], Canonical] = {}
 """Canonical-key functions by (normalised expression, field width), shared by instances."""
 _ASSIGNMENT = re.compile(r"^([A-Za-z])=(\?|[0-9]{1,3})$")
 
@@ -398,7 +398,7 @@ def format_digits(values: Sequence[int]) -> str:
 # -- the game -------------------------------------------------------------------------
 
 
-class EValuate(GameBase):
+class EValuate(FieldGame):
     """e-Valuate (see the module docstring)."""
 
     name: ClassVar[str] = "e-valuate"
@@ -460,37 +460,20 @@ class EValuate(GameBase):
         n, d = len(names), len(digits)
         w = d.bit_length()
         self._n = n
-        self._w = w
-        self._mask = (1 << w) - 1
-        self._shift = tuple(w * (j + 1) for j in range(n))
         self._index = {name: j for j, name in enumerate(names)}
         self._value_index = {v: i + 1 for i, v in enumerate(digits)}
-        # Key of "every variable instantiated": each field's bits OR-ed into its low bit.
-        self._low_bits = sum(1 << s for s in self._shift)
         # MAX's proposals from the largest value down: a maximiser's natural first guess,
         # which lets depth-first searches (alpha-beta, the solver's leak walk) cut sooner.
-        self._proposals: tuple[tuple[MoveLabel, int], ...] = tuple(
-            (str(v), i + 1) for i, v in reversed(list(enumerate(digits)))
+        self._set_fields(
+            w, names, tuple((str(v), i + 1) for i, v in reversed(list(enumerate(digits))))
         )
-        self._labels: tuple[MoveLabel, ...] = names
         values = (0, *digits)
         source = _python(self.tree, lambda j: f"V[(k >> {self._shift[j]}) & {self._mask}]")
         # The source is built from the parsed tree only (integers, '+-*', field lookups).
         self._evaluate: Callable[[int], int] = eval(
             compile(f"lambda k: {source}", "<e-valuate>", "eval"), {"V": values}
         )
-        self.uses_symmetry = bool(self.params["symmetry"])
-        self._canon: Callable[[int], int] | None = None
-        self.symmetry_group_size = 1
-        if self.uses_symmetry:
-            cache_key = (str(self.params["expression"]), w)
-            cached = _SYMMETRY_CACHE.get(cache_key)
-            if cached is None:
-                cached = self._symmetries()
-                if len(_SYMMETRY_CACHE) >= 64:
-                    _SYMMETRY_CACHE.clear()
-                _SYMMETRY_CACHE[cache_key] = cached
-            self._canon, self.symmetry_group_size = cached
+        self._set_symmetry(_SYMMETRY_CACHE, (str(self.params["expression"]), w))
 
     # -- symmetry ---------------------------------------------------------------------
 
@@ -521,7 +504,7 @@ class EValuate(GameBase):
         base = normal_form(self.tree)
         return [p for p in itertools.permutations(range(n)) if normal_form(self.tree, p) == base]
 
-    def _symmetries(self) -> tuple[Callable[[int], int] | None, int]:
+    def _symmetries(self) -> Canonical:
         classes = self.interchangeable()
         product = math.prod(math.factorial(len(c)) for c in classes)
         group = self.variable_symmetries()
@@ -538,41 +521,10 @@ class EValuate(GameBase):
 
     # -- the Game protocol ------------------------------------------------------------
 
-    def initial(self) -> PositionKey:
-        return 0
-
-    def player_to_move(self, key: PositionKey) -> int:
-        return 1 if key & self._mask else 0
-
-    def _complete(self, key: PositionKey) -> bool:
-        folded = key
-        for i in range(1, self._w):
-            folded |= key >> i
-        return folded & self._low_bits == self._low_bits
-
-    def children(self, key: PositionKey) -> list[tuple[MoveLabel, PositionKey]]:
-        mask = self._mask
-        pending = key & mask
-        if pending:
-            base = key ^ pending
-            return [
-                (label, base | (pending << s))
-                for label, s in zip(self._labels, self._shift, strict=True)
-                if not (key >> s) & mask
-            ]
-        if self._complete(key):
-            return []
-        return [(label, key | i) for label, i in self._proposals]
-
     def terminal_value(self, key: PositionKey) -> int | None:
         if key & self._mask or not self._complete(key):
             return None
         return self._evaluate(key)
-
-    def canonical(self, key: PositionKey) -> PositionKey:
-        if self._canon is None:
-            return key
-        return self._canon(key)
 
     def evaluate(self, assignment: dict[str, int]) -> int:
         """The expression's value for a full assignment of variable names to values."""

@@ -30,12 +30,12 @@ import itertools
 import logging
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import ClassVar
 
 from solver.errors import InvalidParameterError, InvalidPositionError
-from solver.game import GameBase, MoveLabel, Param, PositionKey
-from solver.games._fields import FieldGroup, FieldSorter, ValueMap
+from solver.game import Param, PositionKey
+from solver.games._fields import Canonical, FieldGame, FieldGroup, FieldSorter, ValueMap
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ COLOR_NAMES = "abcdef"
 
 Edge = tuple[int, int]
 
-_SYMMETRY_CACHE: dict[tuple[str, str, int], tuple[Callable[[int], int] | None, int]] = {}
+_SYMMETRY_CACHE: dict[tuple[str, str, int], Canonical] = {}
 """Canonical-key functions by (graph, mode, colors): building a group's tables can take a
 noticeable fraction of a second, and every instance of a variant shares them."""
 
@@ -170,7 +170,7 @@ def automorphisms(
     return found if extend(0) else None
 
 
-class GraphShare(GameBase):
+class GraphShare(FieldGame):
     """Graph sharing (see the module docstring)."""
 
     name: ClassVar[str] = "graph-share"
@@ -241,31 +241,16 @@ class GraphShare(GameBase):
         m = len(self.element_names)
         w = colors.bit_length()
         self._m = m
-        self._w = w
-        self._mask = (1 << w) - 1
-        self._shift = tuple(w * (i + 1) for i in range(m))
-        self._low_bits = sum(1 << s for s in self._shift)
         self._element_index = {name: i for i, name in enumerate(self.element_names)}
-        self._proposals: tuple[tuple[MoveLabel, int], ...] = tuple(
-            (COLOR_NAMES[c], c + 1) for c in range(colors)
+        self._set_fields(
+            w, self.element_names, tuple((COLOR_NAMES[c], c + 1) for c in range(colors))
         )
         # MAX's share: for each shared set, 1 unless all its fields hold the same colour.
         field_masks = tuple(
             tuple((self._mask << self._shift[i], self._shift[i]) for i in s) for s in sets
         )
         self._field_masks = field_masks
-        self.uses_symmetry = bool(self.params["symmetry"])
-        self._canon: Callable[[int], int] | None = None
-        self.symmetry_group_size = 1
-        if self.uses_symmetry:
-            cache_key = (spec, self.mode, colors)
-            cached = _SYMMETRY_CACHE.get(cache_key)
-            if cached is None:
-                cached = self._symmetries()
-                if len(_SYMMETRY_CACHE) >= 64:
-                    _SYMMETRY_CACHE.clear()
-                _SYMMETRY_CACHE[cache_key] = cached
-            self._canon, self.symmetry_group_size = cached
+        self._set_symmetry(_SYMMETRY_CACHE, (spec, self.mode, colors))
 
     # -- symmetry ---------------------------------------------------------------------
 
@@ -292,7 +277,7 @@ class GraphShare(GameBase):
             out.append(tuple(vmap))
         return out
 
-    def _symmetries(self) -> tuple[Callable[[int], int] | None, int]:
+    def _symmetries(self) -> Canonical:
         colour_maps = self._color_maps(GROUP_CAP)
         autos = automorphisms(self.vertices, self.edges, GROUP_CAP // len(colour_maps))
         fields = self._m + 1
@@ -330,32 +315,6 @@ class GraphShare(GameBase):
 
     # -- the Game protocol ------------------------------------------------------------
 
-    def initial(self) -> PositionKey:
-        return 0
-
-    def player_to_move(self, key: PositionKey) -> int:
-        return 1 if key & self._mask else 0
-
-    def _complete(self, key: PositionKey) -> bool:
-        folded = key
-        for i in range(1, self._w):
-            folded |= key >> i
-        return folded & self._low_bits == self._low_bits
-
-    def children(self, key: PositionKey) -> list[tuple[MoveLabel, PositionKey]]:
-        mask = self._mask
-        pending = key & mask
-        if pending:
-            base = key ^ pending
-            return [
-                (label, base | (pending << s))
-                for label, s in zip(self.element_names, self._shift, strict=True)
-                if not (key >> s) & mask
-            ]
-        if self._complete(key):
-            return []
-        return [(label, key | c) for label, c in self._proposals]
-
     def share(self, key: PositionKey) -> int:
         """MAX's share in the fully coloured position *key*."""
         mask = self._mask
@@ -375,11 +334,6 @@ class GraphShare(GameBase):
         if key & self._mask or not self._complete(key):
             return None
         return self.share(key)
-
-    def canonical(self, key: PositionKey) -> PositionKey:
-        if self._canon is None:
-            return key
-        return self._canon(key)
 
     # -- notation ---------------------------------------------------------------------
 
