@@ -191,6 +191,11 @@ class GameBase(ABC):
 
     finite: ClassVar[bool] = True
     """False for games with infinitely many positions (a full solve needs a budget)."""
+    acyclic: ClassVar[bool] = False
+    """True if no line of play ever repeats a position (e.g. every move adds a stone).
+    The partial solver then uses a recursive null-window search that keeps bounds along
+    its path only and restores the fixpoint once per pass; a game that says so and
+    repeats a position gets a :class:`~solver.errors.SolveError`."""
 
     repetition_value: int | None = None
     value_range: tuple[int, int] | None = None

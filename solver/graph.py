@@ -265,6 +265,78 @@ class Graph:
         if parent < self.committed_nodes:
             self.dirty.add(parent)
 
+    def expand_with(
+        self,
+        parent: NodeId,
+        moves: Sequence[tuple[MoveLabel, PositionKey]],
+        terminal_value: Callable[[PositionKey], int | None],
+    ) -> None:
+        """Expand *parent* with *moves* (labels and child keys, canonical, in move order):
+        new children become nodes one step further from the root than *parent*
+        (terminal ones with exact final bounds, as :meth:`add_node` makes them), then the
+        edges are recorded as :meth:`set_children` records them. The two in one pass, a
+        column at a time: this is the partial solver's innermost step."""
+        index = self.index
+        get = index.get
+        state = self.state
+        nid = len(state)
+        kids: list[NodeId] = []
+        new: list[PositionKey] = []
+        for _, ck in moves:
+            c = get(ck)
+            if c is None:
+                c = index[ck] = nid + len(new)
+                new.append(ck)
+            kids.append(c)
+        if new:
+            m = len(new)
+            try:
+                self.keys.extend(new)
+            except (OverflowError, TypeError):
+                self.keys = list(self.keys)
+                self.keys.extend(new)
+            self.dist.extend([self.dist[parent] + 1] * m)
+            self.first_edge.extend([-1] * m)
+            self.child_count.extend(bytes(4 * m))
+            if self._rev_head is not None:
+                self._rev_head.extend([-1] * m)
+            values = list(map(terminal_value, new))
+            if values.count(None) == m:
+                state.extend(bytes(m))  # UNEXPANDED
+                self.low.extend([NEG_INF] * m)
+                self.high.extend([POS_INF] * m)
+                self.low_final.extend(bytes(m))
+                self.high_final.extend(bytes(m))
+                self.depth_low.extend([DEPTH_INF] * m)
+                self.depth_high.extend([DEPTH_INF] * m)
+            else:
+                final = bytes(0 if v is None else 1 for v in values)
+                state.extend(bytes(UNEXPANDED if v is None else TERMINAL for v in values))
+                self.low.extend([NEG_INF if v is None else v for v in values])
+                self.high.extend([POS_INF if v is None else v for v in values])
+                self.low_final.extend(final)
+                self.high_final.extend(final)
+                depths = [DEPTH_INF if v is None else 0 for v in values]
+                self.depth_low.extend(depths)
+                self.depth_high.extend(depths)
+        edge_child = self.edge_child
+        e = first = len(edge_child)
+        edge_child.extend(kids)
+        rev_head, rev_next = self._rev_head, self._rev_next
+        if rev_head is not None and rev_next is not None:
+            for c in kids:
+                rev_next.append(rev_head[c])
+                rev_head[c] = e
+                e += 1
+        n = len(kids)
+        self.edge_parent.extend([parent] * n)
+        self.edge_move.extend([m for m, _ in moves])
+        self.first_edge[parent] = first
+        self.child_count[parent] = n
+        state[parent] = EXPANDED
+        if parent < self.committed_nodes:
+            self.dirty.add(parent)
+
     def add_edge_raw(self, parent: NodeId, child: NodeId, move: MoveLabel) -> None:
         """Append one edge (edges of a parent must come in move order, parents in turn)."""
         e = len(self.edge_child)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -228,6 +229,9 @@ class _Solver:
         self.searching = game.priority is None and getattr(
             game, "leak_order", "depth") != "breadth"
         """Depth-first mode: leaks are chosen by :meth:`search`."""
+        self.acyclic = bool(getattr(game, "acyclic", False))
+        """The game never repeats a position: :meth:`search_acyclic` instead, and no
+        periodic finality refreshes (flags propagated upwards are then exact)."""
         self.root = self._ensure_root(root_key)
 
     # -- bookkeeping ----------------------------------------------------------------
@@ -310,27 +314,20 @@ class _Solver:
         moves_of = game.children
         terminal_value = game.terminal_value
         canon = self.canon
-        index = g.index
-        keys = g.keys
-        dist = g.dist
-        add_node = g.add_node
+        expand_with = g.expand_with
         for nid in batch:
-            key = keys[nid]
-            d = dist[nid] + 1
-            kids: list[tuple[str, NodeId]] = []
-            for move, ck in moves_of(key):
-                if canon is not None:
-                    ck = canon(ck)
-                cid = index.get(ck)
-                if cid is None:
-                    cid = add_node(ck, d, terminal_value(ck))
-                kids.append((move, cid))
-            if not kids:
+            key = g.keys[nid]
+            moves = moves_of(key)
+            if not isinstance(moves, (list, tuple)):
+                moves = list(moves)
+            if not moves:
                 raise SolveError(
                     f"{game.name}: position {game.format(key)!r} has no moves "
                     "but is not terminal (the game breaks its contract)"
                 )
-            g.set_children(nid, kids)
+            if canon is not None:
+                moves = [(m, canon(ck)) for m, ck in moves]
+            expand_with(nid, moves, terminal_value)
         self.expansions += len(batch)
 
     # -- partial mode ----------------------------------------------------------------
@@ -359,9 +356,11 @@ class _Solver:
                 status = reason
                 break
             if self.searching:
-                done = self.search(self.batch_size or max(1, g.num_nodes // 256))
+                limit = self.batch_size or max(1, g.num_nodes // 256)
+                done = self.search_acyclic(limit) if self.acyclic else self.search(limit)
                 if done:
-                    if refresh_due(expanded, expanded + done, SEARCH_REFRESH_SMALL):
+                    if not self.acyclic and refresh_due(
+                            expanded, expanded + done, SEARCH_REFRESH_SMALL):
                         self.refresh_finality()
                     expanded += done
                     self.commit()
@@ -548,6 +547,187 @@ class _Solver:
         if seeds:
             propagate_finality(g, seeds, vmin=self.vmin, vmax=self.vmax)
         return done
+
+    def search_acyclic(self, limit: int) -> int:
+        """:meth:`search` for games that declare themselves acyclic: the same null-window
+        tests on the root, decided by the same bounds and flags, but searched recursively
+        the way alpha-beta searches them, which costs a fraction of the general search.
+
+        Expanding a node sets its bounds from its children; a node whose test is decided
+        by its children gets its bounds recomputed from them on the way back. Bounds
+        therefore change only along the search path while a test runs (other parents of
+        a changed node keep looser, still valid, bounds), and the exact fixpoint is
+        restored from the changed nodes when the test ends, before flags are propagated
+        and before the caller commits. Like :meth:`search`, every call starts afresh
+        from the root, so its choices depend only on the graph as the call finds it.
+
+        :raises SolveError: if a position repeats (the game is not acyclic after all).
+        """
+        g = self.g
+        game = self.game
+        low, high, state = g.low, g.high, g.state
+        lf, hf = g.low_final, g.high_final
+        first_edge, child_count, edge_child = g.first_edge, g.child_count, g.edge_child
+        moves_of, terminal_value, canon = game.children, game.terminal_value, self.canon
+        expand_with = g.expand_with
+        root = self.root
+        expanded: list[NodeId] = []
+        changed: list[NodeId] = []
+        path: set[NodeId] = set()
+        budget = [limit]
+
+        def test(n: NodeId, t: int) -> int:
+            """1 if ``value(n) >= t`` is proved, -1 if refuted, 0 if the expansion budget
+            ran out first; *n* is undecided by its own bounds."""
+            if state[n] == UNEXPANDED:
+                if not budget[0]:
+                    return 0
+                budget[0] -= 1
+                moves = moves_of(g.keys[n])
+                if not isinstance(moves, (list, tuple)):
+                    moves = list(moves)
+                if not moves:
+                    raise SolveError(
+                        f"{game.name}: position {game.format(g.keys[n])!r} has no moves "
+                        "but is not terminal (the game breaks its contract)"
+                    )
+                if canon is not None:
+                    moves = [(m, canon(ck)) for m, ck in moves]
+                expand_with(n, moves, terminal_value)
+                expanded.append(n)
+                lo = hi = NEG_INF
+                f = first_edge[n]
+                for e in range(f, f + child_count[n]):
+                    c = edge_child[e]
+                    v = -high[c]
+                    if v > lo:
+                        lo = v
+                    v = -low[c]
+                    if v > hi:
+                        hi = v
+                low[n] = lo
+                high[n] = hi
+                changed.append(n)
+                if lo >= t:
+                    return 1
+                if hi < t:
+                    return -1
+            elif n in path:
+                raise SolveError(
+                    f"{game.name}: position {game.format(g.keys[n])!r} repeats, but the "
+                    "game declares itself acyclic"
+                )
+            path.add(n)
+            u = -t
+            s = 1 - t
+            result = -1
+            f = first_edge[n]
+            end = f + child_count[n]
+            for e in range(f, end):
+                c = edge_child[e]
+                hc = high[c]
+                lc = low[c]
+                if hc <= u or (lf[c] and lc <= u):
+                    result = 1  # the child is at most u: n is at least t
+                    break
+                if lc > u or (hf[c] and hc > u):
+                    continue  # the child is above u: it cannot show n is at least t
+                r = test(c, s)
+                if r <= 0:
+                    result = 1 if r else 0  # the child is below s: n is at least t
+                    break
+            path.discard(n)
+            lo = hi = NEG_INF
+            for e in range(f, end):
+                c = edge_child[e]
+                v = -high[c]
+                if v > lo:
+                    lo = v
+                v = -low[c]
+                if v > hi:
+                    hi = v
+            if lo != low[n] or hi != high[n]:
+                low[n] = lo
+                high[n] = hi
+                changed.append(n)
+            return result
+
+        done = 0
+        depth_limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(depth_limit, g.num_nodes + limit + 1000))
+        try:
+            done = self._search_passes(test, budget, limit, expanded, changed)
+        finally:
+            sys.setrecursionlimit(depth_limit)
+        self.expansions += done
+        return done
+
+    def _search_passes(self, test: Callable[[NodeId, int], int], budget: list[int],
+                       limit: int, expanded: list[NodeId], changed: list[NodeId]) -> int:
+        """Root tests of :meth:`search_acyclic` until *limit* expansions are done, the
+        target is reached, or a test is decided without an expansion."""
+        g, root = self.g, self.root
+        low, high, state = g.low, g.high, g.state
+        done = 0
+        while done < limit:
+            if self.target_reached():
+                break
+            kind, t = root_test(g, root)
+            if kind == _LE:
+                t = 1 - t  # "value <= -t" is "not value >= 1 - t"
+            before = budget[0]
+            if state[root] == UNEXPANDED or (low[root] < t <= high[root]):
+                test(root, t)
+            done += before - budget[0]
+            self._settle_search(expanded, changed)
+            if budget[0] == before:
+                break  # decided without an expansion: flags lag; the caller refreshes
+        return done
+
+    def _settle_search(self, expanded: list[NodeId], changed: list[NodeId]) -> None:
+        """After a pass of :meth:`search_acyclic`: restore the bounds fixpoint from the
+        *changed* nodes, then propagate flags from everything that moved; empties both."""
+        g = self.g
+        low, high, state = g.low, g.high, g.state
+        first_edge, child_count, edge_child = g.first_edge, g.child_count, g.edge_child
+        edge_parent, rev_head, rev_next = g.edge_parent, g.rev_head, g.rev_next
+        committed, dirty = g.committed_nodes, g.dirty
+        seeds: list[NodeId] = list(expanded)
+        work = changed
+        queued: set[NodeId] = set()
+        while work:
+            nxt: list[NodeId] = []
+            for n in work:
+                if n < committed:
+                    dirty.add(n)
+                seeds.append(n)
+                e = rev_head[n]
+                while e >= 0:
+                    p = edge_parent[e]
+                    e = rev_next[e]
+                    if p in queued or state[p] != EXPANDED:
+                        continue
+                    queued.add(p)
+                    seeds.append(p)
+                    lo = hi = NEG_INF
+                    f = first_edge[p]
+                    for e2 in range(f, f + child_count[p]):
+                        c = edge_child[e2]
+                        v = -high[c]
+                        if v > lo:
+                            lo = v
+                        v = -low[c]
+                        if v > hi:
+                            hi = v
+                    if lo != low[p] or hi != high[p]:
+                        low[p] = lo
+                        high[p] = hi
+                        nxt.append(p)
+            queued.clear()
+            work = nxt
+        propagate_finality(g, seeds, vmin=self.vmin, vmax=self.vmax)
+        expanded.clear()
+        changed.clear()
 
     def grow(self, batch: list[NodeId]) -> list[NodeId]:
         """Expand *batch* and update bounds; return the nodes whose bounds changed. The

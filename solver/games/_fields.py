@@ -20,7 +20,7 @@ terminal detection and the cached symmetry set-up.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from solver.game import GameBase, MoveLabel, PositionKey
 
@@ -211,6 +211,8 @@ class FieldGame(GameBase):
     whose fields are all filled is terminal. Subclasses call :meth:`_set_fields` and
     :meth:`_set_symmetry` from ``_configure`` and define ``_symmetries`` and
     ``terminal_value``."""
+
+    acyclic: ClassVar[bool] = True  # a proposal fills field 0, an assignment a field
 
     _w: int
     _mask: int

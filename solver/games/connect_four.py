@@ -36,6 +36,7 @@ class ConnectFour(GameBase):
 
     name: ClassVar[str] = "connect-four"
     version: ClassVar[int] = 1
+    acyclic: ClassVar[bool] = True  # every move adds a stone
     description: ClassVar[str] = (
         "Connect four: drop stones into columns; four in a row horizontally, vertically "
         "or diagonally wins, a full board without one is a draw. X moves first."

@@ -66,6 +66,7 @@ class DominoTiling(GameBase):
 
     name: ClassVar[str] = "domino-tiling"
     version: ClassVar[int] = 1
+    acyclic: ClassVar[bool] = True  # every move places a domino
     description: ClassVar[str] = (
         "The e-Valuate paper's tiling game: players alternately place a domino on two "
         "adjacent free squares until no domino fits; the number of dominoes is the result, "

@@ -63,6 +63,7 @@ class Grundy(GameBase):
 
     name: ClassVar[str] = "grundy"
     version: ClassVar[int] = 1
+    acyclic: ClassVar[bool] = True  # every move adds a heap
     description: ClassVar[str] = (
         "Grundy's game: split a heap into two unequal heaps; the player who cannot move loses."
     )

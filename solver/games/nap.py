@@ -33,6 +33,7 @@ class Nap(GameBase):
 
     name: ClassVar[str] = "nap"
     version: ClassVar[int] = 1
+    acyclic: ClassVar[bool] = True  # every move marks an integer
     description: ClassVar[str] = (
         "Players alternately mark an integer of 1..n so that no three marked integers "
         "form an arithmetic progression; the player who cannot move loses."

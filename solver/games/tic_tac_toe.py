@@ -122,6 +122,7 @@ class TicTacToe(GameBase):
 
     name: ClassVar[str] = "tic-tac-toe"
     version: ClassVar[int] = 1
+    acyclic: ClassVar[bool] = True  # every move adds a mark
     description: ClassVar[str] = (
         "Tic-tac-toe on a 3x3 board: X moves first, three in a row wins, a full board "
         "without a line is a draw."
