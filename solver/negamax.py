@@ -389,8 +389,9 @@ class _Solver:
             expanded += len(batch)
             self.commit()
         retrograde(g)  # depths (the bounds are already the fixpoint)
-        if status == "complete":
-            # Exact finality over the whole graph, not only the root's region.
+        if status == "complete" and not self.acyclic:
+            # Exact finality over the whole graph, not only the root's region (flags
+            # propagated upwards are exact already when the game is acyclic).
             everything = expanded_nodes(g)
             update_finality(g, everything, everything, vmin=self.vmin, vmax=self.vmax)
         self.commit()

@@ -28,9 +28,12 @@ class ExplicitGame(GameBase):
         succ: Sequence[Sequence[int]],
         leaf: dict[int, int],
         value_range: tuple[int, int] | None = None,
+        *,
+        acyclic: bool = False,
     ) -> None:
         super().__init__()
         self.value_range = value_range
+        self.acyclic = acyclic  # type: ignore[misc]  # per instance here: graphs vary
         self.succ = [list(s) for s in succ]
         self.leaf = dict(leaf)
         for i, s in enumerate(self.succ):

@@ -45,6 +45,22 @@ def graphs(draw: st.DrawFn, max_nodes: int = 10) -> tuple[list[list[int]], dict[
     return succ, leaf
 
 
+@st.composite
+def dags(draw: st.DrawFn, max_nodes: int = 12) -> tuple[list[list[int]], dict[int, int]]:
+    """A random acyclic graph (moves only to higher-numbered nodes; transpositions and
+    repeated moves allowed) with random leaf values."""
+    n = draw(st.integers(1, max_nodes))
+    succ: list[list[int]] = []
+    leaf: dict[int, int] = {}
+    for i in range(n):
+        if i == n - 1 or draw(st.integers(0, 9)) < 3:
+            leaf[i] = draw(st.integers(-3, 3))
+            succ.append([])
+        else:
+            succ.append(draw(st.lists(st.integers(i + 1, n - 1), min_size=1, max_size=4)))
+    return succ, leaf
+
+
 def pub(v: int) -> float:
     return -INF if v <= NEG_INF else INF if v >= POS_INF else v
 
@@ -92,6 +108,23 @@ def graph_of(store: MemoryStore) -> Graph:
 def test_partial_solve_matches_brute_force_at_every_batch(
     gl: tuple[list[list[int]], dict[int, int]], batch: int, ranged: bool, until: str
 ) -> None:
+    check_partial_solve(gl, batch, ranged, until, acyclic=False)
+
+
+@settings(max_examples=400, deadline=None)
+@given(dags(), st.integers(1, 3), st.booleans(), st.sampled_from(["bounds", "value"]))
+def test_acyclic_partial_solve_matches_brute_force_at_every_batch(
+    gl: tuple[list[list[int]], dict[int, int]], batch: int, ranged: bool, until: str
+) -> None:
+    # A game that declares itself acyclic gets the recursive search and no finality
+    # refreshes: the same oracle, batch by batch.
+    check_partial_solve(gl, batch, ranged, until, acyclic=True)
+
+
+def check_partial_solve(
+    gl: tuple[list[list[int]], dict[int, int]], batch: int, ranged: bool, until: str,
+    *, acyclic: bool,
+) -> None:
     succ, leaf = gl
     # With a value range (every position's value lies in it) bounds at its edges are final.
     # Values flip sign from ply to ply, so the range must hold the terminal values and
@@ -101,7 +134,7 @@ def test_partial_solve_matches_brute_force_at_every_batch(
     if ranged and leaf:
         lo, hi = min(leaf.values()), max(leaf.values())
         value_range = (min(lo, -hi), max(hi, -lo))
-    game = ExplicitGame(succ, leaf, value_range)
+    game = ExplicitGame(succ, leaf, value_range, acyclic=acyclic)
     full_low, full_high = brute_bounds(succ, leaf)
     store = SnapshotStore()
     result = solve(game, store=store, batch_size=batch, until=until)
