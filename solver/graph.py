@@ -62,9 +62,14 @@ class Labels(Sequence[MoveLabel]):
         self.data.append(self._code(label))
 
     def extend(self, labels: Iterable[MoveLabel]) -> None:
-        code = self._code
         codes = self.codes
-        new = [codes[m] if m in codes else code(m) for m in labels]
+        if not isinstance(labels, list):
+            labels = list(labels)
+        try:
+            new = [codes[m] for m in labels]  # labels seen before: nearly always
+        except KeyError:
+            code = self._code
+            new = [codes[m] if m in codes else code(m) for m in labels]
         self.data.extend(new)  # after the codes: they may have widened the array
 
     def __len__(self) -> int:
@@ -297,7 +302,7 @@ class Graph:
                 self.keys.extend(new)
             self.dist.extend([self.dist[parent] + 1] * m)
             self.first_edge.extend([-1] * m)
-            self.child_count.extend(bytes(4 * m))
+            self.child_count.extend([0] * m)
             if self._rev_head is not None:
                 self._rev_head.extend([-1] * m)
             values = list(map(terminal_value, new))

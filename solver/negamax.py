@@ -571,7 +571,6 @@ class _Solver:
         first_edge, child_count, edge_child = g.first_edge, g.child_count, g.edge_child
         moves_of, terminal_value, canon = game.children, game.terminal_value, self.canon
         expand_with = g.expand_with
-        root = self.root
         expanded: list[NodeId] = []
         changed: list[NodeId] = []
         path: set[NodeId] = set()

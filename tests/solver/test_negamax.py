@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.errors import InvalidParameterError, InvalidPositionError
+from solver.errors import InvalidParameterError, InvalidPositionError, SolveError
 from solver.game import Game
 from solver.games import get_game
 from solver.graph import EXPANDED, TERMINAL, Graph
@@ -94,6 +94,13 @@ class SnapshotStore(MemoryStore):
         self.snaps: list[Snap] = []
 
     def commit(self, graph: Graph, progress: Progress) -> None:
+        # every node column has an entry per node, every edge column one per edge
+        n, m = graph.num_nodes, graph.num_edges
+        assert {len(c) for c in (graph.keys, graph.low, graph.high, graph.low_final,
+                                 graph.high_final, graph.depth_low, graph.depth_high,
+                                 graph.dist, graph.first_edge, graph.child_count,
+                                 graph.rev_head)} == {n}
+        assert {len(c) for c in (graph.edge_parent, graph.edge_move, graph.rev_next)} == {m}
         self.snaps.append(snapshot(graph))
         super().commit(graph, progress)
 
@@ -344,3 +351,13 @@ def test_full_solve_seeds_the_tablebase_positions() -> None:
     assert list(g.keys[:2]) == [0, 3]  # the root, then the seeds in the game's order
     assert (g.low[g.index[3]], g.low[g.index[0]]) == (1, -1)
     assert g.dist[g.index[3]] == 0
+
+
+def test_a_game_that_declares_itself_acyclic_and_repeats_gets_a_clear_error() -> None:
+    # 0 -> 1 -> 0 is a cycle; 1 may also move to a terminal position worth 1 to the mover
+    # there. Without the declaration the general search copes; with it, the recursive
+    # search meets 0 on its own path and says so instead of recursing forever.
+    r = solve(ExplicitGame([[1], [0, 2], []], {2: 1}))
+    assert (r.low, r.high, r.low_final, r.high_final) == (-math.inf, 1, True, True)
+    with pytest.raises(SolveError, match="'0' repeats, but the game declares itself acyclic"):
+        solve(ExplicitGame([[1], [0, 2], []], {2: 1}, acyclic=True))
