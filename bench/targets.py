@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import create_engine, make_url
 
-from bench.baselines import memo_negamax
+from bench.baselines import bare_null_window, memo_negamax
 from bench.child import solve_in_child
 from bench.measure import Row, clocked, repeated, size_label, target_row
 from bench.persist import sqlite_bytes
@@ -249,12 +249,15 @@ def partial_target_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
         game = connect_four(size)
         ab_t, ab_runs, ab = sampled(partial(alphabeta, game, ordering=True), repeat)
         t, runs, r = sampled(partial(solve, game), repeat)
+        bare_t, _, (bare_value, bare_expansions) = sampled(
+            partial(bare_null_window, game), repeat)
         figures = {"case": f"connect-four {size_label(size)}", "expansions": r.expansions,
                    "seconds": round(t, 3), "runs": runs, "value": r.value,
                    "baseline": "alpha-beta + TT + ordering",
                    "baseline_positions": ab.stats.distinct, "baseline_s": round(ab_t, 3),
-                   "baseline_runs": ab_runs, "baseline_value": ab.value}
-        ok = r.value == ab.value
+                   "baseline_runs": ab_runs, "baseline_value": ab.value,
+                   "bare_search_s": round(bare_t, 3), "bare_search_expansions": bare_expansions}
+        ok = r.value == ab.value == bare_value
         rows.append(target_row("5a partial expansions / alpha-beta positions",
                                r.expansions / ab.stats.distinct, "< 1", correct=ok, **figures))
         rows.append(target_row("5b partial solve time / alpha-beta time", t / ab_t, "< 1",

@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 
 from bench.__main__ import main
+from bench.baselines import bare_null_window
 from bench.loadgen import percentile, python_load
 from bench.measure import parse_sizes, target_row
+from solver.alphabeta import alphabeta
+from solver.games import get_game
 
 TARGETS = ["1 ", "2 ", "3 ", "4 ", "5a ", "5b ", "6 ", "7 ", "8a ", "8b ", "8c "]
 """How the target rows' names start, one per target (5 and 8 have several limits)."""
@@ -36,6 +39,18 @@ def test_bench_smoke_writes_json_and_markdown(tmp_path: Path) -> None:
         assert r["measured"] > 0, r
     text = (tmp_path / "results.md").read_text()
     assert "| case |" in text and "| target | case | measured | limit | met |" in text
+
+
+@pytest.mark.parametrize(("name", "params"), [
+    ("tic-tac-toe", {}), ("connect-four", {"width": 4, "height": 4}), ("nap", {"n": 12}),
+    ("grundy", {"n": 12}), ("domino-tiling", {"rows": 3, "cols": 4}),
+])
+def test_bare_null_window_search_agrees_with_alpha_beta(name: str, params: dict[str, int]) -> None:
+    # The floor that target 5b's details quote must solve the same games to the same values.
+    game = get_game(name, **params)
+    value, expansions = bare_null_window(game)
+    ab = alphabeta(game, ordering=True)
+    assert value == ab.value and expansions > 0
 
 
 def test_target_row_needs_the_limit_and_the_right_value() -> None:
