@@ -62,9 +62,13 @@ class Labels(Sequence[MoveLabel]):
         self.data.append(self._code(label))
 
     def extend(self, labels: Iterable[MoveLabel]) -> None:
-        code = self._code
+        labels = labels if isinstance(labels, list) else list(labels)
         codes = self.codes
-        new = [codes[m] if m in codes else code(m) for m in labels]
+        try:
+            new = list(map(codes.__getitem__, labels))  # labels seen before: the rule
+        except KeyError:
+            code = self._code
+            new = [codes[m] if m in codes else code(m) for m in labels]
         self.data.extend(new)  # after the codes: they may have widened the array
 
     def __len__(self) -> int:
