@@ -69,6 +69,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
+from db import sqlite_load
 from db.errors import DatabaseError, RulesVersionError, VariantLockedError
 from db.migrate import require_head
 from db.models import RUN_STATUSES, SolveRun, Variant, encode_key, utcnow
@@ -643,12 +644,20 @@ def _load(conn: Connection, variant_id: int, *, edges: bool = True) -> Graph:
     With ``edges=False`` only each node's number of stored edges is read (which is all a
     full solve's expansion needs); the edges themselves are left for
     :func:`_reload_edges`, through :meth:`Graph.require_edges`.
+
+    SQLite reads whole columns at a time (:mod:`db.sqlite_load`), falling back to the
+    row loaders below for what that cannot vouch for (so a damaged graph raises their
+    errors); PostgreSQL streams rows through a server-side cursor.
     """
-    graph = Graph()
-    _stream(conn, _NODE_SQL, variant_id, graph, _load_nodes)
+    driver = _driver(conn) if conn.dialect.name == "sqlite" else None
+    graph = sqlite_load.load_nodes(driver, variant_id) if driver is not None else None
+    if graph is None:
+        graph = Graph()
+        _stream(conn, _NODE_SQL, variant_id, graph, _load_nodes)
     if edges:
-        _stream(conn, _EDGE_SQL, variant_id, graph, _load_edges)
-    else:
+        _read_edges(conn, variant_id, graph)
+    elif driver is None or not sqlite_load.load_edge_counts(driver, variant_id, graph):
+        graph.child_count = array("i", bytes(4 * graph.num_nodes))
         _stream(conn, _EDGE_COUNT_SQL, variant_id, graph, _load_edge_counts)
     graph.mark_committed()
     # A full run (edges deferred) rewrites every row at its end anyway.
@@ -658,16 +667,30 @@ def _load(conn: Connection, variant_id: int, *, edges: bool = True) -> Graph:
 
 def _reload_edges(conn: Connection, variant_id: int, graph: Graph) -> None:
     """Replace *graph*'s edge columns with every stored edge of the variant."""
+    graph.deferred_edges = 0
+    _read_edges(conn, variant_id, graph)
+    graph.committed_edges = graph.num_edges
+
+
+def _read_edges(conn: Connection, variant_id: int, graph: Graph) -> None:
+    """Set *graph*'s edge columns to every stored edge of the variant."""
+    _clear_edges(graph)
+    if conn.dialect.name == "sqlite" and sqlite_load.load_edges(
+        _driver(conn), variant_id, graph
+    ):
+        return
+    _clear_edges(graph)
+    _stream(conn, _EDGE_SQL, variant_id, graph, _load_edges)
+
+
+def _clear_edges(graph: Graph) -> None:
     n = graph.num_nodes
     graph.edge_parent = array("i")
     graph.edge_child = array("i")
     graph.edge_move = Labels()
     graph.first_edge = array("i", np.full(n, -1, dtype=np.int32).tobytes())
     graph.child_count = array("i", bytes(4 * n))
-    graph.deferred_edges = 0
     graph.drop_derived()
-    _stream(conn, _EDGE_SQL, variant_id, graph, _load_edges)
-    graph.committed_edges = graph.num_edges
 
 
 def _stream(

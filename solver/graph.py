@@ -62,11 +62,10 @@ class Labels(Sequence[MoveLabel]):
         self.data.append(self._code(label))
 
     def extend(self, labels: Iterable[MoveLabel]) -> None:
+        labels = labels if isinstance(labels, list) else list(labels)
         codes = self.codes
-        if not isinstance(labels, list):
-            labels = list(labels)
         try:
-            new = [codes[m] for m in labels]  # labels seen before: nearly always
+            new = list(map(codes.__getitem__, labels))  # labels seen before: the rule
         except KeyError:
             code = self._code
             new = [codes[m] if m in codes else code(m) for m in labels]
