@@ -32,6 +32,10 @@ NODE_CHUNK = 262_144
 EDGE_CHUNK = 262_144
 """Edges read per query, roughly (ranges of parents are sized from the previous one)."""
 
+MAX_SPAN = 1 << 20
+"""Most parents a query covers: their offsets must stay below 0x110000, the last code
+point (beyond it ``char()`` sends U+FFFD)."""
+
 _HALF = 1 << 15
 """Bound of the high half (``x >> 16``) of an int32 that is not negative."""
 
@@ -168,7 +172,8 @@ def load_edges(driver: sqlite3.Connection, variant_id: int, graph: Graph) -> boo
                 if len(labels) != count or not _append_edges(graph, start, points, labels):
                     return False
             start = stop
-            span = max(1, min(2 * span, span * EDGE_CHUNK // max(count, 1)))
+            # parents are sent as offsets from start: keep them code points
+            span = max(1, min(2 * span, span * EDGE_CHUNK // max(count, 1), MAX_SPAN))
     return True
 
 

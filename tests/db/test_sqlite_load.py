@@ -257,6 +257,19 @@ def test_chunk_boundaries(
     assert_same_as_rows(sqlite_engine, monkeypatch)
 
 
+def test_sparse_edges_keep_parent_offsets_within_the_cap(
+    sqlite_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A partial solve expands few of its nodes, so ranges of parents widen to find enough
+    # edges; parents travel as offsets from the range's start, which must stay code
+    # points (below 0x110000): MAX_SPAN caps the widening (here at 2 parents).
+    monkeypatch.setattr(db.sqlite_load, "MAX_SPAN", 2)
+    solve(get_game("connect-four", width=4, height=4), store=SqlStore(sqlite_engine),
+          max_expansions=300)
+    assert reads_columnar(sqlite_engine)
+    assert_same_as_rows(sqlite_engine, monkeypatch)
+
+
 def test_empty_variant(sqlite_engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     store = SqlStore(sqlite_engine)
     graph = store.open(TinyGame(), run_options())
