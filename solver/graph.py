@@ -285,26 +285,35 @@ class Graph:
         state = self.state
         nid = len(state)
         kids: list[NodeId] = []
-        new: list[PositionKey] = []
+        fresh: dict[PositionKey, NodeId] = {}
         for _, ck in moves:
             c = get(ck)
             if c is None:
-                c = index[ck] = nid + len(new)
-                new.append(ck)
+                c = fresh.get(ck)
+                if c is None:
+                    c = fresh[ck] = nid + len(fresh)
             kids.append(c)
-        if new:
+        if fresh:
+            # Everything that can fail (the game's terminal_value, a key beyond 64 bits)
+            # before anything changes: a failed expansion leaves the graph as it was.
+            new = list(fresh)
+            values = list(map(terminal_value, new))
+            keys = self.keys
+            if isinstance(keys, array):
+                try:
+                    keys.frombytes(array("q", new).tobytes())
+                except (OverflowError, TypeError):
+                    keys = self.keys = list(keys)  # beyond 64 bits: a list from now on
+                    keys.extend(new)
+            else:
+                keys.extend(new)
+            index.update(fresh)
             m = len(new)
-            try:
-                self.keys.extend(new)
-            except (OverflowError, TypeError):
-                self.keys = list(self.keys)
-                self.keys.extend(new)
             self.dist.extend([self.dist[parent] + 1] * m)
             self.first_edge.extend([-1] * m)
             self.child_count.extend([0] * m)
             if self._rev_head is not None:
                 self._rev_head.extend([-1] * m)
-            values = list(map(terminal_value, new))
             if values.count(None) == m:
                 state.extend(bytes(m))  # UNEXPANDED
                 self.low.extend([NEG_INF] * m)

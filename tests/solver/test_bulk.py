@@ -107,6 +107,64 @@ def test_keys_beyond_64_bits_fall_back_to_the_dict(
         assert list(getattr(big, name)) == list(getattr(plain, name)), name
 
 
+class MixedKeys(ExplicitGame):
+    """An explicit game whose odd-numbered positions have keys beyond 64 bits: one
+    expansion may find a 64-bit and a wider new key together."""
+
+    OFFSET = 1 << 70
+
+    def children(self, key: int) -> list[tuple[str, int]]:
+        return [(m, c + self.OFFSET if c % 2 else c)
+                for m, c in super().children(key % self.OFFSET)]
+
+    def terminal_value(self, key: int) -> int | None:
+        return super().terminal_value(key % self.OFFSET)
+
+
+class Faulty(ExplicitGame):
+    """An explicit game whose rules fail on position 3."""
+
+    def terminal_value(self, key: int) -> int | None:
+        if key == 3:
+            raise ValueError("no rules for 3")
+        return super().terminal_value(key)
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_an_expansion_the_game_fails_leaves_the_graph_as_it_was(full: bool) -> None:
+    store = MemoryStore()
+    with pytest.raises(ValueError, match="no rules for 3"):
+        solve(Faulty([[1, 2], [2, 3], [], []], {2: 0, 3: 1}), full=full, store=store)
+    (g,) = store.graphs.values()
+    # 0 expanded (children 1 and 2); 1's expansion failed on its new child 3
+    assert list(g.keys) == [0, 1, 2] and g.index == {0: 0, 1: 1, 2: 2}
+    assert {len(c) for c in (g.low, g.high, g.state, g.dist, g.first_edge,
+                             g.child_count, g.low_final, g.depth_low)} == {3}
+    assert g.num_edges == 2 and g.child_count[1] == 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(graphs(max_nodes=12), st.booleans())
+def test_keys_that_outgrow_64_bits_mid_expansion(
+    gl: tuple[list[list[int]], dict[int, int]], full: bool,
+) -> None:
+    # The keys column turns into a list when the first wide key comes; an expansion
+    # that brings a 64-bit key and a wider one must add each exactly once.
+    succ, leaf = gl
+    graphs_of = []
+    for game in (ExplicitGame(succ, leaf), MixedKeys(succ, leaf)):
+        store = MemoryStore()
+        solve(game, full=full, store=store)
+        (g,) = store.graphs.values()
+        graphs_of.append(g)
+    plain, mixed = graphs_of
+    assert [k % MixedKeys.OFFSET for k in mixed.keys] == list(plain.keys)
+    assert mixed.index == {k: i for i, k in enumerate(mixed.keys)}
+    for name in ("low", "high", "low_final", "high_final", "depth_low", "depth_high",
+                 "state", "dist", "edge_child"):
+        assert list(getattr(mixed, name)) == list(getattr(plain, name)), name
+
+
 @settings(max_examples=100, deadline=None)
 @given(graphs(max_nodes=12))
 def test_rebuilt_reverse_edges_equal_threaded_ones(
