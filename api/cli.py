@@ -457,8 +457,9 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
               help="TCP port to listen on.")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Worker processes.")
-@click.option("--threads", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Threads per worker (1: single-threaded sync workers).")
+@click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Threads per worker (1: single-threaded sync workers, the lowest "
+                   "latency for lookups; more help with slow clients).")
 def serve_command(db_url: str | None, host: str, port: int, workers: int, threads: int) -> None:
     """Serve the read-only HTTP API (JSON under /api, docs at /api/docs) with gunicorn.
 

@@ -76,7 +76,8 @@ def test_serve_answers_over_http_and_stops_on_sigterm(tmp_path: Path) -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(
-        [NEGAGRAPH, "serve", "--db", url, "--port", str(port), "--workers", "2"],
+        [NEGAGRAPH, "serve", "--db", url, "--port", str(port), "--workers", "2",
+         "--threads", "2"],  # threaded workers here, the default sync ones below
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
