@@ -110,8 +110,8 @@ def client_main(job: Path) -> None:
 
 def client(host: str, port: int, paths: list[str], seconds: float,
            i: int) -> tuple[int, float, list[float]]:
-    """One keep-alive connection GETting *paths* in turn from the *i*-th for *seconds*:
-    (errors, seconds taken, latency of every request)."""
+    """One connection GETting *paths* in turn from the *i*-th for *seconds* (reopened
+    whenever the server closes it): (errors, seconds taken, latency of every request)."""
     conn = http.client.HTTPConnection(host, port, timeout=10)
     latencies: list[float] = []
     errors = 0
