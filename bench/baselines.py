@@ -77,8 +77,10 @@ def bare_null_window(game: Game) -> tuple[int, int]:
         lo = hi = -inf
         for e in range(first[n], first[n] + count[n]):
             c = child[e]
-            lo = max(lo, -high[c])
-            hi = max(hi, -low[c])
+            if -high[c] > lo:
+                lo = -high[c]
+            if -low[c] > hi:
+                hi = -low[c]
         low[n], high[n] = lo, hi
 
     def at_least(n: int, t: int) -> bool:
