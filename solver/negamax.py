@@ -595,18 +595,7 @@ class _Solver:
                     moves = [(m, canon(ck)) for m, ck in moves]
                 expand_with(n, moves, terminal_value)
                 expanded.append(n)
-                lo = hi = NEG_INF
-                f = first_edge[n]
-                for e in range(f, f + child_count[n]):
-                    c = edge_child[e]
-                    v = -high[c]
-                    if v > lo:
-                        lo = v
-                    v = -low[c]
-                    if v > hi:
-                        hi = v
-                low[n] = lo
-                high[n] = hi
+                low[n], high[n] = lo, hi = children_bounds(g, n)
                 changed.append(n)
                 if lo >= t:
                     return 1
@@ -637,15 +626,7 @@ class _Solver:
                     result = 1 if r else 0  # the child is below s: n is at least t
                     break
             path.discard(n)
-            lo = hi = NEG_INF
-            for e in range(f, end):
-                c = edge_child[e]
-                v = -high[c]
-                if v > lo:
-                    lo = v
-                v = -low[c]
-                if v > hi:
-                    hi = v
+            lo, hi = children_bounds(g, n)
             if lo != low[n] or hi != high[n]:
                 low[n] = lo
                 high[n] = hi
@@ -689,7 +670,6 @@ class _Solver:
         *changed* nodes, then propagate flags from everything that moved; empties both."""
         g = self.g
         low, high, state = g.low, g.high, g.state
-        first_edge, child_count, edge_child = g.first_edge, g.child_count, g.edge_child
         edge_parent, rev_head, rev_next = g.edge_parent, g.rev_head, g.rev_next
         committed, dirty = g.committed_nodes, g.dirty
         seeds: list[NodeId] = list(expanded)
@@ -709,16 +689,7 @@ class _Solver:
                         continue
                     queued.add(p)
                     seeds.append(p)
-                    lo = hi = NEG_INF
-                    f = first_edge[p]
-                    for e2 in range(f, f + child_count[p]):
-                        c = edge_child[e2]
-                        v = -high[c]
-                        if v > lo:
-                            lo = v
-                        v = -low[c]
-                        if v > hi:
-                            hi = v
+                    lo, hi = children_bounds(g, p)
                     if lo != low[p] or hi != high[p]:
                         low[p] = lo
                         high[p] = hi
@@ -851,6 +822,23 @@ def expanded_nodes(g: Graph) -> set[NodeId]:
     return {n for n in range(g.num_nodes) if state[n] == EXPANDED}
 
 
+def children_bounds(g: Graph, n: NodeId) -> tuple[int, int]:
+    """``(max -high(c), max -low(c))`` over the children ``c`` of expanded *n*: the bounds
+    the rules give it from its children's."""
+    low, high, edge_child = g.low, g.high, g.edge_child
+    lo = hi = NEG_INF
+    f = g.first_edge[n]
+    for e in range(f, f + g.child_count[n]):
+        c = edge_child[e]
+        v = -high[c]
+        if v > lo:
+            lo = v
+        v = -low[c]
+        if v > hi:
+            hi = v
+    return lo, hi
+
+
 def update_bounds(g: Graph, seeds: list[NodeId]) -> list[NodeId]:
     """Re-establish the bounds fixpoint after *seeds* were expanded; return the nodes
     whose bounds changed.
@@ -859,7 +847,6 @@ def update_bounds(g: Graph, seeds: list[NodeId]) -> list[NodeId]:
     bounds (lows rise, highs fall): a worklist re-evaluates each changed node's parents.
     """
     low, high, state = g.low, g.high, g.state
-    first_edge, child_count, edge_child = g.first_edge, g.child_count, g.edge_child
     edge_parent, rev_head, rev_next = g.edge_parent, g.rev_head, g.rev_next
     committed, dirty = g.committed_nodes, g.dirty
     queue = deque(seeds)
@@ -868,16 +855,7 @@ def update_bounds(g: Graph, seeds: list[NodeId]) -> list[NodeId]:
     while queue:
         n = queue.popleft()
         queued.discard(n)
-        lo = hi = NEG_INF
-        f = first_edge[n]
-        for e in range(f, f + child_count[n]):
-            c = edge_child[e]
-            v = -high[c]
-            if v > lo:
-                lo = v
-            v = -low[c]
-            if v > hi:
-                hi = v
+        lo, hi = children_bounds(g, n)
         if lo != low[n] or hi != high[n]:
             low[n] = lo
             high[n] = hi
