@@ -309,26 +309,30 @@ class _Solver:
 
     def expand(self, batch: list[NodeId]) -> None:
         """Expand every node of *batch*: create children (terminal ones final at once)."""
-        g = self.g
-        game = self.game
-        moves_of = game.children
-        terminal_value = game.terminal_value
-        canon = self.canon
-        expand_with = g.expand_with
+        expand_one = self.expand_one
         for nid in batch:
-            key = g.keys[nid]
-            moves = moves_of(key)
-            if not isinstance(moves, (list, tuple)):
-                moves = list(moves)
-            if not moves:
-                raise SolveError(
-                    f"{game.name}: position {game.format(key)!r} has no moves "
-                    "but is not terminal (the game breaks its contract)"
-                )
-            if canon is not None:
-                moves = [(m, canon(ck)) for m, ck in moves]
-            expand_with(nid, moves, terminal_value)
+            expand_one(nid)
         self.expansions += len(batch)
+
+    def expand_one(self, nid: NodeId) -> None:
+        """Expand *nid* (not counted in :attr:`expansions`: callers count).
+
+        :raises SolveError: if the game gives a non-terminal position no moves.
+        """
+        game = self.game
+        key = self.g.keys[nid]
+        moves = game.children(key)
+        if not isinstance(moves, (list, tuple)):
+            moves = list(moves)
+        if not moves:
+            raise SolveError(
+                f"{game.name}: position {game.format(key)!r} has no moves "
+                "but is not terminal (the game breaks its contract)"
+            )
+        canon = self.canon
+        if canon is not None:
+            moves = [(m, canon(ck)) for m, ck in moves]
+        self.g.expand_with(nid, moves, game.terminal_value)
 
     # -- partial mode ----------------------------------------------------------------
 
@@ -569,8 +573,7 @@ class _Solver:
         low, high, state = g.low, g.high, g.state
         lf, hf = g.low_final, g.high_final
         first_edge, child_count, edge_child = g.first_edge, g.child_count, g.edge_child
-        moves_of, terminal_value, canon = game.children, game.terminal_value, self.canon
-        expand_with = g.expand_with
+        expand_one = self.expand_one
         expanded: list[NodeId] = []
         changed: list[NodeId] = []
         path: set[NodeId] = set()
@@ -583,17 +586,7 @@ class _Solver:
                 if not budget[0]:
                     return 0
                 budget[0] -= 1
-                moves = moves_of(g.keys[n])
-                if not isinstance(moves, (list, tuple)):
-                    moves = list(moves)
-                if not moves:
-                    raise SolveError(
-                        f"{game.name}: position {game.format(g.keys[n])!r} has no moves "
-                        "but is not terminal (the game breaks its contract)"
-                    )
-                if canon is not None:
-                    moves = [(m, canon(ck)) for m, ck in moves]
-                expand_with(n, moves, terminal_value)
+                expand_one(n)
                 expanded.append(n)
                 low[n], high[n] = lo, hi = children_bounds(g, n)
                 changed.append(n)
