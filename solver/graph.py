@@ -20,6 +20,7 @@ them did), which is what a store writes per batch.
 
 from __future__ import annotations
 
+import operator
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import overload
@@ -391,6 +392,26 @@ class Graph:
 
     def get(self, key: PositionKey) -> NodeId | None:
         return self.index.get(key)
+
+    def find(self, key: PositionKey) -> NodeId | None:
+        """The node of *key*, like :meth:`get`, but without building ``index`` when it is
+        not built (one scan of the keys instead of a dict of them all)."""
+        if self._index is not None:
+            return self._index.get(key)
+        keys = self.keys
+        if not isinstance(keys, array):
+            try:
+                return keys.index(key)
+            except ValueError:
+                return None
+        try:
+            key = operator.index(key)
+        except TypeError:
+            return None
+        if not -(1 << 63) <= key < 1 << 63:
+            return None
+        hits = np.flatnonzero(np.frombuffer(keys, dtype=np.int64) == key)
+        return int(hits[0]) if hits.size else None
 
     # -- change tracking --------------------------------------------------------------
 

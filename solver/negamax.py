@@ -237,7 +237,7 @@ class _Solver:
     # -- bookkeeping ----------------------------------------------------------------
 
     def _ensure_root(self, key: PositionKey) -> NodeId:
-        nid = self.g.get(key)
+        nid = self.g.find(key)  # a full run drops the index anyway: do not build it
         if nid is None:
             nid = self.g.add_node(key, 0, self.game.terminal_value(key))
         return nid

@@ -184,6 +184,24 @@ def test_rebuilt_reverse_edges_equal_threaded_ones(
     assert graph.index == threaded.index
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(KEYS, max_size=30), KEYS | st.sampled_from([0, 1, 1 << 64, -(1 << 64)]))
+def test_find_answers_as_the_index_does_without_building_it(keys: list[int], probe: int) -> None:
+    graph = Graph()
+    for k in dict.fromkeys(keys):
+        graph.add_node(k, 0, None)
+    for k in [probe, *keys]:
+        graph.drop_derived()
+        assert graph.find(k) == graph.index.get(k)  # find scanned: no index yet
+        assert graph.find(k) == graph.index.get(k)  # and now through the index
+    graph.drop_derived()
+    graph.find(probe)
+    assert graph._index is None
+    graph.keys = list(graph.keys) + [1 << 70]  # keys beyond 64 bits: a list
+    graph.drop_derived()
+    assert graph.find(1 << 70) == len(graph.keys) - 1 and graph.find(-(1 << 70)) is None
+
+
 def test_labels_read_like_a_list_and_widen() -> None:
     labels = Labels(["a", "b", "a"])
     assert list(labels) == ["a", "b", "a"] and labels[1] == "b" and labels[-1] == "a"
