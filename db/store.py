@@ -45,6 +45,9 @@ edges record the expansion, and the loader reads a node with stored edges as exp
 (marking it changed, so the next run's first commit says so). A resumed full solve loads
 the nodes and each node's number of edges only; the run that finishes the expansion loads
 the edges, once, for the retrograde pass (:meth:`~solver.graph.Graph.require_edges`).
+On SQLite files, a full run that ends cleanly before the solve is complete leaves its
+graph in a resume file for the next one, which loads that instead of the tables once it
+has checked that it matches them (:mod:`db.resume`).
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from itertools import groupby
 from operator import itemgetter
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -69,7 +73,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
-from db import sqlite_load
+from db import resume, sqlite_load
 from db.errors import DatabaseError, RulesVersionError, VariantLockedError
 from db.migrate import require_head
 from db.models import RUN_STATUSES, SolveRun, Variant, encode_key, utcnow
@@ -151,6 +155,8 @@ class SqlStore:
         self._game: Game | None = None
         self._pg_locked = False
         self._postgres = engine.dialect.name == "postgresql"
+        self._resume_path: Path | None = None
+        self._resume_full = False
 
     def __repr__(self) -> str:
         return f"<SqlStore {self.engine.url!r} variant={self.variant_id} run={self.run_id}>"
@@ -181,7 +187,9 @@ class SqlStore:
                 variant_id = self._find_or_create_variant(conn, game)
                 self._take_lock(conn, variant_id, game, run)
                 with conn.begin():
-                    graph = _load(conn, variant_id, edges=not run.full)
+                    graph = self._resumed(conn, variant_id, run)
+                    if graph is None:
+                        graph = _load(conn, variant_id, edges=not run.full)
                 if graph.deferred_edges:
                     graph.edge_loader = self._reload_edges
                 if self._postgres:
@@ -201,6 +209,58 @@ class SqlStore:
             graph.total_edges,
         )
         return graph
+
+    def _resumed(self, conn: Connection, variant_id: int, run: RunOptions) -> Graph | None:
+        """A full run's graph from the variant's resume file (see :mod:`db.resume`), if
+        there is one that matches the database; any resume file is removed."""
+        self._resume_path = path = (
+            None if self._postgres else resume.resume_path(self.engine, variant_id)
+        )
+        self._resume_full = run.full
+        if path is None:
+            return None
+        if not run.full:
+            resume.discard(path)  # a partial run changes the graph: of no use after it
+            return None
+        kept = resume.take(path)
+        if kept is None:
+            return None
+        meta, graph = kept
+        assert self.run_id is not None
+        problem = resume.mismatch(conn, variant_id, self.run_id, meta, graph)
+        if problem is not None:
+            log.info("not resuming from %s: %s", path, problem)
+            return None
+        graph.mark_committed()
+        log.info("resuming from %s (written by run %d)", path, meta["run_id"])
+        return graph
+
+    def _keep_for_resume(self, graph: Graph, progress: Progress) -> None:
+        """At a clean end of a full run that did not finish the solve, write the graph to
+        the variant's resume file (best effort: a failure only costs the next run time)."""
+        path = self._resume_path
+        conn = self._conn
+        if (
+            path is None
+            or conn is None
+            or not self._resume_full
+            or progress.status not in ("budget", "stopped")
+            or graph.committed_nodes != graph.num_nodes
+            or graph.committed_edges != graph.num_edges
+            or graph.dirty
+            or graph.all_dirty
+        ):
+            return
+        assert self.run_id is not None and self.variant_id is not None
+        try:
+            with self._errors(), conn.begin():
+                marks = resume.run_marks(conn, self.run_id)
+        except DatabaseError as exc:
+            log.warning("no resume file: %s", exc)
+            return
+        t0 = time.perf_counter()
+        if resume.write(path, graph, {"variant_id": self.variant_id, **marks}):
+            log.info("wrote %s in %.1f s", path, time.perf_counter() - t0)
 
     def _reload_edges(self, graph: Graph) -> None:
         """:attr:`Graph.edge_loader` of a full solve's graph (see :func:`_load`)."""
@@ -240,6 +300,8 @@ class SqlStore:
         try:
             with self._errors(), conn.begin():
                 self._fence(conn, progress, final=True)
+            if self._graph is not None:
+                self._keep_for_resume(self._graph, progress)
         except VariantLockedError as exc:
             log.warning("%s", exc)
         finally:
