@@ -88,7 +88,7 @@ def test_upgrade_downgrade_upgrade(empty_url: str, empty_engine: Engine) -> None
         require_head(empty_engine)
 
     upgrade(empty_url)
-    assert current_revision(empty_engine) == head_revision() == "0002"
+    assert current_revision(empty_engine) == head_revision() == "0003"
     require_head(empty_engine)
     assert tables(empty_engine) == TABLES
     assert views(empty_engine) == {"position_values"}
@@ -204,7 +204,7 @@ def test_alembic_command_line_upgrade_and_check(tmp_path: Path) -> None:
             [alembic, *command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
         )
         assert done.returncode == 0, done.stderr
-    assert "0002 (head)" in done.stdout
+    assert "0003 (head)" in done.stdout
 
 
 def test_ensure_schema_creates_only_in_empty_databases(
@@ -253,7 +253,7 @@ def test_0002_keeps_the_edges_and_drops_only_the_child_index(
                 len(inspector.get_foreign_keys("edges")))
 
     assert edge_indexes_and_keys() == ({"ix_edges_variant_id_child"}, 2)
-    upgrade(empty_url)
+    upgrade(empty_url, "0002")
     assert current_revision(empty_engine) == "0002"
     assert edges() == rows
     assert edge_indexes_and_keys() == (set(), 1)
@@ -262,3 +262,22 @@ def test_0002_keeps_the_edges_and_drops_only_the_child_index(
     assert edges() == []
     downgrade(empty_url, "0001")
     assert edge_indexes_and_keys() == ({"ix_edges_variant_id_child"}, 2)
+
+
+def test_0003_leaves_room_in_postgresql_node_pages(empty_url: str, empty_engine: Engine) -> None:
+    def fillfactor() -> str | None:
+        if empty_engine.dialect.name != "postgresql":
+            return None
+        with empty_engine.connect() as conn:
+            options = conn.execute(text(
+                "SELECT reloptions FROM pg_class WHERE relname = 'nodes'")).scalar_one()
+        return next((o for o in options or [] if o.startswith("fillfactor")), "default")
+
+    upgrade(empty_url, "0002")
+    before = fillfactor()
+    upgrade(empty_url)
+    assert current_revision(empty_engine) == "0003"
+    if empty_engine.dialect.name == "postgresql":
+        assert (before, fillfactor()) == ("default", "fillfactor=50")
+    downgrade(empty_url, "0002")
+    assert fillfactor() == before
