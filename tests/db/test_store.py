@@ -4,7 +4,9 @@ and whole solves through :func:`solver.negamax.solve`."""
 
 from __future__ import annotations
 
+import logging
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -15,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, func, select, text, update
+from sqlalchemy import Engine, func, make_url, select, text, update
 
 import db.store
 from db.errors import DatabaseError, RulesVersionError, SchemaError, VariantLockedError
@@ -37,6 +39,7 @@ from tests.db.helpers import (
     assert_consistent,
     build_first_batch,
     build_second_batch,
+    pg_database,
     progress_of,
     run_options,
     set_node,
@@ -460,6 +463,93 @@ def test_foreign_keys_hold(sqlite_engine: Engine) -> None:
         assert conn.execute(text("PRAGMA foreign_key_check")).all() == []
         assert conn.execute(text("PRAGMA foreign_keys")).scalar_one() == 1  # restored
         assert conn.execute(text("PRAGMA integrity_check")).scalar_one() == "ok"
+
+
+_ORPHANS = (
+    "SELECT (SELECT count(*) FROM edges AS e WHERE NOT EXISTS (SELECT 1 FROM nodes AS n "
+    "WHERE n.variant_id = e.variant_id AND n.id = e.parent)) + (SELECT count(*) FROM edges "
+    "AS e WHERE NOT EXISTS (SELECT 1 FROM nodes AS n WHERE n.variant_id = e.variant_id AND "
+    "n.id = e.child)) + (SELECT count(*) FROM nodes AS n WHERE NOT EXISTS (SELECT 1 FROM "
+    "variants AS v WHERE v.id = n.variant_id))"
+)
+
+
+def _roles_in_batches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """``session_replication_role`` as each PostgreSQL batch left it (recorded per commit)."""
+    seen: list[str] = []
+    write = SqlStore._pg_write
+
+    def recording(self: SqlStore, cursor: Any, *args: Any) -> None:
+        write(self, cursor, *args)
+        cursor.execute("SHOW session_replication_role")
+        seen.append(cursor.fetchone()[0])
+
+    monkeypatch.setattr(SqlStore, "_pg_write", recording)
+    return seen
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("check", [False, True])
+def test_postgres_writer_skips_the_key_checks_only_in_its_batches(
+    pg_session_url: str, monkeypatch: pytest.MonkeyPatch, check: bool
+) -> None:
+    # The PostgreSQL counterpart of foreign_keys = OFF: SET LOCAL session_replication_role
+    # in the writer's batches (the test role is a superuser); the keys must hold anyway.
+    roles = _roles_in_batches(monkeypatch)
+    with pg_database() as url:
+        upgrade(url)
+        engine = make_engine(url)
+        try:
+            solve(get_game("tic-tac-toe"), full=True, store=SqlStore(
+                engine, check_foreign_keys=check), batch_size=2_000)
+            assert len(roles) > 2 and set(roles) == {"origin" if check else "replica"}
+            with engine.connect() as conn:
+                assert conn.execute(text(_ORPHANS)).scalar_one() == 0
+                # nothing of it outlives the batch: a pooled connection is back to normal
+                assert conn.execute(text("SHOW session_replication_role")).scalar() == "origin"
+            memory = MemoryStore()
+            solve(get_game("tic-tac-toe"), full=True, store=memory, batch_size=2_000)
+            [expected] = memory.graphs.values()
+            assert snapshot(load_graph(engine, get_game("tic-tac-toe"))) == snapshot(expected)
+        finally:
+            engine.dispose()
+
+
+@pytest.mark.postgres
+def test_postgres_writer_without_the_right_keeps_the_checks(
+    pg_session_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    roles = _roles_in_batches(monkeypatch)
+    role = f"negagraph_plain_{secrets.token_hex(4)}"
+    with pg_database() as url:
+        upgrade(url)
+        admin = make_engine(url)
+        with admin.begin() as conn:
+            conn.execute(text(f'CREATE ROLE "{role}" LOGIN NOSUPERUSER'))
+        try:
+            with admin.begin() as conn:
+                for grant in ("ALL ON ALL TABLES IN SCHEMA public",
+                              "ALL ON ALL SEQUENCES IN SCHEMA public"):
+                    conn.execute(text(f'GRANT {grant} TO "{role}"'))
+            engine = make_engine(make_url(url).set(username=role).render_as_string(
+                hide_password=False))
+            try:
+                with caplog.at_level(logging.INFO, logger="db.store"):
+                    result = solve(get_game("tic-tac-toe"), full=True,
+                                   store=SqlStore(engine), batch_size=2_000)
+                assert result.complete and (result.low, result.high) == (0, 0)
+                assert roles and set(roles) == {"origin"}
+                assert any("foreign keys stay checked" in r.getMessage()
+                           for r in caplog.records)
+                with engine.connect() as conn:
+                    assert conn.execute(text(_ORPHANS)).scalar_one() == 0
+            finally:
+                engine.dispose()
+        finally:
+            with admin.begin() as conn:  # roles belong to the whole server
+                conn.execute(text(f'DROP OWNED BY "{role}"'))
+                conn.execute(text(f'DROP ROLE "{role}"'))
+            admin.dispose()
 
 
 def test_rules_version_mismatch_is_refused(engine: Engine) -> None:
