@@ -66,6 +66,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from sqlalchemy import Engine, Select, select, text, update
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import insert as sa_insert
@@ -80,7 +81,7 @@ from db.models import RUN_STATUSES, SolveRun, Variant, encode_key, utcnow
 from db.session import is_negagraph_engine, safe_url, translate_errors
 from solver.errors import SolveError
 from solver.game import Game, params_text
-from solver.graph import EXPANDED, UNEXPANDED, Graph, Labels
+from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph, Labels
 from solver.store import Progress, RunOptions
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
@@ -857,6 +858,22 @@ def _value_columns(graph: Graph, start: int, stop: int) -> tuple[list[Any], ...]
     )
 
 
+def _value_columns_at(graph: Graph, at: npt.NDArray[np.int64]) -> tuple[list[Any], ...]:
+    """:func:`_value_columns` of the nodes *at* (ascending ids)."""
+    def column(values: Any, dtype: type[np.generic]) -> list[Any]:
+        return np.frombuffer(values, dtype=dtype)[at].tolist()  # type: ignore[no-any-return]
+
+    return (
+        _nullable(column(graph.low, np.int64), NEG_INF, POS_INF),
+        _nullable(column(graph.high, np.int64), NEG_INF, POS_INF),
+        _nullable(column(graph.depth_low, np.int32), -1, DEPTH_INF),
+        _nullable(column(graph.depth_high, np.int32), -1, DEPTH_INF),
+        column(graph.state, np.uint8),
+        column(graph.low_final, np.uint8),
+        column(graph.high_final, np.uint8),
+    )
+
+
 def _node_columns(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[list[Any]]:
     """Per chunk of nodes *ids*, their rows' columns (lists), in ``_NODE_COLUMNS`` order."""
     format_many = getattr(game, "format_many", None) or (lambda ks: list(map(game.format, ks)))
@@ -931,10 +948,20 @@ def _copy_text(columns: list[Any]) -> str:
 
 def _update_rows(graph: Graph, ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
     """(id, low, high, depth_low, depth_high, state, low_final, high_final) of *ids*
-    (ascending): column slices for a contiguous range, else node by node."""
+    (ascending): column slices for a contiguous range, else node by node.
+
+    A range (every node marked changed: a full solve's end) leaves out terminal nodes:
+    they are written with their exact, final values when found and never change."""
     if isinstance(ids, range) and ids.step == 1:
         for start, stop in _chunks_of(ids):
-            yield from zip(range(start, stop), *_value_columns(graph, start, stop), strict=True)
+            inner = np.flatnonzero(
+                np.frombuffer(graph.state[start:stop], dtype=np.uint8) != TERMINAL)
+            if inner.size == stop - start:
+                yield from zip(range(start, stop), *_value_columns(graph, start, stop),
+                               strict=True)
+            elif inner.size:
+                at = inner + start
+                yield from zip(at.tolist(), *_value_columns_at(graph, at), strict=True)
         return
     low = graph.low
     high = graph.high

@@ -734,6 +734,20 @@ def test_full_solve_in_budgeted_runs_matches_one_run(engine: Engine, resume_file
     assert [(r.nodes, r.edges) for r in finished] == [(expected.num_nodes, expected.num_edges)]
 
 
+def test_rewriting_every_node_leaves_out_terminal_ones() -> None:
+    # A full solve's end marks every node changed; terminal rows never change, so the
+    # rows written are the others', with the same values as one by one.
+    graph = MemoryStore()
+    game = get_game("tic-tac-toe")
+    solve(game, full=True, store=graph)
+    [g] = graph.graphs.values()
+    every = list(db.store._update_rows(g, range(g.num_nodes)))
+    inner = [i for i in range(g.num_nodes) if g.state[i] != TERMINAL]
+    assert 0 < len(inner) < g.num_nodes
+    assert [r[0] for r in every] == inner
+    assert every == list(db.store._update_rows(g, inner))  # the node-by-node path
+
+
 AWKWARD = ["plain", "tab\there", "new\nline", "back\\slash", "cr\rx", "\\N", "", "ünï"]
 
 
