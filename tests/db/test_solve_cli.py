@@ -184,7 +184,9 @@ def committed_nodes(url: str) -> int:
 def test_kill_9_at_random_moments_loses_nothing_committed(db_url: str, full: bool) -> None:
     rng = random.Random(20261122)
     # A partial solve must outlast several kills: 4x4 now takes well under a second.
+    # A full 4x4 solve takes about 2.5 s of work after a 0.7 s start: kills come sooner.
     width = 4 if full else 5
+    latest = 1.2 if full else 2.0
     args = ["connect-four", "-p", f"width={width}", "-p", "height=4", "--db", db_url,
             "--batch-size", "700", "--json"]
     if full:
@@ -193,7 +195,7 @@ def test_kill_9_at_random_moments_loses_nothing_committed(db_url: str, full: boo
     before = 0
     while kills < 6:
         proc = start_solve(*args)
-        time.sleep(rng.uniform(0.3, 2.0))
+        time.sleep(rng.uniform(0.3, latest))
         if proc.poll() is not None:
             proc.communicate()
             break  # finished before the kill
@@ -203,7 +205,7 @@ def test_kill_9_at_random_moments_loses_nothing_committed(db_url: str, full: boo
         now = committed_nodes(db_url)
         assert now >= before  # what was committed stays
         before = now
-    assert kills >= 5
+    assert kills >= 5 and before > 0  # and some came after commits
     proc = start_solve(*args)
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err
