@@ -90,11 +90,7 @@ def write(path: Path, graph: Graph, meta: dict[str, Any]) -> bool:
     kept in the file (keys beyond 64 bits) or the file system refuses."""
     if not isinstance(graph.keys, array):
         return False
-    columns: dict[str, npt.NDArray[Any]] = {
-        name: np.frombuffer(getattr(graph, name), dtype=np.dtype(code))
-        if len(getattr(graph, name)) else np.zeros(0, dtype=np.dtype(code))
-        for name, code in _NODE_COLUMNS
-    }
+    columns = {name: _column(getattr(graph, name), code) for name, code in _NODE_COLUMNS}
     with_edges = graph.deferred_edges == 0
     names: list[str] = []
     if with_edges:
@@ -198,9 +194,11 @@ def _read(path: Path) -> tuple[dict[str, Any], Graph]:
     return meta, graph
 
 
-def _column(values: array[int], code: str) -> npt.NDArray[Any]:
-    return np.frombuffer(values, dtype=np.dtype(code)) if len(values) else np.zeros(
-        0, dtype=np.dtype(code))
+def _column(values: array[int] | bytearray, code: str) -> npt.NDArray[Any]:
+    """A graph column as a numpy array of the array type *code* (a view, when not empty)."""
+    if not len(values):
+        return np.zeros(0, dtype=np.dtype(code))
+    return np.frombuffer(values, dtype=np.dtype(code))
 
 
 # -- checking a file against the database ----------------------------------------------
