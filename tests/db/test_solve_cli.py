@@ -277,8 +277,11 @@ def test_ctrl_c_stops_after_the_batch_and_says_how_to_continue(tmp_path: Path) -
             assert conn.execute(text("SELECT status FROM solve_runs")).scalar_one() == "stopped"
     finally:
         engine.dispose()
+    kept = tmp_path / "c.db.resume-1"  # the graph as committed, for the next full run
+    assert kept.exists()
     code, out, err = run("solve", *args[:-2], "--json")
     assert code == 0 and json.loads(out)["complete"]
+    assert not kept.exists()
 
 
 def test_chess_lookups_pick_the_table_from_the_fen(tmp_path: Path) -> None:
