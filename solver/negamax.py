@@ -345,8 +345,10 @@ class _Solver:
         """
         g = self.g
         if self.target_reached():
-            if g.dirty or g.all_dirty:
-                self.commit()  # what the store's loader settled (e.g. expanded states)
+            if g.dirty or g.all_dirty or g.committed_nodes < g.num_nodes:
+                # what the store's loader settled (e.g. expanded states), or a new root
+                # that is terminal
+                self.commit()
             return "complete"
         if g.committed_nodes:
             # A stored graph: recompute bounds (and depths) from scratch once, so the

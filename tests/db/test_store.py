@@ -45,6 +45,7 @@ from tests.db.helpers import (
     set_node,
     snapshot,
 )
+from tests.oracles import ExplicitGame
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -732,6 +733,17 @@ def test_full_solve_in_budgeted_runs_matches_one_run(engine: Engine, resume_file
     assert snapshot(loaded) == snapshot(expected)
     finished = [r for r in runs(engine) if r.status == "complete"]
     assert [(r.nodes, r.edges) for r in finished] == [(expected.num_nodes, expected.num_edges)]
+
+
+def test_a_terminal_root_is_stored(engine: Engine) -> None:
+    # Nothing to expand: the partial solve is complete at once, and must still commit
+    # the root it created, as the full solve does.
+    game = ExplicitGame([[]], {0: 1})
+    for full in (False, True):
+        result = solve(game, full=full, store=SqlStore(engine))
+        assert result.complete and (result.low, result.high) == (1, 1)
+        graph = load_graph(engine, game)
+        assert (graph.num_nodes, graph.low[0], graph.high[0]) == (1, 1, 1)
 
 
 def test_rewriting_every_node_leaves_out_terminal_ones() -> None:
