@@ -1,23 +1,25 @@
-"""Resume files: a full solve's graph as its last run left it, beside the SQLite database.
+"""Resume files: a solve's graph as its last run left it, beside the SQLite database.
 
 Reading a stored graph back costs about a microsecond and a half a node even through
-:mod:`db.sqlite_load`, and a full solve split into runs reads it at every start: for
-connect-four 5 x 4 in ten runs that was a fifth of the whole solve. So a full run that
-ends cleanly before the solve is complete (a budget ran out, Ctrl-C) writes its graph,
-exactly as committed, to one file next to the database::
+:mod:`db.sqlite_load`, and a solve split into runs reads it at every start: for
+connect-four 5 x 4 in ten full runs that was a fifth of the whole solve. So a run that
+ends cleanly before the solve is complete (a budget ran out, Ctrl-C), with everything
+committed, writes its graph, exactly as committed, to one file next to the database::
 
     <database file>.resume-<variant id>
 
-and the next full run of the variant loads that instead, in a fraction of a second,
-after checking it against the database: it must have been written by the variant's
-latest run before this one (id, start time, final status, node and edge counts, as
-``solve_runs`` records them), the stored node ids must end where its nodes do, and a
-sample of stored nodes and edges must match it. Anything else (another run came
-between, the database was restored from a copy, the file is damaged or from another
-version) and the file is ignored and the graph read from the database as usual. The
-file is removed when a run opens the variant, whichever way it then loads, so none is
-left behind by a completed solve; a run killed before its clean end writes none, and its
-successor reads the database.
+and the next run of the variant loads that instead, in a fraction of a second, after
+checking it against the database: it must have been written by the variant's latest run
+before this one (id, start time, final status, node and edge counts, as ``solve_runs``
+records them), the stored node ids must end where its nodes do, and a sample of stored
+nodes and edges must match it. Anything else (another run came between, the database
+was restored from a copy, the file is damaged or from another version) and the file is
+ignored and the graph read from the database as usual. A partial run also ignores a
+file written by a full run: a full run does not rewrite the rows of the nodes it
+expands (their edges say so), a partial run must, and only the database tells which
+they are. The file is removed when a run opens the variant, whichever way it then
+loads, so none is left behind by a completed solve; a run killed before its clean end
+writes none, and its successor reads the database.
 
 Only SQLite databases in a file get resume files, and only graphs whose keys fit in 64
 bits; PostgreSQL runs always read the database. A file holds the node columns, each

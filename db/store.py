@@ -45,9 +45,9 @@ edges record the expansion, and the loader reads a node with stored edges as exp
 (marking it changed, so the next run's first commit says so). A resumed full solve loads
 the nodes and each node's number of edges only; the run that finishes the expansion loads
 the edges, once, for the retrograde pass (:meth:`~solver.graph.Graph.require_edges`).
-On SQLite files, a full run that ends cleanly before the solve is complete leaves its
-graph in a resume file for the next one, which loads that instead of the tables once it
-has checked that it matches them (:mod:`db.resume`).
+On SQLite files, a run that ends cleanly before the solve is complete leaves its graph
+in a resume file for the next one, which loads that instead of the tables once it has
+checked that it matches them (:mod:`db.resume`).
 """
 
 from __future__ import annotations
@@ -220,7 +220,7 @@ class SqlStore:
         return graph
 
     def _resumed(self, conn: Connection, variant_id: int, run: RunOptions) -> Graph | None:
-        """A full run's graph from the variant's resume file (see :mod:`db.resume`), if
+        """The run's graph from the variant's resume file (see :mod:`db.resume`), if
         there is one that matches the database; any resume file is removed."""
         self._resume_path = path = (
             None if self._postgres else resume.resume_path(self.engine, variant_id)
@@ -228,15 +228,16 @@ class SqlStore:
         self._resume_full = run.full
         if path is None:
             return None
-        if not run.full:
-            resume.discard(path)  # a partial run changes the graph: of no use after it
-            return None
         kept = resume.take(path)
         if kept is None:
             return None
         meta, graph = kept
         assert self.run_id is not None
         problem = resume.mismatch(conn, variant_id, self.run_id, meta, graph)
+        if problem is None and not run.full and (meta.get("full") or graph.deferred_edges):
+            # Rows of nodes a full run expanded still say unexpanded; a partial run
+            # rewrites them, and only the database says which they are.
+            problem = "it was written by a full run, and this one is partial"
         if problem is not None:
             log.info("not resuming from %s: %s", path, problem)
             return None
@@ -245,14 +246,14 @@ class SqlStore:
         return graph
 
     def _keep_for_resume(self, graph: Graph, progress: Progress) -> None:
-        """At a clean end of a full run that did not finish the solve, write the graph to
-        the variant's resume file (best effort: a failure only costs the next run time)."""
+        """At a clean end of a run that stopped short (a budget, a stop request), with
+        everything committed, write the graph to the variant's resume file (best effort:
+        a failure only costs the next run time)."""
         path = self._resume_path
         conn = self._conn
         if (
             path is None
             or conn is None
-            or not self._resume_full
             or progress.status not in ("budget", "stopped")
             or graph.committed_nodes != graph.num_nodes
             or graph.committed_edges != graph.num_edges
@@ -268,7 +269,8 @@ class SqlStore:
             log.warning("no resume file: %s", exc)
             return
         t0 = time.perf_counter()
-        if resume.write(path, graph, {"variant_id": self.variant_id, **marks}):
+        meta = {"variant_id": self.variant_id, "full": self._resume_full, **marks}
+        if resume.write(path, graph, meta):
             log.info("wrote %s in %.1f s", path, time.perf_counter() - t0)
 
     def _reload_edges(self, graph: Graph) -> None:

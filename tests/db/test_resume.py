@@ -69,42 +69,44 @@ def assert_same_columns(kept: Graph, stored: Graph) -> None:
     assert list(kept.edge_move) == list(stored.edge_move)
 
 
-@settings(max_examples=30, deadline=None,
+@settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(graphs(max_nodes=14), st.integers(1, 4), st.integers(0, 3),
-       st.lists(st.booleans(), min_size=12, max_size=12))
+@given(graphs(max_nodes=14), st.integers(1, 4),
+       st.lists(st.tuples(st.booleans(), st.booleans()), min_size=12, max_size=12))
 def test_the_file_is_the_stored_graph_column_for_column(
     template: Path, tmp_path: Path, gl: tuple[list[list[int]], dict[int, int]],
-    budget: int, partial_first: int, drop: list[bool],
+    budget: int, steps: list[tuple[bool, bool]],
 ) -> None:
-    # Random graphs, budgets and histories: some partial expansions first (so that edges
-    # are held out of parent order), and some files dropped (so that the next run reads
-    # the database, edges deferred, and writes a file without them).
+    # Random graphs, budgets and histories of partial and full runs (partial ones hold
+    # edges out of parent order; after a full one, a partial one must read the database),
+    # some files dropped (so that the next run reads the database, a full one deferring
+    # the edges and writing a file without them). Each run's file must be what the
+    # database holds, and the end the graph of the same history in memory.
     game = ExplicitGame(*gl)
     engine = fresh_engine(template, tmp_path / "r.db")
-    memory = MemoryStore()  # the same history in memory: the graph expected
+    memory = MemoryStore()
+    path = resume_path(engine, 1)
+    assert path is not None
     try:
-        if partial_first:
-            for store in (SqlStore(engine), memory):
-                solve(game, store=store, max_expansions=partial_first)
-        path = resume_path(engine, 1)
-        assert path is not None
-        for step in range(12):
+        for step, (full, drop) in enumerate(steps):
             for store in (memory, SqlStore(engine)):
-                result = solve(game, full=True, store=store, max_expansions=budget,
+                result = solve(game, full=full, store=store, max_expansions=budget,
                                batch_size=1 + step % 3)
             if result.complete:
                 assert not path.exists()
                 break
             meta, kept = read(path)
-            assert (meta["nodes"], meta["edges"]) == (kept.num_nodes, kept.total_edges)
+            assert (meta["nodes"], meta["edges"], meta["full"]) == (
+                kept.num_nodes, kept.total_edges, full)
             assert_same_columns(kept, load_graph(engine, game))
-            if drop[step]:
+            if drop:
                 path.unlink()
-        else:
-            raise AssertionError("the solve did not complete")
+        else:  # finish it
+            for store in (memory, SqlStore(engine)):
+                assert solve(game, full=True, store=store).complete
         [expected] = memory.graphs.values()
         assert snapshot(load_graph(engine, game)) == snapshot(expected)
+        assert not path.exists()
     finally:
         engine.dispose()
 
@@ -135,14 +137,26 @@ def tictactoe(template: Path, tmp_path: Path) -> Iterator[tuple[Engine, Path]]:
         engine.dispose()
 
 
-def finish_and_check(engine: Engine) -> None:
+def finish_and_check(engine: Engine, *, same_ids: bool = True) -> None:
+    """Finish the solve with full runs; check it against one in memory (node for node,
+    or, after partial runs, which number positions otherwise, position for position)."""
     game = get_game("tic-tac-toe")
     while full_run(engine, 2_000) != "complete":
         pass
     memory = MemoryStore()
     solve(game, full=True, store=memory)
     [expected] = memory.graphs.values()
-    assert snapshot(load_graph(engine, game)) == snapshot(expected)
+    stored = load_graph(engine, game)
+    if same_ids:
+        assert snapshot(stored) == snapshot(expected)
+    else:
+        assert values_by_key(stored) == values_by_key(expected)
+
+
+def values_by_key(g: Graph) -> dict[int, tuple[int, ...]]:
+    return {g.keys[i]: (g.low[i], g.high[i], g.low_final[i], g.high_final[i], g.depth_low[i],
+                        g.depth_high[i], g.state[i], g.child_count[i])
+            for i in range(g.num_nodes)}
 
 
 def test_a_matching_file_is_used(tictactoe: tuple[Engine, Path],
@@ -226,13 +240,34 @@ def test_a_stale_or_damaged_file_is_ignored(
     finish_and_check(engine)
 
 
-def test_a_partial_run_removes_the_file(tictactoe: tuple[Engine, Path]) -> None:
+def test_a_partial_run_reads_the_database_after_a_full_one(
+    tictactoe: tuple[Engine, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    # A full run's expansions are not in the nodes' rows yet: a partial run that took
+    # its file would never write them. It reads the database, then leaves its own file.
     engine, path = tictactoe
     leftover = path.with_name(path.name + ".tmp-99999")  # a writer killed mid-write
     leftover.write_bytes(b"half a file")
-    solve(get_game("tic-tac-toe"), store=SqlStore(engine), max_expansions=5)
-    assert not path.exists() and not leftover.exists()
-    assert full_run(engine) == "budget" and path.exists()
+    game = get_game("tic-tac-toe")
+    with caplog.at_level(logging.INFO, logger="db.store"):
+        solve(game, store=SqlStore(engine), max_expansions=5)
+    assert any("written by a full run, and this one is partial" in r.getMessage()
+               for r in caplog.records)
+    assert not leftover.exists()
+    meta, kept = read(path)
+    assert meta["full"] is False
+    assert_same_columns(kept, load_graph(engine, game))
+    with engine.connect() as conn:  # the rows the full run left behind are rewritten
+        assert conn.execute(text(
+            "SELECT count(*) FROM nodes AS n WHERE n.state = 0 AND EXISTS (SELECT 1 FROM "
+            "edges AS e WHERE e.variant_id = n.variant_id AND e.parent = n.id)"
+        )).scalar_one() == 0
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="db.store"):
+        solve(game, store=SqlStore(engine), max_expansions=5)  # partial after partial
+    assert any(r.getMessage().startswith("resuming from") for r in caplog.records)
+    assert opened_from_file(engine, caplog)  # full after partial
+    finish_and_check(engine, same_ids=False)
 
 
 def test_a_failed_run_writes_none(tictactoe: tuple[Engine, Path]) -> None:
