@@ -134,13 +134,6 @@ def take(path: Path) -> tuple[dict[str, Any], Graph] | None:
         return None
 
 
-def discard(path: Path | None) -> None:
-    """Remove the resume file *path*, if there is one."""
-    if path is not None:
-        path.unlink(missing_ok=True)
-        _remove_leftovers(path)
-
-
 def _remove_leftovers(path: Path) -> None:
     """Remove the temporary files of writers killed while writing *path*."""
     for tmp in path.parent.glob(glob.escape(path.name) + ".tmp-*"):
@@ -294,4 +287,4 @@ def _edges_differ(conn: Connection, variant_id: int, graph: Graph, ids: list[int
     return None
 
 
-__all__ = ["FORMAT", "SAMPLE", "discard", "mismatch", "resume_path", "run_marks", "take", "write"]
+__all__ = ["FORMAT", "SAMPLE", "mismatch", "resume_path", "run_marks", "take", "write"]

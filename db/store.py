@@ -846,24 +846,13 @@ def _nullable(values: list[int], low: int, high: int) -> list[int | None]:
     return values  # type: ignore[return-value]
 
 
-def _value_columns(graph: Graph, start: int, stop: int) -> tuple[list[Any], ...]:
-    """Nodes *start*..*stop*: low, high, depth_low, depth_high, state, low_final,
-    high_final, as lists with NULLs for the infinities."""
-    return (
-        _nullable(graph.low[start:stop].tolist(), NEG_INF, POS_INF),
-        _nullable(graph.high[start:stop].tolist(), NEG_INF, POS_INF),
-        _nullable(graph.depth_low[start:stop].tolist(), -1, DEPTH_INF),
-        _nullable(graph.depth_high[start:stop].tolist(), -1, DEPTH_INF),
-        list(graph.state[start:stop]),
-        list(graph.low_final[start:stop]),
-        list(graph.high_final[start:stop]),
-    )
-
-
-def _value_columns_at(graph: Graph, at: npt.NDArray[np.int64]) -> tuple[list[Any], ...]:
-    """:func:`_value_columns` of the nodes *at* (ascending ids)."""
+def _value_columns(
+    graph: Graph, rows: slice | npt.NDArray[np.int64]
+) -> tuple[list[Any], ...]:
+    """Nodes *rows* (a slice of ids, or ascending ids): low, high, depth_low, depth_high,
+    state, low_final, high_final, as lists with NULLs for the infinities."""
     def column(values: Any, dtype: type[np.generic]) -> list[Any]:
-        return np.frombuffer(values, dtype=dtype)[at].tolist()  # type: ignore[no-any-return]
+        return np.frombuffer(values, dtype=dtype)[rows].tolist()  # type: ignore[no-any-return]
 
     return (
         _nullable(column(graph.low, np.int64), NEG_INF, POS_INF),
@@ -881,7 +870,7 @@ def _node_columns(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[li
     format_many = getattr(game, "format_many", None) or (lambda ks: list(map(game.format, ks)))
     for start, stop in _chunks_of(ids):
         keys = graph.keys[start:stop]
-        lo, hi, dl, dh, st, lf, hf = _value_columns(graph, start, stop)
+        lo, hi, dl, dh, st, lf, hf = _value_columns(graph, slice(start, stop))
         yield [
             [vid] * (stop - start),
             range(start, stop),
@@ -959,11 +948,11 @@ def _update_rows(graph: Graph, ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
             inner = np.flatnonzero(
                 np.frombuffer(graph.state[start:stop], dtype=np.uint8) != TERMINAL)
             if inner.size == stop - start:
-                yield from zip(range(start, stop), *_value_columns(graph, start, stop),
+                yield from zip(range(start, stop), *_value_columns(graph, slice(start, stop)),
                                strict=True)
             elif inner.size:
                 at = inner + start
-                yield from zip(at.tolist(), *_value_columns_at(graph, at), strict=True)
+                yield from zip(at.tolist(), *_value_columns(graph, at), strict=True)
         return
     low = graph.low
     high = graph.high
