@@ -8,7 +8,8 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: run test lint bench clean
 
-$(STAMP): pyproject.toml
+# setup.py builds the partial solver's C inner loop (solver/_native.c) in place.
+$(STAMP): pyproject.toml setup.py solver/_native.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
@@ -28,4 +29,4 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache solver/*.so

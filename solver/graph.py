@@ -299,6 +299,9 @@ class Graph:
             # before anything changes: a failed expansion leaves the graph as it was.
             new = list(fresh)
             values = list(map(terminal_value, new))
+            terminal = values.count(None) != len(values)
+            if terminal:
+                array("q", [v for v in values if v is not None])  # 64-bit integers?
             keys = self.keys
             if isinstance(keys, array):
                 try:
@@ -315,7 +318,7 @@ class Graph:
             self.child_count.extend([0] * m)
             if self._rev_head is not None:
                 self._rev_head.extend([-1] * m)
-            if values.count(None) == m:
+            if not terminal:
                 state.extend(bytes(m))  # UNEXPANDED
                 self.low.extend([NEG_INF] * m)
                 self.high.extend([POS_INF] * m)

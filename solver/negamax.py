@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import sys
 import time
+from array import array
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -39,11 +41,18 @@ from solver.bulk import (
 )
 from solver.errors import InvalidParameterError, InvalidPositionError, SolveError
 from solver.game import Game, PositionKey
-from solver.graph import EXPANDED, UNEXPANDED, Graph, NodeId
+from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph, NodeId
 from solver.store import MemoryStore, Progress, RunOptions, Store
 from solver.values import DEPTH_INF, NEG_INF, POS_INF, Bounds, clamp, to_public
 
 log = logging.getLogger(__name__)
+
+try:
+    from solver import _native
+except ImportError:  # not built (no C compiler at install): the pure-Python path
+    _native = None  # type: ignore[assignment]
+if os.environ.get("NEGAGRAPH_PURE_PYTHON"):
+    _native = None  # type: ignore[assignment]
 
 ProgressCallback = Callable[[Progress], None]
 
@@ -233,6 +242,9 @@ class _Solver:
         """The game never repeats a position: :meth:`search_acyclic` instead, and no
         periodic finality refreshes (flags propagated upwards are then exact)."""
         self.root = self._ensure_root(root_key)
+        self._tally: tuple[int, int, int] | None = None
+        """For :meth:`frontier_size` in partial mode: (nodes scanned, terminal nodes
+        among them, nodes expanded before the run's first expansion)."""
 
     # -- bookkeeping ----------------------------------------------------------------
 
@@ -243,7 +255,20 @@ class _Solver:
         return nid
 
     def frontier_size(self) -> int:
-        return self.g.state.count(UNEXPANDED)
+        """Unexpanded nodes. Counted in full once, then, in partial mode (see
+        :meth:`run_partial`), from :attr:`_tally`: a node's state there changes only by
+        an expansion, which :attr:`expansions` counts, and terminal nodes are terminal
+        from their creation, so only the nodes added since the last call are scanned."""
+        g = self.g
+        tally = self._tally
+        if tally is None:
+            return g.state.count(UNEXPANDED)
+        counted, terminals, expanded_before = tally
+        n = g.num_nodes
+        if n > counted:
+            terminals += g.state.count(TERMINAL, counted, n)
+            self._tally = (n, terminals, expanded_before)
+        return n - terminals - expanded_before - self.expansions
 
     def progress(self, status: str) -> Progress:
         g, r = self.g, self.root
@@ -325,10 +350,7 @@ class _Solver:
         if not isinstance(moves, (list, tuple)):
             moves = list(moves)
         if not moves:
-            raise SolveError(
-                f"{game.name}: position {game.format(key)!r} has no moves "
-                "but is not terminal (the game breaks its contract)"
-            )
+            raise _no_moves(game, key)
         canon = self.canon
         if canon is not None:
             moves = [(m, canon(ck)) for m, ck in moves]
@@ -354,6 +376,9 @@ class _Solver:
             # A stored graph: recompute bounds (and depths) from scratch once, so the
             # incremental updates below start from the exact fixpoint whatever wrote it.
             retrograde(g)
+        state = g.state
+        self._tally = (g.num_nodes, state.count(TERMINAL),
+                       state.count(EXPANDED) - self.expansions)
         status = "complete"
         expanded = g.state.count(EXPANDED)
         while not self.target_reached():
@@ -568,8 +593,58 @@ class _Solver:
         and before the caller commits. Like :meth:`search`, every call starts afresh
         from the root, so its choices depend only on the graph as the call finds it.
 
+        The C inner loop (:mod:`solver._native`, when built and the keys fit 64 bits) runs
+        the same tests, expansion for expansion; this method falls back to the Python one
+        in :meth:`_search_acyclic_py` otherwise, or from the first key beyond 64 bits on.
+
         :raises SolveError: if a position repeats (the game is not acyclic after all).
         """
+        done = 0
+        keys = self.g.keys
+        if _native is not None and isinstance(keys, array) and keys.typecode == "q":
+            done, wide = self._search_native(limit)
+            if not wide:
+                self.expansions += done
+                return done
+        done += self._search_acyclic_py(limit - done)
+        self.expansions += done
+        return done
+
+    def _search_native(self, limit: int) -> tuple[int, bool]:
+        """:meth:`_search_passes` with each root test run by :mod:`solver._native`;
+        returns the expansions and whether a key beyond 64 bits stopped it (before the
+        expansion that meets it: the Python search goes on from there)."""
+        g, game, root = self.g, self.game, self.root
+        g.index  # noqa: B018  (built if dropped: the C loop reads and extends them)
+        g.rev_head  # noqa: B018
+        children, terminal, canon = game.children, game.terminal_value, self.canon
+        test = _native.acyclic_test  # type: ignore[union-attr]
+        state, low, high = g.state, g.low, g.high
+        done = 0
+        while done < limit:
+            if self.target_reached():
+                break
+            kind, t = root_test(g, root)
+            if kind == _LE:
+                t = 1 - t
+            if state[root] != UNEXPANDED and not low[root] < t <= high[root]:
+                break
+            status, used, node = test(g, root, t, limit - done, children, terminal, canon,
+                                      self.vmin, self.vmax)
+            done += used
+            if status == _NATIVE_NO_MOVES:
+                raise _no_moves(game, g.keys[node])
+            if status == _NATIVE_REPEATS:
+                raise _repeats(game, g.keys[node])
+            if status == _NATIVE_WIDE_KEY:
+                return done, True
+            if not used:
+                break  # decided without an expansion: flags lag; the caller refreshes
+        return done, False
+
+    def _search_acyclic_py(self, limit: int) -> int:
+        """:meth:`search_acyclic` in Python; returns the expansions (not counted in
+        :attr:`expansions`: the caller counts)."""
         g = self.g
         game = self.game
         low, high, state = g.low, g.high, g.state
@@ -597,10 +672,7 @@ class _Solver:
                 if hi < t:
                     return -1
             elif n in path:
-                raise SolveError(
-                    f"{game.name}: position {game.format(g.keys[n])!r} repeats, but the "
-                    "game declares itself acyclic"
-                )
+                raise _repeats(game, g.keys[n])
             path.add(n)
             u = -t
             s = 1 - t
@@ -635,7 +707,6 @@ class _Solver:
             done = self._search_passes(test, budget, limit, expanded, changed)
         finally:
             sys.setrecursionlimit(depth_limit)
-        self.expansions += done
         return done
 
     def _search_passes(self, test: Callable[[NodeId, int], int], budget: list[int],
@@ -796,6 +867,24 @@ need no refresh at all), then at the geometric steps below."""
 REFRESH_GROWTH = 1.25
 """In depth-first mode, finality is refreshed exactly whenever the number of expanded
 nodes grows past a power of this factor (and on every batch while the graph is small)."""
+
+
+_NATIVE_NO_MOVES, _NATIVE_REPEATS, _NATIVE_WIDE_KEY = 1, 2, 3
+"""Statuses of :func:`solver._native.acyclic_test` besides 0 (the test ran)."""
+
+
+def _no_moves(game: Game, key: PositionKey) -> SolveError:
+    return SolveError(
+        f"{game.name}: position {game.format(key)!r} has no moves "
+        "but is not terminal (the game breaks its contract)"
+    )
+
+
+def _repeats(game: Game, key: PositionKey) -> SolveError:
+    return SolveError(
+        f"{game.name}: position {game.format(key)!r} repeats, but the game declares "
+        "itself acyclic"
+    )
 
 
 def refresh_due(before: int, after: int, small: int = 2048) -> bool:

@@ -1,0 +1,947 @@
+/* solver._native: the partial solver's innermost loop for acyclic games, in C.
+ *
+ * One call runs one null-window test of the root the way solver.negamax's
+ * _Solver._search_acyclic_py runs it (the same expansions in the same order, the same
+ * bounds), then restores the bounds fixpoint from the nodes that changed and propagates
+ * finality flags from everything that moved (_settle_search). The game's rules are still
+ * Python: children(), canonical() and terminal_value() are called back.
+ *
+ * The graph's columns are the Python arrays of solver.graph.Graph. While a call runs, the
+ * nodes and edges it finds already there are read and written in place through the
+ * buffer protocol; the nodes and edges it adds go to growable C buffers (ids past the
+ * existing ones), which are appended to the Python columns in one copy each at the end.
+ * Nothing else changes a column while a call holds its buffer: the callbacks are the
+ * game's, which never see the graph.
+ *
+ * The end of a call always leaves the graph consistent (every column as long as it
+ * should be, the key index matching): when a callback raises, the expansion it was part
+ * of is not applied, what came before it is appended, and the exception propagates.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define UNEXPANDED 0
+#define EXPANDED 1
+#define TERMINAL 2
+#define NEG_INF (-((int64_t)1 << 60))
+#define POS_INF ((int64_t)1 << 60)
+#define DEPTH_INF 2147483647
+
+#define ST_OK 0
+#define ST_NO_MOVES 1
+#define ST_REPEATS 2
+#define ST_WIDE_KEY 3
+#define ST_ERROR (-1)
+
+/* -- growable buffers ------------------------------------------------------------- */
+
+typedef struct {
+    char *data;
+    Py_ssize_t len; /* items */
+    Py_ssize_t cap; /* items */
+    Py_ssize_t item;
+} Buf;
+
+static int
+buf_reserve(Buf *b, Py_ssize_t extra)
+{
+    if (b->len + extra <= b->cap)
+        return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra)
+        cap *= 2;
+    char *data = PyMem_Realloc(b->data, (size_t)(cap * b->item));
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = data;
+    b->cap = cap;
+    return 0;
+}
+
+/* -- columns: an existing part (a buffer of the Python array) and a new part ----------- */
+
+typedef struct {
+    PyObject *obj; /* the Python column (strong reference) */
+    Py_buffer view;
+    int held;
+    Py_ssize_t n_old; /* items in the existing part */
+    Buf add;          /* items appended during this call */
+} Col;
+
+static int
+col_open(Col *c, PyObject *owner, const char *name, Py_ssize_t item)
+{
+    c->obj = PyObject_GetAttrString(owner, name);
+    if (c->obj == NULL)
+        return -1;
+    if (PyObject_GetBuffer(c->obj, &c->view, PyBUF_WRITABLE | PyBUF_FORMAT) < 0)
+        return -1;
+    c->held = 1;
+    if (c->view.itemsize != item) {
+        PyErr_Format(PyExc_TypeError, "graph column %s has items of %zd bytes, not %zd",
+                     name, c->view.itemsize, item);
+        return -1;
+    }
+    c->n_old = c->view.len / item;
+    c->add.item = item;
+    return 0;
+}
+
+static void
+col_release(Col *c)
+{
+    if (c->held) {
+        PyBuffer_Release(&c->view);
+        c->held = 0;
+    }
+}
+
+static void
+col_free(Col *c)
+{
+    col_release(c);
+    PyMem_Free(c->add.data);
+    c->add.data = NULL;
+    Py_CLEAR(c->obj);
+}
+
+/* Append the new part to the Python column (its buffer released first). */
+static int
+col_flush(Col *c)
+{
+    col_release(c);
+    if (c->obj == NULL || c->add.len == 0)
+        return 0;
+    Py_ssize_t nbytes = c->add.len * c->add.item;
+    if (PyByteArray_Check(c->obj)) {
+        Py_ssize_t old = PyByteArray_GET_SIZE(c->obj);
+        if (PyByteArray_Resize(c->obj, old + nbytes) < 0)
+            return -1;
+        memcpy(PyByteArray_AS_STRING(c->obj) + old, c->add.data, (size_t)nbytes);
+    }
+    else {
+        PyObject *mv = PyMemoryView_FromMemory(c->add.data, nbytes, PyBUF_READ);
+        if (mv == NULL)
+            return -1;
+        PyObject *r = PyObject_CallMethod(c->obj, "frombytes", "O", mv);
+        Py_DECREF(mv);
+        if (r == NULL)
+            return -1;
+        Py_DECREF(r);
+    }
+    c->add.len = 0;
+    return 0;
+}
+
+#define COL_PTR(c, T, i) \
+    ((i) < (c)->n_old ? &((T *)(c)->view.buf)[i] : &((T *)(c)->add.data)[(i) - (c)->n_old])
+#define GET(c, T, i) (*COL_PTR(c, T, i))
+#define SET(c, T, i, v) (*COL_PTR(c, T, i) = (v))
+
+static inline int
+col_push(Col *c, const void *v)
+{
+    if (buf_reserve(&c->add, 1) < 0)
+        return -1;
+    memcpy(c->add.data + c->add.len * c->add.item, v, (size_t)c->add.item);
+    c->add.len++;
+    return 0;
+}
+
+/* -- one call's context ------------------------------------------------------------ */
+
+enum {
+    C_KEYS, C_STATE, C_LOW, C_HIGH, C_LF, C_HF, C_DIST, C_FIRST, C_COUNT, C_DLOW,
+    C_DHIGH, C_RHEAD, /* node columns */
+    C_ECHILD, C_EPARENT, C_RNEXT, /* edge columns */
+    N_COLS
+};
+
+static const char *col_names[N_COLS] = {
+    "keys", "state", "low", "high", "low_final", "high_final", "dist", "first_edge",
+    "child_count", "depth_low", "depth_high", "_rev_head", "edge_child", "edge_parent",
+    "_rev_next",
+};
+static const Py_ssize_t col_items[N_COLS] = {8, 1, 8, 8, 1, 1, 4, 4, 4, 4, 4, 8, 4, 4, 8};
+
+#define M_PATH 1
+#define M_QUEUED 2
+
+typedef struct {
+    Col col[N_COLS];
+    PyObject *graph, *index;
+    Buf labels; /* the new edges' move labels (strong references) */
+    Buf dirty;  /* committed nodes that changed (Py_ssize_t, repeats allowed) */
+    PyObject *children, *terminal, *canon;
+    Py_ssize_t n, m; /* nodes and edges, existing and new */
+    Py_ssize_t committed;
+    int track_dirty;
+    int64_t vmin, vmax;
+    uint8_t *mark; /* per node: M_PATH, M_QUEUED */
+    Py_ssize_t mark_cap;
+    Buf expanded, changed, seeds, work, next, queue; /* node ids (Py_ssize_t) */
+    Py_ssize_t err_node;
+} Ctx;
+
+#define K(x) (&(x)->col[C_KEYS])
+#define STATE(x) (&(x)->col[C_STATE])
+#define LOW(x) (&(x)->col[C_LOW])
+#define HIGH(x) (&(x)->col[C_HIGH])
+#define LF(x) (&(x)->col[C_LF])
+#define HF(x) (&(x)->col[C_HF])
+#define FIRST(x) (&(x)->col[C_FIRST])
+#define COUNT(x) (&(x)->col[C_COUNT])
+#define R_HEAD(x) (&(x)->col[C_RHEAD])
+#define E_CHILD(x) (&(x)->col[C_ECHILD])
+#define E_PARENT(x) (&(x)->col[C_EPARENT])
+#define R_NEXT(x) (&(x)->col[C_RNEXT])
+
+static int
+ids_push(Buf *b, Py_ssize_t v)
+{
+    if (buf_reserve(b, 1) < 0)
+        return -1;
+    ((Py_ssize_t *)b->data)[b->len++] = v;
+    return 0;
+}
+
+static int
+mark_dirty(Ctx *x, Py_ssize_t n)
+{
+    if (!x->track_dirty || n >= x->committed)
+        return 0;
+    return ids_push(&x->dirty, n);
+}
+
+static int
+marks_fit(Ctx *x)
+{
+    if (x->n <= x->mark_cap)
+        return 0;
+    Py_ssize_t cap = x->mark_cap ? x->mark_cap : 1024;
+    while (cap < x->n)
+        cap *= 2;
+    uint8_t *mark = PyMem_Realloc(x->mark, (size_t)cap);
+    if (mark == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(mark + x->mark_cap, 0, (size_t)(cap - x->mark_cap));
+    x->mark = mark;
+    x->mark_cap = cap;
+    return 0;
+}
+
+/* (max -high(c), max -low(c)) over the children of expanded n */
+static inline void
+children_bounds(Ctx *x, Py_ssize_t n, int64_t *lo, int64_t *hi)
+{
+    int64_t l = NEG_INF, h = NEG_INF;
+    Py_ssize_t f = GET(FIRST(x), int32_t, n);
+    Py_ssize_t end = f + GET(COUNT(x), int32_t, n);
+    for (Py_ssize_t e = f; e < end; e++) {
+        Py_ssize_t c = GET(E_CHILD(x), int32_t, e);
+        int64_t v = -GET(HIGH(x), int64_t, c);
+        if (v > l)
+            l = v;
+        v = -GET(LOW(x), int64_t, c);
+        if (v > h)
+            h = v;
+    }
+    *lo = l;
+    *hi = h;
+}
+
+/* -- expansion --------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject *label; /* borrowed from the moves sequence */
+    PyObject *key;   /* strong: the canonical child key */
+    int64_t k;
+    Py_ssize_t id; /* an existing node, or -1 - (its index among this expansion's new keys) */
+} Move;
+
+/* Append a node (buffers reserved beforehand: cannot fail). */
+static void
+push_node(Ctx *x, int64_t key, int32_t dist, int terminal, int64_t value)
+{
+    uint8_t st = terminal ? TERMINAL : UNEXPANDED, fin = terminal ? 1 : 0;
+    int64_t lo = terminal ? value : NEG_INF, hi = terminal ? value : POS_INF, no_edge = -1;
+    int32_t depth = terminal ? 0 : DEPTH_INF, minus1 = -1, zero = 0;
+    col_push(K(x), &key);
+    col_push(STATE(x), &st);
+    col_push(LOW(x), &lo);
+    col_push(HIGH(x), &hi);
+    col_push(LF(x), &fin);
+    col_push(HF(x), &fin);
+    col_push(&x->col[C_DIST], &dist);
+    col_push(FIRST(x), &minus1);
+    col_push(COUNT(x), &zero);
+    col_push(&x->col[C_DLOW], &depth);
+    col_push(&x->col[C_DHIGH], &depth);
+    col_push(R_HEAD(x), &no_edge);
+    x->n++;
+}
+
+/* Expand node n. Everything that can fail comes before anything changes. Returns ST_OK,
+ * ST_NO_MOVES, ST_WIDE_KEY (a child key that is not a 64-bit integer) or ST_ERROR (an
+ * exception is set); the graph is unchanged unless ST_OK. */
+static int
+expand(Ctx *x, Py_ssize_t n)
+{
+    int status = ST_ERROR;
+    Move *mv = NULL;
+    Py_ssize_t *fresh_at = NULL; /* per new key: the first move that leads to it */
+    PyObject **values = NULL;    /* per new key: terminal_value() (strong) */
+    PyObject *seen = NULL;       /* key -> index among the new keys, with many moves */
+    Py_ssize_t k = 0, n_fresh = 0, inserted = 0;
+
+    PyObject *kobj = PyLong_FromLongLong(GET(K(x), int64_t, n));
+    if (kobj == NULL)
+        return ST_ERROR;
+    PyObject *res = PyObject_CallOneArg(x->children, kobj);
+    Py_DECREF(kobj);
+    if (res == NULL)
+        return ST_ERROR;
+    PyObject *seq = PySequence_Fast(res, "children() must return a sequence of moves");
+    Py_DECREF(res);
+    if (seq == NULL)
+        return ST_ERROR;
+    k = PySequence_Fast_GET_SIZE(seq);
+    if (k == 0) {
+        Py_DECREF(seq);
+        return ST_NO_MOVES;
+    }
+    mv = PyMem_Calloc((size_t)k, sizeof(Move));
+    fresh_at = PyMem_Calloc((size_t)k, sizeof(Py_ssize_t));
+    values = PyMem_Calloc((size_t)k, sizeof(PyObject *));
+    if (mv == NULL || fresh_at == NULL || values == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *it = items[i], *ck;
+        if (PyTuple_Check(it) && PyTuple_GET_SIZE(it) == 2) {
+            mv[i].label = PyTuple_GET_ITEM(it, 0);
+            ck = PyTuple_GET_ITEM(it, 1);
+        }
+        else if (PyList_Check(it) && PyList_GET_SIZE(it) == 2) {
+            mv[i].label = PyList_GET_ITEM(it, 0);
+            ck = PyList_GET_ITEM(it, 1);
+        }
+        else {
+            PyErr_SetString(PyExc_ValueError, "children() must give (label, key) pairs");
+            goto done;
+        }
+        if (x->canon != Py_None) {
+            mv[i].key = PyObject_CallOneArg(x->canon, ck);
+            if (mv[i].key == NULL)
+                goto done;
+        }
+        else {
+            Py_INCREF(ck);
+            mv[i].key = ck;
+        }
+        ck = mv[i].key;
+        if (!PyLong_Check(ck)) {
+            status = ST_WIDE_KEY;
+            goto done;
+        }
+        int overflow = 0;
+        mv[i].k = PyLong_AsLongLongAndOverflow(ck, &overflow);
+        if (overflow) {
+            status = ST_WIDE_KEY;
+            goto done;
+        }
+        if (mv[i].k == -1 && PyErr_Occurred())
+            goto done;
+        PyObject *id = PyDict_GetItemWithError(x->index, ck);
+        if (id != NULL) {
+            mv[i].id = PyLong_AsSsize_t(id);
+            if (mv[i].id == -1 && PyErr_Occurred())
+                goto done;
+            continue;
+        }
+        if (PyErr_Occurred())
+            goto done;
+        Py_ssize_t j = -1;
+        if (seen == NULL && n_fresh >= 16) {
+            seen = PyDict_New();
+            if (seen == NULL)
+                goto done;
+            for (Py_ssize_t f = 0; f < n_fresh; f++) {
+                PyObject *v = PyLong_FromSsize_t(f);
+                int r = v == NULL ? -1 : PyDict_SetItem(seen, mv[fresh_at[f]].key, v);
+                Py_XDECREF(v);
+                if (r < 0)
+                    goto done;
+            }
+        }
+        if (seen != NULL) {
+            PyObject *v = PyDict_GetItemWithError(seen, ck);
+            if (v != NULL)
+                j = PyLong_AsSsize_t(v);
+            else if (PyErr_Occurred())
+                goto done;
+        }
+        else {
+            for (Py_ssize_t f = 0; f < n_fresh; f++) {
+                if (mv[fresh_at[f]].k == mv[i].k) {
+                    j = f;
+                    break;
+                }
+            }
+        }
+        if (j < 0) {
+            j = n_fresh++;
+            fresh_at[j] = i;
+            if (seen != NULL) {
+                PyObject *v = PyLong_FromSsize_t(j);
+                int r = v == NULL ? -1 : PyDict_SetItem(seen, ck, v);
+                Py_XDECREF(v);
+                if (r < 0)
+                    goto done;
+            }
+        }
+        mv[i].id = -1 - j;
+    }
+    for (Py_ssize_t f = 0; f < n_fresh; f++) {
+        values[f] = PyObject_CallOneArg(x->terminal, mv[fresh_at[f]].key);
+        if (values[f] == NULL)
+            goto done;
+        if (values[f] != Py_None) {
+            int overflow = 0;
+            int64_t v = PyLong_AsLongLongAndOverflow(values[f], &overflow);
+            if (v == -1 && PyErr_Occurred())
+                goto done;
+            if (overflow) {
+                PyErr_SetString(PyExc_OverflowError,
+                                "terminal_value() gave a value beyond 64 bits");
+                goto done;
+            }
+        }
+    }
+    if (x->n + n_fresh > INT32_MAX || x->m + k > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "more than 2**31 - 1 nodes or edges");
+        goto done;
+    }
+    /* Reserve everything, so that nothing below fails half-way. */
+    for (int c = 0; c < N_COLS; c++) {
+        if (buf_reserve(&x->col[c].add, c < C_ECHILD ? n_fresh : k) < 0)
+            goto done;
+    }
+    if (buf_reserve(&x->labels, k) < 0 || buf_reserve(&x->dirty, 1) < 0)
+        goto done;
+    Py_ssize_t base = x->n;
+    x->n += n_fresh;
+    int fits = marks_fit(x);
+    x->n = base;
+    if (fits < 0)
+        goto done;
+    /* The key index: the only change that can fail (memory); undone if it does. */
+    for (; inserted < n_fresh; inserted++) {
+        PyObject *id = PyLong_FromSsize_t(base + inserted);
+        int r = id == NULL ? -1 : PyDict_SetItem(x->index, mv[fresh_at[inserted]].key, id);
+        Py_XDECREF(id);
+        if (r < 0) {
+            PyObject *et, *ev, *tb;
+            PyErr_Fetch(&et, &ev, &tb);
+            for (Py_ssize_t f = 0; f < inserted; f++) {
+                if (PyDict_DelItem(x->index, mv[fresh_at[f]].key) < 0)
+                    PyErr_Clear();
+            }
+            PyErr_Restore(et, ev, tb);
+            goto done;
+        }
+    }
+    int32_t dist = GET(&x->col[C_DIST], int32_t, n) + 1;
+    for (Py_ssize_t f = 0; f < n_fresh; f++) {
+        PyObject *v = values[f];
+        push_node(x, mv[fresh_at[f]].k, dist, v != Py_None,
+                  v != Py_None ? PyLong_AsLongLong(v) : 0);
+    }
+    Py_ssize_t first = x->m;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        Py_ssize_t c = mv[i].id >= 0 ? mv[i].id : base + (-1 - mv[i].id);
+        int32_t c32 = (int32_t)c, p32 = (int32_t)n;
+        int64_t e = x->m, prev = GET(R_HEAD(x), int64_t, c);
+        col_push(E_CHILD(x), &c32);
+        col_push(E_PARENT(x), &p32);
+        col_push(R_NEXT(x), &prev);
+        SET(R_HEAD(x), int64_t, c, e);
+        x->m++;
+        Py_INCREF(mv[i].label);
+        ((PyObject **)x->labels.data)[x->labels.len++] = mv[i].label;
+    }
+    SET(FIRST(x), int32_t, n, (int32_t)first);
+    SET(COUNT(x), int32_t, n, (int32_t)k);
+    SET(STATE(x), uint8_t, n, EXPANDED);
+    mark_dirty(x, n); /* reserved */
+    status = ST_OK;
+done:
+    if (mv != NULL) {
+        for (Py_ssize_t i = 0; i < k; i++)
+            Py_XDECREF(mv[i].key);
+        PyMem_Free(mv);
+    }
+    if (values != NULL) {
+        for (Py_ssize_t f = 0; f < k; f++)
+            Py_XDECREF(values[f]);
+        PyMem_Free(values);
+    }
+    PyMem_Free(fresh_at);
+    Py_XDECREF(seen);
+    Py_DECREF(seq);
+    return status;
+}
+
+/* -- the null-window test ----------------------------------------------------------- */
+
+typedef struct {
+    Py_ssize_t n, e, end;
+    int64_t t;
+} Frame;
+
+/* Enter test(n, t): decide it at once (*r set, returns 0) or push a frame (returns 1);
+ * ST_* error codes as negative numbers minus 1 (-1 - status) otherwise. */
+static int
+enter(Ctx *x, Buf *stack, Py_ssize_t n, int64_t t, Py_ssize_t *budget, int *r)
+{
+    uint8_t st = GET(STATE(x), uint8_t, n);
+    if (st == UNEXPANDED) {
+        if (*budget == 0) {
+            *r = 0;
+            return 0;
+        }
+        int s = expand(x, n);
+        if (s != ST_OK) {
+            x->err_node = n;
+            return -1 - (s == ST_ERROR ? 100 : s);
+        }
+        (*budget)--;
+        if (ids_push(&x->expanded, n) < 0)
+            return -1 - 100;
+        int64_t lo, hi;
+        children_bounds(x, n, &lo, &hi);
+        SET(LOW(x), int64_t, n, lo);
+        SET(HIGH(x), int64_t, n, hi);
+        if (ids_push(&x->changed, n) < 0)
+            return -1 - 100;
+        if (lo >= t) {
+            *r = 1;
+            return 0;
+        }
+        if (hi < t) {
+            *r = -1;
+            return 0;
+        }
+    }
+    else if (x->mark[n] & M_PATH) {
+        x->err_node = n;
+        return -1 - ST_REPEATS;
+    }
+    x->mark[n] |= M_PATH;
+    if (buf_reserve(stack, 1) < 0)
+        return -1 - 100;
+    Frame *fr = &((Frame *)stack->data)[stack->len++];
+    fr->n = n;
+    fr->t = t;
+    fr->e = GET(FIRST(x), int32_t, n);
+    fr->end = fr->e + GET(COUNT(x), int32_t, n);
+    return 1;
+}
+
+/* test(root, t) as _search_acyclic_py's test() runs it: 1 proved, -1 refuted, 0 out of
+ * budget. Returns ST_OK or an error status. */
+static int
+run_test(Ctx *x, Py_ssize_t root, int64_t t, Py_ssize_t *budget, int *result)
+{
+    Buf stack = {NULL, 0, 0, sizeof(Frame)};
+    int r = 0, have_r = 0, status = ST_OK;
+    int s = enter(x, &stack, root, t, budget, &r);
+    if (s < 0) {
+        status = -1 - s;
+        goto out;
+    }
+    have_r = s == 0;
+    while (stack.len > 0) {
+        Frame *fr = &((Frame *)stack.data)[stack.len - 1];
+        int res;
+        if (have_r) {
+            have_r = 0;
+            if (r <= 0) {
+                res = r ? 1 : 0; /* the child is below 1 - t: n is at least t */
+                goto finish;
+            }
+        }
+        for (;;) {
+            if (fr->e >= fr->end) {
+                res = -1;
+                goto finish;
+            }
+            Py_ssize_t c = GET(E_CHILD(x), int32_t, fr->e);
+            int64_t u = -fr->t;
+            int64_t hc = GET(HIGH(x), int64_t, c), lc = GET(LOW(x), int64_t, c);
+            if (hc <= u || (GET(LF(x), uint8_t, c) && lc <= u)) {
+                res = 1; /* the child is at most u: n is at least t */
+                goto finish;
+            }
+            fr->e++;
+            if (lc > u || (GET(HF(x), uint8_t, c) && hc > u))
+                continue; /* the child is above u: it cannot show n is at least t */
+            s = enter(x, &stack, c, 1 - fr->t, budget, &r);
+            if (s < 0) {
+                status = -1 - s;
+                goto out;
+            }
+            have_r = s == 0;
+            break;
+        }
+        continue;
+    finish:
+        {
+            Py_ssize_t n = fr->n;
+            x->mark[n] &= ~M_PATH;
+            int64_t lo, hi;
+            children_bounds(x, n, &lo, &hi);
+            if (lo != GET(LOW(x), int64_t, n) || hi != GET(HIGH(x), int64_t, n)) {
+                SET(LOW(x), int64_t, n, lo);
+                SET(HIGH(x), int64_t, n, hi);
+                if (ids_push(&x->changed, n) < 0) {
+                    status = 100;
+                    goto out;
+                }
+            }
+            stack.len--;
+            r = res;
+            have_r = 1;
+        }
+    }
+    *result = r;
+out:
+    if (status != ST_OK) {
+        /* clear the path marks of the abandoned frames */
+        for (Py_ssize_t i = 0; i < stack.len; i++)
+            x->mark[((Frame *)stack.data)[i].n] &= ~M_PATH;
+    }
+    PyMem_Free(stack.data);
+    return status == 100 ? ST_ERROR : status;
+}
+
+/* -- settling: the bounds fixpoint, then finality (_settle_search) ----------------- */
+
+static int
+settle(Ctx *x)
+{
+    Buf *seeds = &x->seeds, *work = &x->work, *next = &x->next;
+    seeds->len = 0;
+    work->len = 0;
+    for (Py_ssize_t i = 0; i < x->expanded.len; i++) {
+        if (ids_push(seeds, ((Py_ssize_t *)x->expanded.data)[i]) < 0)
+            return -1;
+    }
+    for (Py_ssize_t i = 0; i < x->changed.len; i++) {
+        if (ids_push(work, ((Py_ssize_t *)x->changed.data)[i]) < 0)
+            return -1;
+    }
+    while (work->len) {
+        next->len = 0;
+        Py_ssize_t queued_from = seeds->len;
+        for (Py_ssize_t i = 0; i < work->len; i++) {
+            Py_ssize_t n = ((Py_ssize_t *)work->data)[i];
+            if (mark_dirty(x, n) < 0 || ids_push(seeds, n) < 0)
+                return -1;
+            int64_t e = GET(R_HEAD(x), int64_t, n);
+            while (e >= 0) {
+                Py_ssize_t p = GET(E_PARENT(x), int32_t, e);
+                e = GET(R_NEXT(x), int64_t, e);
+                if ((x->mark[p] & M_QUEUED) || GET(STATE(x), uint8_t, p) != EXPANDED)
+                    continue;
+                x->mark[p] |= M_QUEUED;
+                if (ids_push(seeds, p) < 0)
+                    return -1;
+                int64_t lo, hi;
+                children_bounds(x, p, &lo, &hi);
+                if (lo != GET(LOW(x), int64_t, p) || hi != GET(HIGH(x), int64_t, p)) {
+                    SET(LOW(x), int64_t, p, lo);
+                    SET(HIGH(x), int64_t, p, hi);
+                    if (ids_push(next, p) < 0)
+                        return -1;
+                }
+            }
+        }
+        for (Py_ssize_t i = queued_from; i < seeds->len; i++)
+            x->mark[((Py_ssize_t *)seeds->data)[i]] &= ~M_QUEUED;
+        Buf tmp = *work;
+        *work = *next;
+        *next = tmp;
+    }
+    x->expanded.len = 0;
+    x->changed.len = 0;
+
+    /* propagate_finality(seeds) */
+    Buf *queue = &x->queue;
+    queue->len = 0;
+    for (Py_ssize_t i = 0; i < seeds->len; i++) {
+        Py_ssize_t n = ((Py_ssize_t *)seeds->data)[i];
+        if (!(x->mark[n] & M_QUEUED) && GET(STATE(x), uint8_t, n) == EXPANDED) {
+            x->mark[n] |= M_QUEUED;
+            if (ids_push(queue, n) < 0)
+                return -1;
+        }
+    }
+    for (Py_ssize_t head = 0; head < queue->len; head++) {
+        Py_ssize_t n = ((Py_ssize_t *)queue->data)[head];
+        x->mark[n] &= ~M_QUEUED;
+        uint8_t l_ok = GET(LF(x), uint8_t, n), h_ok = GET(HF(x), uint8_t, n);
+        if (l_ok && h_ok)
+            continue;
+        int64_t lo = GET(LOW(x), int64_t, n), hi = GET(HIGH(x), int64_t, n);
+        Py_ssize_t f = GET(FIRST(x), int32_t, n);
+        Py_ssize_t end = f + GET(COUNT(x), int32_t, n);
+        if (lo == hi) {
+            l_ok = h_ok = 1;
+        }
+        else {
+            if (!l_ok) {
+                if (lo >= x->vmax) {
+                    l_ok = 1;
+                }
+                else {
+                    l_ok = 1;
+                    for (Py_ssize_t e = f; e < end; e++) {
+                        Py_ssize_t c = GET(E_CHILD(x), int32_t, e);
+                        if (!GET(HF(x), uint8_t, c) && -GET(LOW(x), int64_t, c) > lo) {
+                            l_ok = 0;
+                            break;
+                        }
+                    }
+                }
+            }
+            if (!h_ok) {
+                if (hi <= x->vmin) {
+                    h_ok = 1;
+                }
+                else {
+                    for (Py_ssize_t e = f; e < end; e++) {
+                        Py_ssize_t c = GET(E_CHILD(x), int32_t, e);
+                        if (GET(LF(x), uint8_t, c) && -GET(LOW(x), int64_t, c) == hi) {
+                            h_ok = 1;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        if (l_ok != GET(LF(x), uint8_t, n) || h_ok != GET(HF(x), uint8_t, n)) {
+            SET(LF(x), uint8_t, n, l_ok);
+            SET(HF(x), uint8_t, n, h_ok);
+            if (mark_dirty(x, n) < 0)
+                return -1;
+            int64_t e = GET(R_HEAD(x), int64_t, n);
+            while (e >= 0) {
+                Py_ssize_t p = GET(E_PARENT(x), int32_t, e);
+                if (!(x->mark[p] & M_QUEUED) && GET(STATE(x), uint8_t, p) == EXPANDED) {
+                    x->mark[p] |= M_QUEUED;
+                    if (ids_push(queue, p) < 0)
+                        return -1;
+                }
+                e = GET(R_NEXT(x), int64_t, e);
+            }
+        }
+    }
+    return 0;
+}
+
+/* -- the entry point ---------------------------------------------------------------- */
+
+/* Append the new parts to the graph's columns, labels to edge_move, dirty ids to
+ * graph.dirty; release every buffer. Keeps a pending exception. */
+static int
+flush(Ctx *x)
+{
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    int failed = 0;
+    for (int c = 0; c < N_COLS; c++)
+        col_release(&x->col[c]);
+    for (int c = 0; c < N_COLS; c++) {
+        if (col_flush(&x->col[c]) < 0)
+            failed = 1;
+    }
+    if (x->labels.len) {
+        PyObject *list = PyList_New(x->labels.len);
+        if (list != NULL) {
+            for (Py_ssize_t i = 0; i < x->labels.len; i++) /* the list takes the refs */
+                PyList_SET_ITEM(list, i, ((PyObject **)x->labels.data)[i]);
+            x->labels.len = 0;
+            PyObject *moves = PyObject_GetAttrString(x->graph, "edge_move");
+            PyObject *r = moves ? PyObject_CallMethod(moves, "extend", "O", list) : NULL;
+            Py_XDECREF(r);
+            Py_XDECREF(moves);
+            Py_DECREF(list);
+            if (r == NULL)
+                failed = 1;
+        }
+        else {
+            failed = 1;
+        }
+    }
+    if (x->dirty.len) {
+        PyObject *dirty = PyObject_GetAttrString(x->graph, "dirty");
+        if (dirty == NULL) {
+            failed = 1;
+        }
+        else {
+            for (Py_ssize_t i = 0; i < x->dirty.len && !failed; i++) {
+                PyObject *id = PyLong_FromSsize_t(((Py_ssize_t *)x->dirty.data)[i]);
+                if (id == NULL || PySet_Add(dirty, id) < 0)
+                    failed = 1;
+                Py_XDECREF(id);
+            }
+            Py_DECREF(dirty);
+        }
+        x->dirty.len = 0;
+    }
+    if (et != NULL) {
+        if (failed)
+            PyErr_Clear();
+        PyErr_Restore(et, ev, tb);
+        return -1;
+    }
+    return failed ? -1 : 0;
+}
+
+static void
+ctx_free(Ctx *x)
+{
+    for (int c = 0; c < N_COLS; c++)
+        col_free(&x->col[c]);
+    for (Py_ssize_t i = 0; i < x->labels.len; i++)
+        Py_DECREF(((PyObject **)x->labels.data)[i]);
+    PyMem_Free(x->labels.data);
+    PyMem_Free(x->dirty.data);
+    PyMem_Free(x->mark);
+    PyMem_Free(x->expanded.data);
+    PyMem_Free(x->changed.data);
+    PyMem_Free(x->seeds.data);
+    PyMem_Free(x->work.data);
+    PyMem_Free(x->next.data);
+    PyMem_Free(x->queue.data);
+    Py_XDECREF(x->index);
+}
+
+PyDoc_STRVAR(acyclic_test_doc,
+"acyclic_test(graph, root, t, budget, children, terminal_value, canonical, vmin, vmax)\n"
+"--\n\n"
+"Whether the value of *root* is at least *t*, by the null-window search of\n"
+"solver.negamax's acyclic mode with at most *budget* expansions, then the bounds\n"
+"fixpoint and finality restored. *canonical* is None when the game has no symmetry.\n"
+"The graph needs its key index and reverse edges built and 64-bit keys.\n\n"
+"Returns (status, expansions, node): status 0 when the test ran (decided or out of\n"
+"budget), 1 when *node* has no moves but is not terminal, 2 when *node* repeats on the\n"
+"search path, 3 when a child of *node* has a key that is not a 64-bit integer (*node*\n"
+"not expanded; the graph is settled). The game's exceptions propagate, the graph\n"
+"consistent (without the expansion that raised), but not settled.");
+
+static PyObject *
+acyclic_test(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "acyclic_test() takes 9 arguments");
+        return NULL;
+    }
+    Ctx x;
+    memset(&x, 0, sizeof x);
+    x.labels.item = sizeof(PyObject *);
+    x.dirty.item = x.expanded.item = x.changed.item = sizeof(Py_ssize_t);
+    x.seeds.item = x.work.item = x.next.item = x.queue.item = sizeof(Py_ssize_t);
+    x.graph = args[0];
+    Py_ssize_t root = PyLong_AsSsize_t(args[1]);
+    int64_t t = PyLong_AsLongLong(args[2]);
+    Py_ssize_t budget = PyLong_AsSsize_t(args[3]);
+    x.children = args[4];
+    x.terminal = args[5];
+    x.canon = args[6];
+    x.vmin = PyLong_AsLongLong(args[7]);
+    x.vmax = PyLong_AsLongLong(args[8]);
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *v;
+    x.index = PyObject_GetAttrString(x.graph, "_index");
+    if (x.index == NULL)
+        goto fail;
+    if (!PyDict_CheckExact(x.index)) {
+        PyErr_SetString(PyExc_TypeError, "the graph's key index is not built");
+        goto fail;
+    }
+    if ((v = PyObject_GetAttrString(x.graph, "committed_nodes")) == NULL)
+        goto fail;
+    x.committed = PyLong_AsSsize_t(v);
+    Py_DECREF(v);
+    if ((v = PyObject_GetAttrString(x.graph, "all_dirty")) == NULL)
+        goto fail;
+    x.track_dirty = !PyObject_IsTrue(v);
+    Py_DECREF(v);
+    if (PyErr_Occurred())
+        goto fail;
+    for (int c = 0; c < N_COLS; c++) {
+        if (col_open(&x.col[c], x.graph, col_names[c], col_items[c]) < 0)
+            goto fail;
+    }
+    x.n = x.col[C_STATE].n_old;
+    x.m = x.col[C_ECHILD].n_old;
+    for (int c = 0; c < N_COLS; c++) {
+        if (x.col[c].n_old != (c < C_ECHILD ? x.n : x.m)) {
+            PyErr_Format(PyExc_ValueError, "graph column %s has %zd items, not %zd",
+                         col_names[c], x.col[c].n_old, c < C_ECHILD ? x.n : x.m);
+            goto fail;
+        }
+    }
+    if (root < 0 || root >= x.n) {
+        PyErr_SetString(PyExc_IndexError, "root is not a node of the graph");
+        goto fail;
+    }
+    if (marks_fit(&x) < 0)
+        goto fail;
+    x.err_node = -1;
+    Py_ssize_t left = budget;
+    int result = 0;
+    int status = run_test(&x, root, t, &left, &result);
+    if (status == ST_OK || status == ST_WIDE_KEY) {
+        if (settle(&x) < 0)
+            status = ST_ERROR;
+    }
+    if (flush(&x) < 0 || status == ST_ERROR)
+        goto fail;
+    ctx_free(&x);
+    return Py_BuildValue("(inn)", status, budget - left, x.err_node);
+fail:
+    flush(&x);
+    ctx_free(&x);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"acyclic_test", (PyCFunction)(void (*)(void))acyclic_test, METH_FASTCALL,
+     acyclic_test_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "solver._native",
+    "The partial solver's inner loop for acyclic games, in C (see _native.c).", -1,
+    methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__native(void)
+{
+    return PyModule_Create(&module);
+}
