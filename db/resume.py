@@ -93,6 +93,9 @@ def write(path: Path, graph: Graph, meta: dict[str, Any]) -> bool:
     if not isinstance(graph.keys, array):
         return False
     columns = {name: _column(getattr(graph, name), code) for name, code in _NODE_COLUMNS}
+    order = graph.key_order
+    if order is not None and order.shape == (graph.num_nodes,):
+        columns["key_order"] = order  # checked by the KeyIndex that reads it
     with_edges = graph.deferred_edges == 0
     names: list[str] = []
     if with_edges:
@@ -156,6 +159,8 @@ def _read(path: Path) -> tuple[dict[str, Any], Graph]:
                 setattr(graph, name, bytearray(values.tobytes()))
             else:
                 setattr(graph, name, array(code, values.tobytes()))
+        if "key_order" in data.files:
+            graph.key_order = data["key_order"]
         counts = np.frombuffer(graph.child_count, dtype=np.int32)
         total = int(counts.sum(dtype=np.int64))
         if total != meta["edges"] or (n and counts.min() < 0):

@@ -28,11 +28,23 @@ class KeyIndex:
     """Position key -> node id for 64-bit integer keys: two sorted arrays (12 bytes a
     node) instead of a dict (about 100 bytes a node with its int objects)."""
 
-    def __init__(self, keys: array[int]) -> None:
+    def __init__(self, keys: array[int], order: np.ndarray | None = None) -> None:
+        """*order*: the node ids in key order, if known; used only if it is one (checked:
+        in range and sorting the keys strictly, which makes it the permutation)."""
         ks = np.frombuffer(keys, dtype=np.int64) if len(keys) else np.zeros(0, np.int64)
-        order = np.argsort(ks, kind="stable")
-        self.keys = ks[order]
-        self.ids = order.astype(np.int32)
+        if order is not None and not (
+            order.shape == ks.shape and order.dtype == np.int32 and (not ks.size or (
+                0 <= order.min() and order.max() < ks.size))
+        ):
+            order = None
+        if order is not None:
+            self.keys = ks[order]
+            if np.any(self.keys[1:] <= self.keys[:-1]):
+                order = None
+        if order is None:
+            order = np.argsort(ks, kind="stable")
+            self.keys = ks[order]
+        self.ids = order.astype(np.int32, copy=False)
         del ks
 
     def resolve(self, wanted: np.ndarray, next_id: int) -> tuple[np.ndarray, np.ndarray,
@@ -68,7 +80,8 @@ def key_index(g: Graph) -> KeyIndex | None:
     """A :class:`KeyIndex` over *g*'s keys, or ``None`` if they are not 64-bit ints."""
     if not isinstance(g.keys, array):
         return None
-    return KeyIndex(g.keys)
+    order, g.key_order = g.key_order, None  # the index goes its own way from here
+    return KeyIndex(g.keys, order)
 
 
 def expand_bulk(g: Graph, game: Game, batch: Sequence[NodeId], index: KeyIndex,

@@ -137,6 +137,11 @@ class Graph:
         :attr:`edge_loader` when :meth:`require_edges` asks."""
         self.edge_loader: Callable[[Graph], None] | None = None
 
+        self.key_order: np.ndarray | None = None
+        """Node ids in key order (int32), when whoever built the graph knew it (a full
+        run's key index, a resume file): :func:`solver.bulk.key_index` starts from it
+        instead of sorting, after checking it sorts the keys."""
+
     # -- size -------------------------------------------------------------------------
 
     @property

@@ -829,6 +829,8 @@ class _Solver:
                 break
             reason = self.out_of_budget()
             if reason is not None:
+                if index is not None:  # for the next run's index (a resume file keeps it)
+                    g.key_order = index.ids
                 self.commit()
                 return reason
             scan = batch[-1] + 1

@@ -162,6 +162,10 @@ def values_by_key(g: Graph) -> dict[int, tuple[int, ...]]:
 def test_a_matching_file_is_used(tictactoe: tuple[Engine, Path],
                                  caplog: pytest.LogCaptureFixture) -> None:
     engine, path = tictactoe
+    _, kept = read(path)  # with the run's key order, which spares the next one a sort
+    assert kept.key_order is not None
+    keys = np.frombuffer(kept.keys, dtype=np.int64)
+    assert kept.key_order.tolist() == np.argsort(keys, kind="stable").tolist()
     assert opened_from_file(engine, caplog)
     assert opened_from_file(engine, caplog)  # the run it opened wrote the next one
     finish_and_check(engine)

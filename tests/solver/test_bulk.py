@@ -222,3 +222,48 @@ def test_retrograde_keeps_values_beyond_32_bits(value: int) -> None:
     assert (graph.low[0], graph.high[0]) == (-value, POS_INF)
     assert (graph.depth_low[0], graph.depth_high[0]) == (1, DEPTH_INF)
     assert (graph.low[2], graph.high[2]) == (NEG_INF, POS_INF)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-(1 << 63), (1 << 63) - 1), unique=True, max_size=40),
+       st.sampled_from(["right", "swapped", "repeated", "short", "out of range", "int64"]))
+def test_a_key_index_takes_a_known_order_only_if_it_sorts_the_keys(
+    keys: list[int], how: str
+) -> None:
+    from array import array
+
+    from solver.bulk import KeyIndex
+
+    ks = array("q", keys)
+    sorted_ids = np.argsort(np.array(keys, dtype=np.int64), kind="stable").astype(np.int32)
+    order = sorted_ids.copy()
+    if how == "swapped" and len(keys) > 1:
+        order[[0, -1]] = order[[-1, 0]]
+    elif how == "repeated" and len(keys) > 1:
+        order[-1] = order[0]
+    elif how == "short":
+        order = order[:-1]
+    elif how == "out of range" and len(keys):
+        order[0] = len(keys)
+    elif how == "int64":
+        order = order.astype(np.int64)
+    index = KeyIndex(ks, order)
+    # whatever it was given, the index is the sorted one
+    assert index.ids.tolist() == sorted_ids.tolist()
+    assert index.keys.tolist() == sorted(keys)
+    assert index.ids.dtype == np.int32
+
+
+def test_a_budgeted_full_run_leaves_its_key_order_for_the_next() -> None:
+    game = get_game("tic-tac-toe")
+    store = MemoryStore()
+    solve(game, full=True, store=store, max_expansions=500, batch_size=100)
+    (g,) = store.graphs.values()
+    assert g.key_order is not None
+    keys = np.array(g.keys, dtype=np.int64)  # a copy: a view would pin the column
+    assert g.key_order.tolist() == np.argsort(keys, kind="stable").tolist()
+    assert solve(game, full=True, store=store).complete
+    assert g.key_order is None  # taken by the second run's index
+    expected = MemoryStore()
+    solve(game, full=True, store=expected)
+    assert snapshot(g) == snapshot(next(iter(expected.graphs.values())))
