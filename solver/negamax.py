@@ -619,15 +619,10 @@ class _Solver:
         g.rev_head  # noqa: B018
         children, terminal, canon = game.children, game.terminal_value, self.canon
         test = _native.acyclic_test  # type: ignore[union-attr]
-        state, low, high = g.state, g.low, g.high
         done = 0
         while done < limit:
-            if self.target_reached():
-                break
-            kind, t = root_test(g, root)
-            if kind == _LE:
-                t = 1 - t
-            if state[root] != UNEXPANDED and not low[root] < t <= high[root]:
+            t = self._next_root_test()
+            if t is None:
                 break
             status, used, node = test(g, root, t, limit - done, children, terminal, canon,
                                       self.vmin, self.vmax)
@@ -713,23 +708,33 @@ class _Solver:
                        limit: int, expanded: list[NodeId], changed: list[NodeId]) -> int:
         """Root tests of :meth:`search_acyclic` until *limit* expansions are done, the
         target is reached, or a test is decided without an expansion."""
-        g, root = self.g, self.root
-        low, high, state = g.low, g.high, g.state
+        root = self.root
         done = 0
         while done < limit:
-            if self.target_reached():
+            t = self._next_root_test()
+            if t is None:
                 break
-            kind, t = root_test(g, root)
-            if kind == _LE:
-                t = 1 - t  # "value <= -t" is "not value >= 1 - t"
             before = budget[0]
-            if state[root] == UNEXPANDED or (low[root] < t <= high[root]):
-                test(root, t)
+            test(root, t)
             done += before - budget[0]
             self._settle_search(expanded, changed)
             if budget[0] == before:
                 break  # decided without an expansion: flags lag; the caller refreshes
         return done
+
+    def _next_root_test(self) -> int | None:
+        """The *t* of the next root test of :meth:`search_acyclic` ("is the root's value
+        at least *t*?"), or ``None`` when the target is reached or the root's bounds
+        decide the test already (flags lag: the caller refreshes them)."""
+        if self.target_reached():
+            return None
+        g, root = self.g, self.root
+        kind, t = root_test(g, root)
+        if kind == _LE:
+            t = 1 - t  # "value <= -t" is "not value >= 1 - t"
+        if g.state[root] != UNEXPANDED and not g.low[root] < t <= g.high[root]:
+            return None
+        return t
 
     def _settle_search(self, expanded: list[NodeId], changed: list[NodeId]) -> None:
         """After a pass of :meth:`search_acyclic`: restore the bounds fixpoint from the

@@ -159,9 +159,9 @@ def snapshot(graph: Graph) -> dict[str, Any]:
         "index": dict(graph.index),
         "num_edges": graph.num_edges,
         "attributes": sorted(vars(graph)),
-        "array_types": {
+        "array_types": {  # but key_order: a full run's sort order, a cache either way
             name: (type(v).__name__, getattr(v, "typecode", None))
-            for name, v in vars(graph).items()
+            for name, v in vars(graph).items() if name != "key_order"
         },
     }
 
