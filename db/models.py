@@ -35,6 +35,7 @@ from sqlalchemy import (
     SmallInteger,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -112,6 +113,10 @@ class Variant(Base):
     """Root position of the latest solve run (key bytes, as ``nodes.key``)."""
     root_notation: Mapped[str | None] = mapped_column(Text)
     """Root position of the latest solve run, in the game's notation."""
+    settled: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    """The stored depths and finality flags are those of a run's closing pass over the
+    stored graph (no batch committed since). False while a solve is under way, or after
+    a run died before its closing pass; the next solve finishes the pass."""
 
     def __repr__(self) -> str:
         return f"<Variant {self.id} {self.game} {self.params!r} v{self.rules_version}>"

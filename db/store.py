@@ -48,6 +48,13 @@ the edges, once, for the retrograde pass (:meth:`~solver.graph.Graph.require_edg
 On SQLite files, a run that ends cleanly before the solve is complete leaves its graph
 in a resume file for the next one, which loads that instead of the tables once it has
 checked that it matches them (:mod:`db.resume`).
+
+Settled graphs
+--------------
+``variants.settled`` is :attr:`~solver.graph.Graph.settled` as committed: every batch
+writes it false, a run's closing pass (depths, exact finality) true, in the batch's own
+transaction. A run that died between its last batch and its closing pass leaves it false,
+and the next run finishes the pass before it reports the solve complete.
 """
 
 from __future__ import annotations
@@ -55,6 +62,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import socket
 import time
 from array import array
@@ -92,6 +100,11 @@ LEASE_TIMEOUT = 600.0
 
 LOCK_WAIT = 30.0
 """Seconds to wait for PostgreSQL to free the lock of a writer known to be dead."""
+
+CRASH_ENV = "NEGAGRAPH_TEST_CRASH_AFTER"
+"""Tests only: ``commit:N`` kills the writing process (SIGKILL) right after its N-th
+commit, ``close`` right after it records the run's end, so that tests can stop a solve at
+any step of its closing sequence."""
 
 PG_LOCK_CLASS = int.from_bytes(b"nega", "big")
 """First key of negagraph's PostgreSQL advisory locks (the second is the variant id)."""
@@ -166,6 +179,10 @@ class SqlStore:
         self._postgres = engine.dialect.name == "postgresql"
         self._resume_path: Path | None = None
         self._resume_full = False
+        self._settled = True
+        """``variants.settled`` as this run last read or wrote it."""
+        self._commits = 0
+        self._crash_after = os.environ.get(CRASH_ENV)
 
     def __repr__(self) -> str:
         return f"<SqlStore {self.engine.url!r} variant={self.variant_id} run={self.run_id}>"
@@ -199,6 +216,7 @@ class SqlStore:
                     graph = self._resumed(conn, variant_id, run)
                     if graph is None:
                         graph = _load(conn, variant_id, edges=not run.full)
+                    graph.settled = self._settled = _settled(conn, variant_id)
                 if graph.deferred_edges:
                     graph.edge_loader = self._reload_edges
                 if self._postgres:
@@ -293,6 +311,10 @@ class SqlStore:
         assert vid is not None
         with self._errors(), conn.begin():
             self._fence(conn, progress, final=False)
+            if graph.settled != self._settled:
+                conn.execute(
+                    update(Variant).where(Variant.id == vid).values(settled=graph.settled)
+                )
             cursor = _driver(conn).cursor()
             try:
                 if self._postgres:
@@ -302,6 +324,9 @@ class SqlStore:
             finally:
                 cursor.close()
         graph.mark_committed()
+        self._settled = graph.settled
+        self._commits += 1
+        self._crash_point(f"commit:{self._commits}")
 
     def close(self, progress: Progress) -> None:
         """Record the run's final status and release the writer lock (idempotent)."""
@@ -311,6 +336,7 @@ class SqlStore:
         try:
             with self._errors(), conn.begin():
                 self._fence(conn, progress, final=True)
+            self._crash_point("close")
             if self._graph is not None:
                 self._keep_for_resume(self._graph, progress)
         except VariantLockedError as exc:
@@ -337,6 +363,7 @@ class SqlStore:
                         params_json=json.dumps(dict(game.params), sort_keys=True),
                         rules_version=game.version,
                         created_at=utcnow(),
+                        settled=True,
                     )
                     .on_conflict_do_nothing(index_elements=["game", "params"])
                 )
@@ -660,6 +687,12 @@ class SqlStore:
     def _where(self) -> str:
         return safe_url(self.engine)
 
+    def _crash_point(self, step: str) -> None:
+        """Die like ``kill -9`` here if the tests asked for it (see :data:`CRASH_ENV`)."""
+        if self._crash_after == step:
+            log.warning("%s=%s: killing this process", CRASH_ENV, step)
+            os.kill(os.getpid(), signal.SIGKILL)
+
     def _errors(self) -> _DriverErrors:
         return _DriverErrors(self)
 
@@ -708,7 +741,9 @@ def load_graph(engine: Engine, game: Game) -> Graph:
             return Graph()
         if row.rules_version != game.version:
             raise RulesVersionError(_version_message(engine, game, row.rules_version))
-        return _load(conn, row.id)
+        graph = _load(conn, row.id)
+        graph.settled = _settled(conn, row.id)
+        return graph
 
 
 _NODE_SQL = (
@@ -749,6 +784,13 @@ def _load(conn: Connection, variant_id: int, *, edges: bool = True) -> Graph:
     # A full run (edges deferred) rewrites every row at its end anyway.
     _settle_expanded_state(graph, rewrite=edges)
     return graph
+
+
+def _settled(conn: Connection, variant_id: int) -> bool:
+    """``variants.settled`` of variant *variant_id* (see the module docs)."""
+    return bool(
+        conn.execute(select(Variant.settled).where(Variant.id == variant_id)).scalar_one()
+    )
 
 
 def _reload_edges(conn: Connection, variant_id: int, graph: Graph) -> None:

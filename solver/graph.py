@@ -130,6 +130,12 @@ class Graph:
         self.committed_edges = 0
         self.dirty: set[NodeId] = set()
         self.all_dirty = False
+        self.settled = True
+        """The depths and finality flags (as committed) are those of a run's closing pass
+        over this very graph: no batch was committed since a run last closed. A solve
+        that finds its root decided while this is false finishes the closing pass that a
+        crash interrupted (see :meth:`solver.negamax._Solver.close_pass`). Stores keep it
+        with the graph; a new graph is trivially settled."""
 
         self.deferred_edges = 0
         """Stored edges not loaded (yet): a store may leave them out of a full solve's

@@ -287,8 +287,11 @@ class _Solver:
             seconds=time.monotonic() - self.started,
         )
 
-    def commit(self, status: str = "running") -> None:
+    def commit(self, status: str = "running", *, settled: bool = False) -> None:
+        """Commit what changed as one batch. Every batch but a closing pass's leaves the
+        graph unsettled (:attr:`Graph.settled`), in the same transaction."""
         p = self.progress(status)
+        self.g.settled = settled
         self.store.commit(self.g, p)
         if self.progress_cb is not None:
             self.progress_cb(p)
@@ -367,10 +370,15 @@ class _Solver:
         """
         g = self.g
         if self.target_reached():
-            if g.dirty or g.all_dirty or g.committed_nodes < g.num_nodes:
+            if not g.settled:
+                # A run died after its last batch and before its closing pass committed:
+                # finish that pass now (or the depths and flags would stay wrong for good).
+                log.info("the root is decided but the last run did not close: closing")
+                self.close_pass("complete")
+            elif g.dirty or g.all_dirty or g.committed_nodes < g.num_nodes:
                 # what the store's loader settled (e.g. expanded states), or a new root
                 # that is terminal
-                self.commit()
+                self.commit(settled=True)
             return "complete"
         if g.committed_nodes:
             # A stored graph: recompute bounds (and depths) from scratch once, so the
@@ -419,14 +427,22 @@ class _Solver:
                 self.refresh_finality()
             expanded += len(batch)
             self.commit()
-        retrograde(g)  # depths (the bounds are already the fixpoint)
+        self.close_pass(status)
+        return status
+
+    def close_pass(self, status: str) -> None:
+        """The end of a partial run, committed as one batch that settles the graph: depths
+        by one retrograde pass (the bounds are already the fixpoint) and, when the run is
+        complete and the game may repeat, exact finality over the whole graph (not only
+        the root's region; flags propagated upwards are exact already when the game is
+        acyclic). A function of the committed graph alone, so a run that finds it missing
+        (:attr:`Graph.settled` false: a crash after the last batch) redoes it exactly."""
+        g = self.g
+        retrograde(g)
         if status == "complete" and not self.acyclic:
-            # Exact finality over the whole graph, not only the root's region (flags
-            # propagated upwards are exact already when the game is acyclic).
             everything = expanded_nodes(g)
             update_finality(g, everything, everything, vmin=self.vmin, vmax=self.vmax)
-        self.commit()
-        return status
+        self.commit(settled=True)
 
     def target_reached(self) -> bool:
         """Both root bounds are final — or, with ``until="value"``, the root's value under
@@ -861,7 +877,7 @@ class _Solver:
         g.require_edges()
         retrograde(g)
         settle_all_flags(g)
-        self.commit()
+        self.commit(settled=True)
         return "complete"
 
 

@@ -88,7 +88,7 @@ def test_upgrade_downgrade_upgrade(empty_url: str, empty_engine: Engine) -> None
         require_head(empty_engine)
 
     upgrade(empty_url)
-    assert current_revision(empty_engine) == head_revision() == "0003"
+    assert current_revision(empty_engine) == head_revision() == "0004"
     require_head(empty_engine)
     assert tables(empty_engine) == TABLES
     assert views(empty_engine) == {"position_values"}
@@ -204,7 +204,7 @@ def test_alembic_command_line_upgrade_and_check(tmp_path: Path) -> None:
             [alembic, *command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
         )
         assert done.returncode == 0, done.stderr
-    assert "0003 (head)" in done.stdout
+    assert "0004 (head)" in done.stdout
 
 
 def test_ensure_schema_creates_only_in_empty_databases(
@@ -275,9 +275,43 @@ def test_0003_leaves_room_in_postgresql_node_pages(empty_url: str, empty_engine:
 
     upgrade(empty_url, "0002")
     before = fillfactor()
-    upgrade(empty_url)
+    upgrade(empty_url, "0003")
     assert current_revision(empty_engine) == "0003"
     if empty_engine.dialect.name == "postgresql":
         assert (before, fillfactor()) == ("default", "fillfactor=50")
     downgrade(empty_url, "0002")
     assert fillfactor() == before
+
+
+def test_0004_leaves_stored_variants_unsettled_and_keeps_their_nodes(
+    empty_url: str, empty_engine: Engine
+) -> None:
+    """Variants stored before 0004 start unsettled (their next partial run redoes its
+    closing pass once); new ones are settled; a downgrade keeps every node and run."""
+    upgrade(empty_url, "0003")
+    with empty_engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO variants (id, game, params, params_json, rules_version, created_at) "
+            "VALUES (1, 'g', '', '{}', 1, CURRENT_TIMESTAMP)"))
+        conn.execute(text(
+            "INSERT INTO nodes (variant_id, id, dist, state, low_final, high_final, "
+            '"key", notation) VALUES (1, 0, 0, 0, false, false, :k, \'p0\')'), {"k": b"\0"})
+    upgrade(empty_url)
+    assert current_revision(empty_engine) == "0004"
+
+    def settled() -> list[tuple[int, bool]]:
+        with empty_engine.connect() as conn:
+            return [(r[0], bool(r[1])) for r in conn.execute(text(
+                "SELECT id, settled FROM variants ORDER BY id"))]
+
+    assert settled() == [(1, False)]
+    with empty_engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO variants (id, game, params, params_json, rules_version, created_at, "
+            "settled) VALUES (2, 'h', '', '{}', 1, CURRENT_TIMESTAMP, true)"))
+    assert settled() == [(1, False), (2, True)]
+    downgrade(empty_url, "0003")
+    assert "settled" not in {c["name"] for c in inspect(empty_engine).get_columns("variants")}
+    with empty_engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM nodes")).scalar_one() == 1
+        assert conn.execute(text("SELECT count(*) FROM variants")).scalar_one() == 2

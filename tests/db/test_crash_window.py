@@ -1,0 +1,111 @@
+"""A solve killed at any step of its closing sequence — after its last batch, after its
+closing pass, after recording its end — resumes to exactly the uninterrupted solve's
+graph, on SQLite and PostgreSQL, for an acyclic and a cyclic game.
+
+The kills are real (SIGKILL, through ``db.store.CRASH_ENV``), in real ``negagraph solve``
+processes; the comparisons are node for node and edge for edge."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from db.session import make_engine
+from db.store import CRASH_ENV
+from solver.games import get_game
+from solver.graph import Graph
+from solver.negamax import solve
+from solver.store import MemoryStore, Progress
+from tests.db.test_solve_cli import NEGAGRAPH, expected_rows, run, stored_rows
+
+CASES = {
+    "tic-tac-toe": "acyclic",
+    "number-game": "cyclic",
+}
+
+
+class CountingStore(MemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.commits = 0
+
+    def commit(self, graph: Graph, progress: Progress) -> None:
+        self.commits += 1
+        super().commit(graph, progress)
+
+
+def uninterrupted(name: str) -> tuple[Graph, int]:
+    """The graph of an uninterrupted partial solve of *name* and its number of commits."""
+    store = CountingStore()
+    result = solve(get_game(name), store=store)
+    assert result.complete
+    (g,) = store.graphs.values()
+    return g, store.commits
+
+
+def killed_solve(name: str, url: str, step: str) -> None:
+    proc = subprocess.run(
+        [NEGAGRAPH, "solve", name, "--db", url, "--json"],
+        env={**os.environ, CRASH_ENV: step}, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == -signal.SIGKILL, (step, proc.returncode, proc.stderr)
+
+
+def variant_settled(url: str) -> bool:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return bool(conn.execute(text("SELECT settled FROM variants")).scalar_one())
+    finally:
+        engine.dispose()
+
+
+def resumed(name: str, url: str) -> dict[str, Any]:
+    code, out, err = run("solve", name, "--db", url, "--json")
+    assert code == 0, err
+    result: dict[str, Any] = json.loads(out)
+    return result
+
+
+@pytest.mark.parametrize("step", ["last-batch", "closing-pass", "close"])
+@pytest.mark.parametrize("name", sorted(CASES), ids=[f"{n}-{c}" for n, c in sorted(
+    CASES.items())])
+def test_a_kill_in_the_closing_sequence_resumes_to_the_uninterrupted_graph(
+    db_url: str, name: str, step: str
+) -> None:
+    g, commits = uninterrupted(name)
+    assert commits >= 3  # batches, then the closing pass
+    crash = {"last-batch": f"commit:{commits - 1}", "closing-pass": f"commit:{commits}",
+             "close": "close"}[step]
+    killed_solve(name, db_url, crash)
+    # The root is decided once the last batch is in; only the closing pass settles it.
+    assert variant_settled(db_url) is (step != "last-batch")
+    if step == "last-batch":
+        assert stored_rows(db_url) != expected_rows(g)  # depths (and flags) still missing
+    first = resumed(name, db_url)
+    assert first["complete"] is True and first["expansions"] == 0
+    assert stored_rows(db_url) == expected_rows(g)
+    assert variant_settled(db_url)
+    # and nothing changes any more
+    again = resumed(name, db_url)
+    assert again["complete"] is True and again["expansions"] == 0
+    assert (again["depth_low"], again["depth_high"]) == (first["depth_low"],
+                                                         first["depth_high"])
+    assert stored_rows(db_url) == expected_rows(g)
+
+
+def test_every_batch_commit_leaves_the_variant_unsettled(db_url: str) -> None:
+    """Killed after any batch but the closing pass, the stored variant says unsettled;
+    a budgeted run that ends cleanly settles it (its closing pass computes depths)."""
+    killed_solve("number-game", db_url, "commit:1")
+    assert not variant_settled(db_url)
+    code, out, err = run("solve", "number-game", "--db", db_url, "--max-expansions", "3",
+                         "--json")
+    assert code == 0, err
+    assert json.loads(out)["status"] == "budget" and variant_settled(db_url)
