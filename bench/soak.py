@@ -1,0 +1,322 @@
+"""Soak: solves killed at random moments, resumed, and compared with uninterrupted ones.
+
+    .venv/bin/python -m bench.soak --kills 100            # both engines, both modes
+    .venv/bin/python -m bench.soak --kills 10 --engine sqlite --mode partial
+
+For every mode (partial, ``--full``) and engine (SQLite, PostgreSQL) it runs rounds until
+``--kills`` SIGKILLs have landed: a round solves one game into a fresh database with
+``negagraph solve``, killing the process again and again and starting it anew until a run
+completes; then it compares every stored node and edge with an uninterrupted in-memory
+solve of the same game and runs the command once more (which must find nothing to do).
+Most kills come at a random moment of the run (uniform over the uninterrupted run's wall
+time); a quarter come at a random step of the closing sequence or any commit, through
+``db.store.CRASH_ENV``. After each kill the stored node count must not have fallen (what
+was committed stays) and a SQLite file must pass ``integrity_check``.
+
+The table counts kills, completed rounds, rounds whose graph differs from the reference
+(``different``), kills after which committed nodes went missing (``lost``), and runs that
+failed otherwise (``errors``). Not part of the tests: it takes tens of minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import text
+
+from bench.targets import PG_ADMIN_URL, fresh_pg_database
+from db.migrate import upgrade
+from db.models import encode_key
+from db.session import make_engine
+from db.store import CRASH_ENV
+from solver.games import get_game
+from solver.graph import Graph
+from solver.negamax import solve
+from solver.store import MemoryStore, Progress
+from solver.values import DEPTH_INF, NEG_INF, POS_INF
+
+NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
+
+Rows = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One game solved in one mode."""
+
+    label: str
+    game: str
+    params: dict[str, str]
+    full: bool
+    root: str | None = None
+    batch_size: int | None = None
+
+    def args(self, url: str) -> list[str]:
+        args = ["solve", self.game, "--db", url, "--json"]
+        for name, value in self.params.items():
+            args += ["-p", f"{name}={value}"]
+        if self.root is not None:
+            args += ["--root", self.root]
+        if self.full:
+            args.append("--full")
+        if self.batch_size is not None:
+            args += ["--batch-size", str(self.batch_size)]
+        return args
+
+
+CASES = {
+    "partial": [
+        Case("connect-four 4x4 (acyclic)", "connect-four", {"width": "4", "height": "4"},
+             full=False),
+        Case("chess KRvK (cyclic)", "chess", {"material": "KRvK"}, full=False,
+             root="k7/8/2K5/8/8/8/8/7R w - -"),
+    ],
+    "full": [
+        Case("connect-four 4x4", "connect-four", {"width": "4", "height": "4"}, full=True,
+             batch_size=700),
+    ],
+}
+
+
+@dataclass
+class Tally:
+    kills: int = 0
+    closing_kills: int = 0
+    rounds: int = 0
+    different: int = 0
+    lost: int = 0
+    errors: int = 0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Reference:
+    rows: Rows
+    commits: int
+    wall: float
+
+
+class _CountingStore(MemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.commits = 0
+
+    def commit(self, graph: Graph, progress: Progress) -> None:
+        self.commits += 1
+        super().commit(graph, progress)
+
+
+def graph_rows(g: Graph) -> Rows:
+    def bound(v: int) -> int | None:
+        return None if v >= POS_INF or v <= NEG_INF else v
+
+    def depth(v: int) -> int | None:
+        return None if v >= DEPTH_INF else v
+
+    nodes = [
+        (n, encode_key(g.keys[n]), bound(g.low[n]), bound(g.high[n]), bool(g.low_final[n]),
+         bool(g.high_final[n]), depth(g.depth_low[n]), depth(g.depth_high[n]), g.state[n],
+         g.dist[n])
+        for n in range(g.num_nodes)
+    ]
+    edges = sorted(
+        (g.edge_parent[e], e - g.first_edge[g.edge_parent[e]], g.edge_child[e], g.edge_move[e])
+        for e in range(g.num_edges)
+    )
+    return nodes, edges
+
+
+def stored_rows(url: str) -> Rows:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            nodes = [
+                (r[0], bytes(r[1]), r[2], r[3], bool(r[4]), bool(r[5]), r[6], r[7], r[8], r[9])
+                for r in conn.execute(text(
+                    "SELECT id, key, low, high, low_final, high_final, depth_low, depth_high,"
+                    " state, dist FROM nodes ORDER BY id"))
+            ]
+            edges = [tuple(r) for r in conn.execute(text(
+                "SELECT parent, move_order, child, move FROM edges ORDER BY parent, move_order"
+            ))]
+    finally:
+        engine.dispose()
+    return nodes, edges
+
+
+def stored_nodes(url: str) -> int:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return int(conn.execute(text("SELECT count(*) FROM nodes")).scalar_one())
+    finally:
+        engine.dispose()
+
+
+def sqlite_intact(url: str) -> bool:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(text("PRAGMA integrity_check")).scalar_one() == "ok"
+    finally:
+        engine.dispose()
+
+
+def reference(case: Case) -> Reference:
+    """The uninterrupted solve: its graph in memory, its commits, its CLI wall time."""
+    store = _CountingStore()
+    game = get_game(case.game, **case.params)
+    solve(game, case.root, full=case.full, store=store, batch_size=case.batch_size)
+    (g,) = store.graphs.values()
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{Path(tmp) / 'reference.db'}"
+        t0 = time.monotonic()
+        done = subprocess.run([NEGAGRAPH, *case.args(url)], capture_output=True, text=True,
+                              check=False)
+        wall = time.monotonic() - t0
+        if done.returncode != 0:
+            raise SystemExit(f"error: the reference run failed: {done.stderr.strip()}")
+    return Reference(graph_rows(g), store.commits, wall)
+
+
+def fresh_database(engine: str, tmp: Path, n: int) -> AbstractContextManager[str]:
+    if engine == "postgres":
+        return fresh_pg_database(PG_ADMIN_URL)
+
+    @contextmanager
+    def sqlite() -> Iterator[str]:
+        path = tmp / f"soak-{n}.db"
+        yield f"sqlite:///{path}"
+        for p in tmp.glob(f"soak-{n}.db*"):
+            p.unlink()
+
+    return sqlite()
+
+
+def one_round(case: Case, ref: Reference, url: str, rng: random.Random, tally: Tally,
+              kills_left: int, hook_share: float) -> None:
+    """Kill runs of *case* into *url* until one completes (or no kills are left, then let
+    the next run complete), then compare."""
+    upgrade(url)
+    before = 0
+    while True:
+        env = dict(os.environ)
+        delay = None
+        closing = False
+        if kills_left > 0:
+            if rng.random() < hook_share:
+                k = rng.randint(1, ref.commits + 1)
+                step = "close" if k > ref.commits else f"commit:{k}"
+                closing = k >= ref.commits - 1
+                env[CRASH_ENV] = step
+            else:
+                delay = rng.uniform(0.0, ref.wall * 1.1)
+        proc = subprocess.Popen([NEGAGRAPH, *case.args(url)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=env)
+        if delay is not None:
+            try:
+                proc.wait(timeout=delay)
+            except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGKILL)
+        out, err = proc.communicate()
+        if proc.returncode == -signal.SIGKILL:
+            tally.kills += 1
+            tally.closing_kills += closing
+            kills_left -= 1
+            now = stored_nodes(url)
+            if now < before:
+                tally.lost += 1
+                tally.notes.append(f"{case.label}: {before} stored nodes fell to {now}")
+            before = now
+            if url.startswith("sqlite") and not sqlite_intact(url):
+                tally.lost += 1
+                tally.notes.append(f"{case.label}: integrity_check failed")
+            continue
+        if proc.returncode != 0 or not json.loads(out)["complete"]:
+            tally.errors += 1
+            tally.notes.append(f"{case.label}: exit {proc.returncode}: {err.strip()[-300:]}")
+            return
+        break
+    tally.rounds += 1
+    if stored_rows(url) != ref.rows:
+        tally.different += 1
+        tally.notes.append(f"{case.label}: round {tally.rounds} differs from the reference")
+    again = subprocess.run([NEGAGRAPH, *case.args(url)], capture_output=True, text=True,
+                           check=False)
+    if again.returncode != 0 or json.loads(again.stdout)["expansions"] != 0 \
+            or stored_rows(url) != ref.rows:
+        tally.different += 1
+        tally.notes.append(f"{case.label}: a run after completion changed something")
+
+
+def soak(mode: str, engine: str, kills: int, rng: random.Random, hook_share: float,
+         per_round: int) -> list[tuple[Case, Tally]]:
+    cases = CASES[mode]
+    refs = {case.label: reference(case) for case in cases}
+    tallies = {case.label: Tally() for case in cases}
+    done = 0
+    n = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        while done < kills:
+            case = cases[n % len(cases)]
+            tally = tallies[case.label]
+            t0 = time.monotonic()
+            start = tally.kills
+            with fresh_database(engine, Path(tmp), n) as url:
+                one_round(case, refs[case.label], url, rng, tally,
+                          min(per_round, kills - done), hook_share)
+            tally.seconds += time.monotonic() - t0
+            done += tally.kills - start
+            n += 1
+            print(f"  {mode} {engine} {case.label}: {done}/{kills} kills, round {n}",
+                  file=sys.stderr, flush=True)
+    return [(case, tallies[case.label]) for case in cases]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.soak", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kills", type=int, default=100,
+                        help="SIGKILLs per mode and engine (default 100)")
+    parser.add_argument("--engine", action="append", choices=["sqlite", "postgres"])
+    parser.add_argument("--mode", action="append", choices=sorted(CASES))
+    parser.add_argument("--kills-per-round", type=int, default=8,
+                        help="kills before a round's run may complete (default 8)")
+    parser.add_argument("--hook-share", type=float, default=0.25,
+                        help="share of kills at a chosen commit rather than a moment")
+    parser.add_argument("--seed", type=int, default=20261124)
+    args = parser.parse_args(argv)
+    rng = random.Random(args.seed)
+    lines = ["| mode | engine | game | kills | of them in the closing sequence | rounds "
+             "| different | lost | errors | seconds |", "|" + "---|" * 10]
+    notes: list[str] = []
+    for mode in args.mode or ["partial", "full"]:
+        for engine in args.engine or ["sqlite", "postgres"]:
+            for case, t in soak(mode, engine, args.kills, rng, args.hook_share,
+                                args.kills_per_round):
+                lines.append(f"| {mode} | {engine} | {case.label} | {t.kills} | "
+                             f"{t.closing_kills} | {t.rounds} | {t.different} | {t.lost} | "
+                             f"{t.errors} | {t.seconds:.0f} |")
+                notes += t.notes
+    print("\n".join(lines))
+    for note in notes:
+        print(f"- {note}")
+    return 0 if not notes else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
