@@ -133,9 +133,12 @@ def solve(
     reachable is expanded and solved), when a budget runs out, or when *stop* returns true
     (checked between batches). Every batch is committed to *store* before the next starts,
     so stopping loses nothing; calling :func:`solve` again with the same store goes on.
-    In partial mode budgets are checked between batches (a batch is never cut short, so a
-    resumed solve retraces an uninterrupted one exactly); in full mode the expansion
-    budget is exact.
+    The expansion budget is exact: the batch that reaches it is cut short. The time budget
+    and *stop* are checked between batches, so a run ends within one batch (and its
+    commit) of them. A resumed solve retraces an uninterrupted one exactly, node for node,
+    whatever stopped it — except where an expansion budget cut short a round of a game
+    expanded by priority or breadth first (chess): the positions expanded after that may
+    differ, never the bounds and flags the solve ends with.
 
     >>> from solver.games import get_game
     >>> r = solve(get_game("number-game"))
@@ -396,6 +399,8 @@ class _Solver:
                 break
             if self.searching:
                 limit = self.batch_size or max(1, g.num_nodes // 256)
+                if self.run.max_expansions is not None:  # exact; and a restarted search
+                    limit = min(limit, self.run.max_expansions - self.expansions)  # retraces
                 done = self.search_acyclic(limit) if self.acyclic else self.search(limit)
                 if done:
                     if not self.acyclic and refresh_due(
@@ -414,6 +419,8 @@ class _Solver:
                 if not batch:
                     raise SolveError("internal error: a root bound is not final but no "
                                      "leak was found")
+            if self.run.max_expansions is not None:  # exact (see solve())
+                batch = batch[:self.run.max_expansions - self.expansions]
             self.expand(batch)
             changed = update_bounds(g, batch)
             seeds = list(batch)
