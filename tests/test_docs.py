@@ -280,6 +280,29 @@ def test_solve_json_fields_are_the_documented_ones() -> None:
     assert_documented("solve-json", field_tables(README), outputs)
 
 
+# -- docs/sql.md: tables and the view ---------------------------------------------------------
+
+
+def test_sql_doc_lists_every_column(solved_url: str) -> None:
+    """The tables' column lists in docs/sql.md and the view's columns."""
+    doc = ROOT / "docs" / "sql.md"
+    listed = {name: [c.strip() for c in cols.split(",")]
+              for name, cols in re.findall(r"`(\w+)\(([^)]*)\)`", doc.read_text())}
+    engine = make_engine(solved_url)
+    try:
+        with engine.connect() as conn:
+            for table in ("variants", "nodes", "edges", "solve_runs"):
+                columns = {r[0] for r in conn.execute(
+                    text(f"SELECT name FROM pragma_table_info('{table}')"))}
+                assert table in listed and set(listed[table]) == columns, table
+                assert len(listed[table]) == len(columns), f"{table}: a column twice"
+            view = {r[0] for r in conn.execute(
+                text("SELECT name FROM pragma_table_info('position_values')"))}
+    finally:
+        engine.dispose()
+    assert field_tables(doc)["position_values"] == view
+
+
 # -- links and paths ----------------------------------------------------------------------------
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
