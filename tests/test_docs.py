@@ -349,7 +349,6 @@ def test_the_number_game_figures() -> None:
     assert (r.low, r.high, r.low_final, r.high_final, r.expansions) == (3, 5, True, True, 26)
     design = (ROOT / "docs" / "design.md").read_text()
     assert "negagraph needs 26 expansions" in design and "`low 3`, `high 5`" in design
-    assert "the article's game: low 3, high 5" in README.read_text()
 
 
 def test_the_chess_mate_in_one_figures() -> None:
