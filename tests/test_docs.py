@@ -11,6 +11,7 @@ through a Flask test client, and from real ``negagraph`` processes.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -42,13 +43,10 @@ def repository_files(*suffixes: str) -> list[Path]:
     """The repository's own files ending in one of *suffixes* (no virtualenv, no build
     output, nothing hidden)."""
     found = []
-    for path in ROOT.rglob("*"):
-        parts = path.relative_to(ROOT).parts
-        if any(p.startswith(".") or p in SKIPPED_DIRS or p.endswith(".egg-info")
-               for p in parts):
-            continue
-        if path.is_file() and path.name.endswith(suffixes):
-            found.append(path)
+    for directory, subdirs, files in os.walk(ROOT):
+        subdirs[:] = [d for d in subdirs if not (
+            d.startswith(".") or d in SKIPPED_DIRS or d.endswith(".egg-info"))]
+        found.extend(Path(directory, f) for f in files if f.endswith(suffixes))
     return sorted(found)
 
 
