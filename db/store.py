@@ -627,6 +627,17 @@ class SqlStore:
         # Checkpoint less often: a batch rewrites many of the same index pages.
         driver.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT if writing else 1000}")
 
+    def _sqlite_checkpoint(self, conn: Connection) -> None:
+        """Copy the write-ahead log into the database file and truncate it (up to
+        :data:`WAL_AUTOCHECKPOINT` pages), so that a finished solve leaves one file that
+        holds everything. Readers in mid-read are waited for (the busy timeout); one that
+        outlasts it leaves the log for the next writer or reader to checkpoint."""
+        busy, log_pages, done = _driver(conn).execute(
+            "PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            log.info("write-ahead log not truncated (%d of %d pages copied): readers were "
+                     "still reading", done, log_pages)
+
     # -- plumbing ---------------------------------------------------------------------
 
     def _require_open(self, graph: Graph) -> tuple[Connection, Game]:
@@ -673,6 +684,7 @@ class SqlStore:
                     if conn.in_transaction():
                         conn.rollback()
                     self._sqlite_pragmas(conn, writing=False)
+                    self._sqlite_checkpoint(conn)
                 except Exception:
                     log.exception("could not reset the writer's connection; dropping it")
                     conn.invalidate()
