@@ -164,8 +164,9 @@ def _schemas() -> dict[str, Any]:
             {
                 "ply": {"type": "integer", "minimum": 1},
                 "move": {"type": "string"},
-                "bound": {"type": "string", "enum": ["low", "high"],
-                          "description": "the bound this step's mover realises"},
+                "bound": {"type": "string", "enum": ["low", "high", "value"],
+                          "description": "the bound this step's mover realises (value: a "
+                          "move that keeps a value only endless play gives)"},
                 "position": {"type": "string", "description": "the position reached"},
                 **POSITION_FIELDS,
             }
@@ -174,7 +175,7 @@ def _schemas() -> dict[str, Any]:
             {
                 "game": {"type": "string"},
                 "params": _ref("Params"),
-                "bound": {"type": "string", "enum": ["low", "high"]},
+                "bound": {"type": "string", "enum": ["value", "low", "high"]},
                 "max_plies": {"type": "integer", "minimum": 0},
                 "start": _ref("PositionFields"),
                 "steps": {"type": "array", "items": _ref("LineStep")},
@@ -482,18 +483,22 @@ def openapi_document(*, max_batch: int = 1000, max_line_plies: int = 1000) -> di
                 "parameters": [game],
                 "get": {
                     "operationId": "getLine",
-                    "summary": "The principal line realising a position's low or high bound",
-                    "description": "The player to move realises `bound`; the opponent plays "
-                    "for the other bound. Along a finite bound depths strictly fall, so the "
-                    "line ends; no position is ever repeated.",
+                    "summary": "The principal line realising a position's value, or its "
+                    "low or high bound",
+                    "description": "`bound=value` (default): each player plays for his "
+                    "position's value under the game's rule for endless play, the winner "
+                    "winning fastest, the loser resisting longest. `low`/`high`: the "
+                    "player to move realises that bound; the opponent plays for the other "
+                    "bound. Along a finite bound depths strictly fall, so the line ends; no "
+                    "position is ever repeated.",
                     "parameters": [
                         position,
                         {
                             "name": "bound",
                             "in": "query",
                             "required": False,
-                            "schema": {"type": "string", "enum": ["low", "high"],
-                                       "default": "low"},
+                            "schema": {"type": "string", "enum": ["value", "low", "high"],
+                                       "default": "value"},
                         },
                         {
                             "name": "max_plies",

@@ -34,6 +34,7 @@ from db.repository import list_variants
 from solver.errors import InvalidPositionError
 from solver.game import GameBase, PositionKey
 from solver.games import GAMES
+from solver.strategy import BOUNDS
 from solver.values import Bounds
 
 bp = Blueprint("positions", __name__)
@@ -151,7 +152,8 @@ def post_positions(game: str) -> Response:
 
 @bp.get("/games/<game>/line")
 def get_line(game: str) -> Response:
-    """The principal line realising the position's ``low`` (default) or ``high`` bound.
+    """The principal line realising the position's value (default: the winner wins
+    fastest, the loser resists longest) or its ``low`` or ``high`` bound.
 
     :raise 400: malformed position, parameter, ``bound`` or ``max_plies``.
     :raise 404: unknown game, or the position is not in the database.
@@ -159,7 +161,7 @@ def get_line(game: str) -> Response:
     """
     g = game_from_query(game, reserved=LINE_ARGS)
     key, _ = position_from_query(g)
-    bound = choice_from_query("bound", ("low", "high"), "low")
+    bound = choice_from_query("bound", BOUNDS, "value")
     limit = int(current_app.config["MAX_LINE_PLIES"])
     max_plies = int_from_query("max_plies", minimum=0, maximum=limit, default=limit)
     line = describe_line(get_session(), g, key, bound, max_plies=max_plies)

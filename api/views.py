@@ -20,7 +20,7 @@ from db.records import PositionRecord, VariantRecord
 from db.repository import Reader, find_variant, probe_position, stored_positions
 from solver.game import Game, MoveLabel, PositionKey, params_text
 from solver.negamax import decided
-from solver.strategy import Child, move_sort_key, principal_line
+from solver.strategy import BOUNDS, Child, move_sort_key, principal_line
 from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp
 
 UNKNOWN = "unknown"
@@ -255,7 +255,8 @@ LINE_ENDS = ("terminal", "unexpanded", "max_plies", "repetition")
 def describe_line(
     session: Reader, game: Game, key: PositionKey, bound: str, *, max_plies: int | None = None
 ) -> dict[str, Any]:
-    """The principal line from *key* realising its ``low`` or ``high`` *bound* (DESIGN §4):
+    """The principal line from *key* realising its ``value``, ``low`` or ``high`` *bound*
+    (:func:`solver.strategy.principal_line`):
     the start position's fields, the steps (each with its move, the bound its mover
     realises and the reached position's fields) and why the line ended.
 
@@ -264,10 +265,10 @@ def describe_line(
 
     :raises PositionNotFoundError: if the start position (or the variant) is not stored.
     :raises RulesVersionError: if the variant is stored under another rules version.
-    :raises ValueError: if *bound* is neither ``"low"`` nor ``"high"``.
+    :raises ValueError: if *bound* is not one of :data:`solver.strategy.BOUNDS`.
     """
-    if bound not in ("low", "high"):
-        raise ValueError(f"bound must be 'low' or 'high', not {bound!r}")
+    if bound not in BOUNDS:
+        raise ValueError(f"bound must be one of {', '.join(BOUNDS)}, not {bound!r}")
     start = probe_position(session, game, key)
     records: dict[PositionKey, PositionRecord | None] = {start.key: start}
 
@@ -307,6 +308,7 @@ def describe_line(
     line = principal_line(
         _At(start.key, key), bound,
         bounds=bounds, state=state, children=children, max_plies=max_plies,
+        repetition=game.repetition_value,
     )
     first: dict[str, Any] = {"position": game.format(key)}
     first.update(position_fields(game, start))

@@ -89,7 +89,8 @@ class LineStep(Generic[N]):
     node: N
     """The position reached by the move."""
     bound: str
-    """The bound this step's mover was realising (``low`` or ``high``)."""
+    """The bound this step's mover was realising (``low`` or ``high``), or ``value``: a
+    move that keeps a value that only endless play gives (see :func:`value_side`)."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,36 @@ class Line(Generic[N]):
     that does not revisit a position: happens only where the bound is infinite)."""
 
 
+BOUNDS = ("value", "low", "high")
+"""What a principal line realises (see :func:`principal_line`)."""
+
+
+def value_side(low: int, high: int, repetition: int | None) -> str:
+    """Which bound the player to move plays for when he plays for the position's *value*:
+    ``low`` when he wins (the fastest guarantee), ``high`` when he loses (the longest
+    resistance), ``value`` when the value is *repetition* strictly between the bounds
+    (only endless play gives it: keep it).
+
+    The value is ``clamp(repetition, low, high)``; it wins when it is above *repetition*.
+    A value equal to *repetition* that a bound attains is played for through that bound
+    (``low`` first: a draw that the mover can force ends within ``depth_low`` plies).
+    Without a rule (``None``) a position has a value only when ``low == high``: ``high``
+    when it is below 0, else ``low``.
+
+    >>> value_side(1, 1, 0), value_side(-1, -1, 0), value_side(-1, 1, 0)
+    ('low', 'high', 'value')
+    >>> value_side(-3, 5, None), value_side(-2, -2, None)
+    ('low', 'high')
+    """
+    if repetition is None:
+        return "high" if low == high and low < 0 else "low"
+    if low > repetition or low == repetition:
+        return "low"
+    if high < repetition or high == repetition:
+        return "high"
+    return "value"
+
+
 def principal_line(
     start: N,
     bound: str,
@@ -110,25 +141,40 @@ def principal_line(
     state: Callable[[N], str],
     children: Callable[[N], Sequence[Child[N]]],
     max_plies: int | None = None,
+    repetition: int | None = None,
 ) -> Line[N]:
-    """The line that realises *start*'s ``low`` or ``high`` bound (DESIGN §4).
+    """The line that realises *start*'s ``value``, ``low`` or ``high`` bound (DESIGN §4).
 
-    The player to move at *start* realises *bound*; at each following ply the side flips
-    (the opponent of a ``low`` player plays for its ``high`` bound and vice versa). Depths
-    strictly fall along the line when the bound is finite, so it cannot loop; a position
-    already on the line is never entered again in any case.
+    With ``low`` or ``high`` the player to move at *start* realises that bound, and at
+    each following ply the side flips (the opponent of a ``low`` player plays for its
+    ``high`` bound and vice versa): from a lost position the ``low`` line has the loser
+    give up fastest. With ``value`` each player plays for his own position's value under
+    the game's rule for endless play (*repetition*; see :func:`value_side`): the winner
+    wins fastest, the loser resists longest, and the line ends at a terminal position
+    where the value is a decided win or loss; where only endless play holds the value,
+    moves keep it (best first) until every such move would revisit the line. A game
+    without such a rule has no value where ``low < high``: its ``value`` line is the
+    ``high`` line from a position lost outright (``low == high < 0``), else the ``low``
+    line.
+
+    Depths strictly fall along a line when its bounds are finite, so it cannot loop; a
+    position already on the line is never entered again in any case.
 
     :param bounds: a node's ``(low, high)``.
     :param state: ``"terminal"``, ``"expanded"`` or ``"unexpanded"``.
     :param children: a node's children as :class:`Child` records.
-    :raises ValueError: if *bound* is neither ``"low"`` nor ``"high"``.
+    :param repetition: the game's value for endless play (``None``: it has none).
+    :raises ValueError: if *bound* is not one of :data:`BOUNDS`.
     """
-    if bound not in ("low", "high"):
-        raise ValueError(f"bound must be 'low' or 'high', not {bound!r}")
+    if bound not in BOUNDS:
+        raise ValueError(f"bound must be one of {', '.join(BOUNDS)}, not {bound!r}")
     steps: list[LineStep[N]] = []
     seen: set[N] = {start}
     node = start
     side = bound
+    per_node = bound == "value" and repetition is not None
+    if bound == "value" and repetition is None:  # the start's side, then alternate
+        side = value_side(*bounds(start), None)
     while True:
         st = state(node)
         if st == "terminal":
@@ -138,16 +184,33 @@ def principal_line(
         if max_plies is not None and len(steps) >= max_plies:
             return Line(steps, "max_plies")
         low, high = bounds(node)
-        pick = choose(children(node), side, low if side == "low" else high, seen)
+        plays = value_side(low, high, repetition) if per_node else side
+        if plays == "value":
+            assert repetition is not None
+            pick = _keeping(children(node), repetition, seen)
+        else:
+            pick = choose(children(node), plays, low if plays == "low" else high, seen)
         if pick is None:
             return Line(steps, "repetition")
-        steps.append(LineStep(pick.move, pick.node, side))
+        steps.append(LineStep(pick.move, pick.node, plays))
         seen.add(pick.node)
         node = pick.node
         side = "high" if side == "low" else "low"
 
 
+def _keeping(children: Sequence[Child[N]], repetition: int,
+             avoid: set[N] | frozenset[N]) -> Child[N] | None:
+    """The best move (best first) that keeps the mover's value at *repetition*: one to a
+    child whose bounds hold ``-repetition`` between them (``c.low <= -repetition <=
+    c.high``, i.e. ``-c.high <= repetition <= -c.low``), not in *avoid*."""
+    for c in best_first(children):
+        if -c.high <= repetition <= -c.low and c.node not in avoid:
+            return c
+    return None
+
+
 __all__ = [
+    "BOUNDS",
     "Child",
     "Line",
     "LineStep",
@@ -155,4 +218,5 @@ __all__ = [
     "choose",
     "move_sort_key",
     "principal_line",
+    "value_side",
 ]

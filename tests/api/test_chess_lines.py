@@ -100,3 +100,37 @@ def test_illegal_fen_is_a_400(client: FlaskClient, tmp_path: Path) -> None:
     r = client.get("/api/games/chess/positions", query_string={"p": "R3k3/8/8/8/8/8/8/4K3 w - -"})
     assert r.status_code == 400
     assert "check" in r.get_json()["error"]["message"]
+
+
+LOST = ["8/8/8/3k4/8/8/8/K1Q5 b - -", "8/8/2k5/8/8/4Q3/8/4K3 b - -"]
+
+
+@pytest.mark.parametrize("fen", LOST)
+def test_the_default_line_from_a_lost_position_resists_longest_and_ends_in_mate(
+    client: FlaskClient, fen: str
+) -> None:
+    """The value line: the loser resists longest (the line is exactly his depth_high
+    plies long), the winner mates fastest; replayed with python-chess it ends in mate.
+    (The loser's ``low`` bound is -inf — he could hope only for endless play to be worth
+    it — so the ``low`` line is no mating line.)"""
+    data = client.get("/api/games/chess/line", query_string={"p": fen}).get_json()
+    start = data["start"]
+    assert (data["bound"], start["low"], start["high"]) == ("value", None, -1)
+    assert start["repetition_value"] == -1
+    assert data["end"] == "terminal"
+    assert len(data["steps"]) == start["depth_high"]
+    assert [s["bound"] for s in data["steps"]][:2] == ["high", "low"]
+    board = chess.Board(fen)
+    for step in data["steps"]:
+        board.push(chess.Move.from_uci(step["move"]))
+    assert board.is_checkmate() and board.turn == chess.BLACK
+
+
+@pytest.mark.parametrize("fen", WON)
+def test_the_default_line_from_a_won_position_is_the_low_line(
+    client: FlaskClient, fen: str
+) -> None:
+    default = client.get("/api/games/chess/line", query_string={"p": fen}).get_json()
+    low = line(client, fen, "low")
+    assert [s["move"] for s in default["steps"]] == [s["move"] for s in low["steps"]]
+    assert len(default["steps"]) == default["start"]["depth_low"]

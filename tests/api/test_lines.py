@@ -28,7 +28,10 @@ def test_line_shape(client: FlaskClient) -> None:
     status, body = line(client, "number-game", "13")
     assert status == 200
     assert set(body) == {"game", "params", "bound", "max_plies", "start", "steps", "plies", "end"}
-    assert body["bound"] == "low" and body["end"] == "terminal"
+    # the default line realises the value: here (no rule for endless play, low < high)
+    # the low line
+    assert body["bound"] == "value" and body["end"] == "terminal"
+    assert body["steps"] == line(client, "number-game", "13", bound="low")[1]["steps"]
     start = body["start"]
     assert start["position"] == "13" and (start["low"], start["high"]) == (3, 5)
     assert body["plies"] == len(body["steps"]) >= 1
@@ -102,7 +105,7 @@ def test_an_infinite_bound_line_never_repeats(client: FlaskClient) -> None:
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        ({"bound": "middle"}, "'bound' must be one of low, high"),
+        ({"bound": "middle"}, "'bound' must be one of value, low, high"),
         ({"max_plies": "many"}, "'max_plies' must be an integer"),
         ({"max_plies": -1}, "between 0 and 1000"),
         ({"max_plies": 10**30}, "must be an integer"),
