@@ -236,7 +236,9 @@ def sqlite_opening(url: str | URL, *, read_only: bool = False) -> SqliteOpening 
     where = safe_url(url)
     shown = str(path)
     if path.is_dir():
-        raise DatabaseError(f"database {where}: {shown!r} is a directory, not a database file")
+        raise DatabaseError(
+            f"cannot use database {where}: {shown!r} is a directory, not a database file"
+        )
     if not path.exists():
         if read_only:
             raise DatabaseError(
@@ -247,29 +249,33 @@ def sqlite_opening(url: str | URL, *, read_only: bool = False) -> SqliteOpening 
         parent = path.parent
         if not parent.is_dir():
             raise DatabaseError(
-                f"cannot create database {where}: directory {str(parent)!r} does not exist"
+                f"cannot use database {where}: directory {str(parent)!r} does not exist, "
+                "so the file cannot be created"
             )
         problem = _location_problem(parent)
         if problem is not None:
             raise DatabaseError(
-                f"cannot create database {where}: directory {str(parent)!r} {problem}"
+                f"cannot use database {where}: the file does not exist and directory "
+                f"{str(parent)!r} {problem}, so it cannot be created"
             )
         return SqliteOpening(path, None)
     if not path.is_file():
-        raise DatabaseError(f"database {where}: {shown!r} is not a regular file")
+        raise DatabaseError(f"cannot use database {where}: {shown!r} is not a regular file")
     try:
         with path.open("rb") as file:
             header = file.read(100)
         size = path.stat().st_size
     except OSError as exc:
-        raise DatabaseError(f"cannot read database {where}: {exc.strerror}") from None
+        raise DatabaseError(
+            f"cannot use database {where}: {shown!r} cannot be read: {exc.strerror}"
+        ) from None
     wal = Path(f"{path}-wal")
     if size > 0:
         if len(header) < 100 or not header.startswith(SQLITE_HEADER):
             raise DatabaseError(
-                f"database {where}: {shown!r} is not a SQLite database (it does not start "
-                "with the SQLite header): give the path of a negagraph database, or a new "
-                "file name to create one"
+                f"cannot use database {where}: {shown!r} is not a SQLite database (it does "
+                "not start with the SQLite header): give the path of a negagraph database, "
+                "or a new file name to create one"
             )
         page_size = int.from_bytes(header[16:18], "big")
         page_size = 65_536 if page_size == 1 else page_size
@@ -277,9 +283,9 @@ def sqlite_opening(url: str | URL, *, read_only: bool = False) -> SqliteOpening 
         valid = header[24:28] == header[92:96]  # the header's size is current
         if valid and pages * page_size > size and not _nonempty(wal):
             raise DatabaseError(
-                f"database {where}: {shown!r} is truncated (its header counts {pages:,} "
-                f"pages of {page_size:,} bytes, {pages * page_size:,} bytes, but the file "
-                f"has {size:,}): restore it from a copy"
+                f"cannot use database {where}: {shown!r} is truncated (its header counts "
+                f"{pages:,} pages of {page_size:,} bytes, {pages * page_size:,} bytes, but "
+                f"the file has {size:,}): restore it from a copy"
             )
     directory = path.parent
     problem = _location_problem(path)
@@ -287,12 +293,12 @@ def sqlite_opening(url: str | URL, *, read_only: bool = False) -> SqliteOpening 
     if not read_only:
         if problem is not None:
             raise DatabaseError(
-                f"cannot write database {where}: {shown!r} {problem} (it can still be "
-                "read: query, status, serve)"
+                f"cannot use database {where} for writing: {shown!r} {problem} (it can "
+                "still be read: query, status, serve)"
             )
         if dir_problem is not None:
             raise DatabaseError(
-                f"cannot write database {where}: its directory {str(directory)!r} "
+                f"cannot use database {where} for writing: its directory {str(directory)!r} "
                 f"{dir_problem}, and SQLite writes {wal.name!r} and '{path.name}-shm' "
                 "beside the database (it can still be read: query, status, serve)"
             )
@@ -306,9 +312,10 @@ def sqlite_opening(url: str | URL, *, read_only: bool = False) -> SqliteOpening 
     for log_file in (wal, Path(f"{path}-journal")):
         if _nonempty(log_file):
             raise DatabaseError(
-                f"database {where}: {str(log_file)!r} holds changes not yet in the database "
-                f"file, which SQLite cannot read without writing beside it, and {place}: "
-                f"copy the database together with {log_file.name!r} to a writable directory"
+                f"cannot use database {where}: {str(log_file)!r} holds changes not yet in "
+                "the database file, which SQLite cannot read without writing beside it, "
+                f"and {place}: copy the database together with {log_file.name!r} to a "
+                "writable directory"
             )
     return SqliteOpening(path, f"file:{target}?immutable=1")
 
@@ -458,8 +465,9 @@ def unusable_database_message(engine: Engine | str | URL, exc: BaseException) ->
                 return f"cannot use database {where}: {reason}"
             return None
         path = sqlite_file(engine.url if isinstance(engine, Engine) else engine)
-        what = f"database {where}" if path is None else f"database {where} ({str(path)!r})"
-        return f"{what} {_SQLITE_UNUSABLE[primary].format(reason=reason)}"
+        what = "the database" if path is None else repr(str(path))
+        problem = _SQLITE_UNUSABLE[primary].format(reason=reason)
+        return f"cannot use database {where}: {what} {problem}"
     if not isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError):
         return None
     if type(orig).__name__ == "ConnectionTimeout":  # psycopg.errors.ConnectionTimeout
