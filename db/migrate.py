@@ -40,12 +40,12 @@ def alembic_config(url: str | URL | Engine | None = None) -> Config:
     return cfg
 
 
-def _run(cfg: Config, action: str, revision: str) -> None:
+def _run(cfg: Config, action: str, revision: str) -> str | None:
     engine: Engine | None = cfg.attributes.pop("engine", None)
     run = command.upgrade if action == "upgrade" else command.downgrade
     if engine is None:
         run(cfg, revision)
-        return
+        return cfg.attributes.get("revision_before")
     with translate_errors(engine), engine.connect() as connection:
         # SQLite: take the write lock before reading the schema revision, so that a second
         # migration waits (busy timeout) and then finds the work done (PostgreSQL: env.py
@@ -54,14 +54,20 @@ def _run(cfg: Config, action: str, revision: str) -> None:
         with connection.begin():
             cfg.attributes["connection"] = connection
             run(cfg, revision)
+    return cfg.attributes.get("revision_before")
 
 
-def upgrade(url: str | URL | Engine | None = None, revision: str = "head") -> None:
+def upgrade(url: str | URL | Engine | None = None, revision: str = "head") -> str | None:
     """Upgrade the database at *url* (or behind an engine) to *revision* (the head).
 
+    Migrations of one database run one at a time (PostgreSQL: an advisory lock; SQLite:
+    ``BEGIN IMMEDIATE``): a second one waits, then finds the work done.
+
+    :returns: the revision the database was at when this migration started (``None``: it
+        had no schema, so this call created it).
     :raises DatabaseError: if the database cannot be reached or opened.
     """
-    _run(alembic_config(url), "upgrade", revision)
+    return _run(alembic_config(url), "upgrade", revision)
 
 
 def downgrade(url: str | URL | Engine | None, revision: str) -> None:
@@ -168,7 +174,7 @@ def ensure_schema(engine: Engine) -> bool:
     anything else is never touched. Concurrent calls on one empty database create the
     schema once: the others wait for it (see :func:`upgrade`).
 
-    :returns: whether the schema was created (by this call or a concurrent one).
+    :returns: whether this call created the schema (not a concurrent one).
     :raises SchemaError: if the database is behind or ahead, or holds tables but no
         negagraph schema.
     :raises DatabaseError: if the database cannot be reached or opened.
@@ -180,9 +186,9 @@ def ensure_schema(engine: Engine) -> bool:
     with translate_errors(engine):
         if inspect(engine).has_table("alembic_version"):  # downgraded to the base
             require_head(engine)
-    upgrade(engine)
+    before = upgrade(engine)
     require_head(engine)
-    return True
+    return before is None
 
 
 __all__ = [

@@ -81,6 +81,9 @@ def _run(connection: Connection) -> None:
             # next one waits here, then finds the schema at the head and does nothing.
             # SQLite serialises them with BEGIN IMMEDIATE (db.migrate).
             connection.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SCHEMA_LOCK})
+        # What this migration found, once it holds the lock (db.migrate.upgrade says it).
+        heads = context.get_context().get_current_heads()
+        config.attributes["revision_before"] = ",".join(heads) or None
         context.run_migrations()
 
 
