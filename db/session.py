@@ -326,30 +326,28 @@ def make_engine(
     """An engine for *url* (resolved by :func:`database_url`), configured for negagraph.
 
     Extra keyword arguments go to :func:`sqlalchemy.create_engine`. No connection is made
-    until first use; :func:`check_connection` tries one. A SQLite file is checked first
-    (:func:`sqlite_opening`); PostgreSQL connections time out after
-    :func:`pg_connect_timeout` seconds and use TCP keepalives (:data:`PG_KEEPALIVES`).
+    until first use; :func:`check_connection` tries one. Before each new connection a
+    SQLite file is looked at (:func:`sqlite_opening`: its errors are raised then);
+    PostgreSQL connections time out after :func:`pg_connect_timeout` seconds and use TCP
+    keepalives (:data:`PG_KEEPALIVES`).
 
     :param read_only: the engine only reads: a SQLite file must exist and is opened
         read-only where it cannot be written, is never switched to WAL mode, and its
         connections are ``query_only``; PostgreSQL sessions are read-only and their
         statements time out after :func:`pg_statement_timeout` seconds.
-    :raises DatabaseError: for a malformed or unsupported URL, a timeout setting that is
-        not a number, or a SQLite file that cannot be used (see :func:`sqlite_opening`).
+    :raises DatabaseError: for a malformed or unsupported URL, or a timeout setting that
+        is not a number.
     """
     parsed = normalize_url(database_url(url))
-    opening: SqliteOpening | None = None
     if parsed.get_backend_name() == "postgresql":
         kwargs["connect_args"] = _pg_connect_args(parsed, kwargs.get("connect_args"), read_only)
-    else:
-        opening = sqlite_opening(parsed, read_only=read_only)
     try:
         engine = create_engine(parsed, **kwargs)
     except (sa_exc.ArgumentError, ImportError) as exc:
         raise DatabaseError(f"cannot create an engine for {safe_url(parsed)}: {exc}") from None
     if engine.dialect.name == "sqlite":
-        if opening is not None and opening.uri is not None:
-            event.listen(engine, "do_connect", _sqlite_uri_connect(opening.uri))
+        if sqlite_file(parsed) is not None:
+            event.listen(engine, "do_connect", _sqlite_file_connect(parsed, read_only))
         event.listen(
             engine, "connect", _sqlite_on_connect_read if read_only else _sqlite_on_connect
         )
@@ -377,12 +375,17 @@ def _pg_connect_args(url: URL, given: Any, read_only: bool) -> dict[str, Any]:
     return args
 
 
-def _sqlite_uri_connect(uri: str) -> Any:
+def _sqlite_file_connect(url: URL, read_only: bool) -> Any:
+    """A ``do_connect`` hook: look at the file before each new connection opens it
+    (:func:`sqlite_opening`), and open it through a ``file:`` URI where that says so."""
+
     def do_connect(
         dialect: Any, record: ConnectionPoolEntry, cargs: list[Any], cparams: dict[str, Any]
     ) -> None:
-        cargs[:1] = [uri]
-        cparams["uri"] = True
+        opening = sqlite_opening(url, read_only=read_only)
+        if opening is not None and opening.uri is not None:
+            cargs[:1] = [opening.uri]
+            cparams["uri"] = True
 
     return do_connect
 

@@ -139,14 +139,21 @@ def test_key_encoding_round_trips(key: int) -> None:
 
 
 def test_sqlite_files_are_checked_before_sqlite_opens_them(tmp_path: Path) -> None:
+    def connect(url: str, *, read_only: bool = False) -> None:
+        engine = make_engine(url, read_only=read_only)  # looks at nothing yet
+        try:
+            check_connection(engine)
+        finally:
+            engine.dispose()
+
     text_file = tmp_path / "notes.db"
     text_file.write_text("not a database\n")
     with pytest.raises(DatabaseError, match="is not a SQLite database"):
-        make_engine(f"sqlite:///{text_file}")
+        connect(f"sqlite:///{text_file}")
     with pytest.raises(DatabaseError, match="is a directory, not a database file"):
-        make_engine(f"sqlite:///{tmp_path}")
+        connect(f"sqlite:///{tmp_path}")
     with pytest.raises(DatabaseError, match="does not exist"):
-        make_engine(f"sqlite:///{tmp_path / 'absent.db'}", read_only=True)
+        connect(f"sqlite:///{tmp_path / 'absent.db'}", read_only=True)
     assert not (tmp_path / "absent.db").exists()
     assert sqlite_opening(f"sqlite:///{tmp_path / 'new.db'}") == SqliteOpening(
         tmp_path / "new.db", None
