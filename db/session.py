@@ -459,7 +459,8 @@ def unusable_database_message(engine: Engine | str | URL, exc: BaseException) ->
     ``None`` for other errors (a failed statement, a bug)."""
     where = safe_url(engine)
     orig = exc.orig if isinstance(exc, sa_exc.DBAPIError) else exc
-    reason = str(orig).strip() if orig is not None else str(exc)
+    raw = str(orig) if orig is not None else str(exc)
+    reason = " ".join(line.strip() for line in raw.splitlines() if line.strip())  # one line
     if isinstance(orig, sqlite3.Error):
         name = str(getattr(orig, "sqlite_errorname", "") or "")
         primary = next((k for k in _SQLITE_UNUSABLE if name.startswith(k)), None)

@@ -146,3 +146,17 @@ def test_a_server_that_never_answers_is_one_line_not_a_hang() -> None:
             f"nothing: the server 127.0.0.1:{port} did not answer within {limit} s "
             "($NEGAGRAPH_PG_CONNECT_TIMEOUT sets the limit)"
         ), (name, lines)
+
+
+def test_a_server_that_refuses_is_one_line() -> None:
+    port = free_port()  # nothing listens there
+    done = subprocess.run(
+        [NEGAGRAPH, "status", "--db", f"postgresql://postgres@127.0.0.1:{port}/nothing"],
+        capture_output=True, text=True, timeout=LIMIT,
+    )
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    assert lines[0].startswith(
+        f"error: cannot use database postgresql+psycopg://postgres@127.0.0.1:{port}/nothing: "
+    )
+    assert "Connection refused Is the server running" in lines[0]
