@@ -15,6 +15,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.util import CommandError
 from sqlalchemy import URL, Engine, inspect
 
 from db.errors import SchemaError
@@ -42,7 +43,19 @@ def alembic_config(url: str | URL | Engine | None = None) -> Config:
 
 def _run(cfg: Config, action: str, revision: str) -> str | None:
     engine: Engine | None = cfg.attributes.pop("engine", None)
-    run = command.upgrade if action == "upgrade" else command.downgrade
+    migrate = command.upgrade if action == "upgrade" else command.downgrade
+    where = safe_url(engine if engine is not None else cfg.attributes["url"])
+
+    def run(cfg: Config, revision: str) -> None:
+        try:
+            migrate(cfg, revision)
+        except CommandError as exc:  # e.g. a revision written by a newer negagraph
+            raise SchemaError(
+                f"cannot {action} database {where} to {revision}: {exc} (this version of "
+                f"negagraph knows the revisions up to {head_revision()}; a database written "
+                "by a newer version needs that version)"
+            ) from None
+
     if engine is None:
         run(cfg, revision)
         return cfg.attributes.get("revision_before")

@@ -167,7 +167,7 @@ def test_a_database_at_another_schema_revision_is_refused(tmp_path: Path) -> Non
     finally:
         engine.dispose()
     for args in (["solve", "tic-tac-toe"], ["query", "tic-tac-toe", "........."],
-                 ["status"]):
+                 ["status"], ["db", "upgrade"]):
         code, _, err = run(*args, "--db", url)
         assert code == 1 and err.startswith("error: ")
         assert "f00dfeed" in err and len(err.strip().splitlines()) == 1
