@@ -23,7 +23,14 @@ from sqlalchemy.engine import Engine
 from api.views import describe_position
 from db import migrate
 from db.repository import list_runs, list_variants
-from db.session import database_url, make_engine, make_session_factory, safe_url, session_scope
+from db.session import (
+    database_url,
+    make_engine,
+    make_session_factory,
+    safe_url,
+    session_scope,
+    translate_errors,
+)
 from db.store import SqlStore
 from solver.errors import InvalidPositionError, NegagraphError
 from solver.game import GameBase
@@ -97,14 +104,18 @@ DB_OPTION = click.option(
 def open_engine(url: str, *, create: bool = False) -> Iterator[Engine]:
     """An engine for *url*, checked to be at the schema head, disposed on exit.
 
-    With *create*, an empty database (a new SQLite file, say) first gets the schema; a
-    database at another schema revision is refused either way."""
-    engine = make_engine(url)
+    With *create* (a command that writes), an empty database (a new SQLite file, say)
+    first gets the schema; without it the engine only reads (a missing SQLite file is
+    reported, never created, and nothing is written). A database at another schema
+    revision is refused either way. Driver errors that mean the database cannot be used
+    (not a database, damaged, unreachable...) become :class:`DatabaseError` here."""
+    engine = make_engine(url, read_only=not create)
     try:
-        if create and migrate.ensure_schema(engine):
-            click.echo(f"created the negagraph schema in {safe_url(url)}", err=True)
-        migrate.require_head(engine)
-        yield engine
+        with translate_errors(engine):
+            if create and migrate.ensure_schema(engine):
+                click.echo(f"created the negagraph schema in {safe_url(url)}", err=True)
+            migrate.require_head(engine)
+            yield engine
     finally:
         engine.dispose()
 
@@ -490,11 +501,21 @@ def db_group() -> None:
 
 @db_group.command("upgrade")
 @DB_OPTION
-def db_upgrade(db_url: str | None) -> None:
+@click.option("--allow-other-tables", is_flag=True,
+              help="Create the schema even in a database that holds other tables "
+                   "(one shared with another application).")
+def db_upgrade(db_url: str | None, allow_other_tables: bool) -> None:
     """Create the schema, or upgrade it to the newest revision."""
     with user_errors():
         url = database_url(db_url)
-        migrate.upgrade(url)
+        engine = make_engine(url)
+        try:
+            with translate_errors(engine):
+                if not allow_other_tables:
+                    migrate.check_other_tables(engine)
+                migrate.upgrade(engine)
+        finally:
+            engine.dispose()
     click.echo(f"{safe_url(url)} is at schema revision {migrate.head_revision()}")
 
 

@@ -1,11 +1,14 @@
 """The API's database: one read-only engine per app, made on first use, and one session
 per request (flaskr's ``get_db``/``close_db`` pattern over SQLAlchemy).
 
-The API never writes. Its connections are read-only at the database level: SQLite
-connections run with ``PRAGMA query_only = ON``; PostgreSQL sessions start with
+The API never writes. Its connections are read-only at the database level
+(``make_engine(url, read_only=True)``): SQLite connections run with ``PRAGMA query_only =
+ON``, and open the file read-only (``mode=ro``) or as immutable where it or its directory
+cannot be written (a read-only file system); PostgreSQL sessions start with
 ``default_transaction_read_only = on`` and read in ``REPEATABLE READ`` transactions, so one
 answer sees one snapshot even while a solve commits in another process. A SQLite file that
-does not exist is reported, never created.
+does not exist is reported, never created; one that is not a database, a directory or a
+truncated file is reported too (:func:`db.session.sqlite_opening`).
 
 Requests that need the database first check that it is at the schema head
 (:func:`db.migrate.require_head`); the check is repeated until it succeeds, so upgrading a
@@ -28,26 +31,27 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask, current_app, g
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session, sessionmaker
-from sqlalchemy.pool import ConnectionPoolEntry
 
 from db import migrate
 from db.errors import DatabaseError
 from db.records import PositionRecord, VariantRecord
 from db.repository import fetch_positions, find_variant
-from db.session import make_engine, make_session_factory, normalize_url, safe_url
+from db.session import (
+    make_engine,
+    make_session_factory,
+    normalize_url,
+    safe_url,
+    translate_errors,
+)
 from solver.game import Game, PositionKey, params_text
 
 log = logging.getLogger(__name__)
 
 EXTENSION = "negagraph"
 """Key of the app's :class:`Database` in ``app.extensions``."""
-
-PG_CONNECT_TIMEOUT = 5
-"""Seconds to wait for the PostgreSQL server before reporting it unreachable."""
-
 
 def missing_sqlite_file(url: str) -> Path | None:
     """The file of a SQLite *url* if it does not exist (``None`` otherwise, and for
@@ -63,38 +67,18 @@ def missing_sqlite_file(url: str) -> Path | None:
 
 
 def read_only_engine(url: str) -> Engine:
-    """An engine on *url* whose connections cannot write.
+    """An engine on *url* whose connections cannot write (see
+    :func:`db.session.make_engine`'s ``read_only``; PostgreSQL connect and statement
+    timeouts included).
 
     :raises DatabaseError: for a malformed or unsupported URL, or a SQLite file that does
-        not exist.
+        not exist or cannot be a database.
     """
-    missing = missing_sqlite_file(url)
-    if missing is not None:
-        raise DatabaseError(
-            f"database {safe_url(url)} does not exist (no file {str(missing)!r}): "
-            f"create it with `negagraph db upgrade --db {safe_url(url)}` and solve into it"
-        )
     if normalize_url(url).get_backend_name() == "postgresql":
         return make_engine(
-            url,
-            connect_args={
-                "options": "-c default_transaction_read_only=on",
-                "connect_timeout": PG_CONNECT_TIMEOUT,
-            },
-            isolation_level="REPEATABLE READ",
-            pool_pre_ping=True,
+            url, read_only=True, isolation_level="REPEATABLE READ", pool_pre_ping=True
         )
-    engine = make_engine(url)
-    event.listen(engine, "connect", _sqlite_query_only)
-    return engine
-
-
-def _sqlite_query_only(dbapi_connection: Any, connection_record: ConnectionPoolEntry) -> None:
-    cursor = dbapi_connection.cursor()
-    try:
-        cursor.execute("PRAGMA query_only = ON")
-    finally:
-        cursor.close()
+    return make_engine(url, read_only=True)
 
 
 class Database:
@@ -268,11 +252,13 @@ def check_database(url: str) -> None:
     """Check, once and without keeping a connection, that the API can serve *url*.
 
     :raises SchemaError: if the database is not at the schema head.
-    :raises DatabaseError: if it does not exist, cannot be reached or opened.
+    :raises DatabaseError: if it does not exist, cannot be reached or opened, or is not a
+        (sound) database.
     """
     engine = read_only_engine(url)
     try:
-        migrate.require_head(engine)
+        with translate_errors(engine):
+            migrate.require_head(engine)
     finally:
         engine.dispose()
 

@@ -15,6 +15,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.util import CommandError
 from sqlalchemy import URL, Engine, inspect
 
 from db.errors import SchemaError
@@ -22,6 +23,10 @@ from db.session import database_url, safe_url, translate_errors
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 """Where the Alembic scripts live (``migrations/`` beside this package)."""
+
+SCHEMA_LOCK = int.from_bytes(b"negaschm", "big") - (1 << 63)
+"""The PostgreSQL advisory lock (a signed 64-bit key) every migration holds for its
+transaction, so that concurrent first runs on an empty database create the schema once."""
 
 
 def alembic_config(url: str | URL | Engine | None = None) -> Config:
@@ -36,23 +41,46 @@ def alembic_config(url: str | URL | Engine | None = None) -> Config:
     return cfg
 
 
-def _run(cfg: Config, action: str, revision: str) -> None:
+def _run(cfg: Config, action: str, revision: str) -> str | None:
     engine: Engine | None = cfg.attributes.pop("engine", None)
-    run = command.upgrade if action == "upgrade" else command.downgrade
+    migrate = command.upgrade if action == "upgrade" else command.downgrade
+    where = safe_url(engine if engine is not None else cfg.attributes["url"])
+
+    def run(cfg: Config, revision: str) -> None:
+        try:
+            migrate(cfg, revision)
+        except CommandError as exc:  # e.g. a revision written by a newer negagraph
+            raise SchemaError(
+                f"cannot {action} database {where} to {revision}: {exc} (this version of "
+                f"negagraph knows the revisions up to {head_revision()}; a database written "
+                "by a newer version needs that version)"
+            ) from None
+
     if engine is None:
         run(cfg, revision)
-        return
-    with translate_errors(engine), engine.begin() as connection:
-        cfg.attributes["connection"] = connection
-        run(cfg, revision)
+        return cfg.attributes.get("revision_before")
+    with translate_errors(engine), engine.connect() as connection:
+        # SQLite: take the write lock before reading the schema revision, so that a second
+        # migration waits (busy timeout) and then finds the work done (PostgreSQL: env.py
+        # takes an advisory lock).
+        connection.execution_options(sqlite_begin="IMMEDIATE")
+        with connection.begin():
+            cfg.attributes["connection"] = connection
+            run(cfg, revision)
+    return cfg.attributes.get("revision_before")
 
 
-def upgrade(url: str | URL | Engine | None = None, revision: str = "head") -> None:
+def upgrade(url: str | URL | Engine | None = None, revision: str = "head") -> str | None:
     """Upgrade the database at *url* (or behind an engine) to *revision* (the head).
 
+    Migrations of one database run one at a time (PostgreSQL: an advisory lock; SQLite:
+    ``BEGIN IMMEDIATE``): a second one waits, then finds the work done.
+
+    :returns: the revision the database was at when this migration started (``None``: it
+        had no schema, so this call created it).
     :raises DatabaseError: if the database cannot be reached or opened.
     """
-    _run(alembic_config(url), "upgrade", revision)
+    return _run(alembic_config(url), "upgrade", revision)
 
 
 def downgrade(url: str | URL | Engine | None, revision: str) -> None:
@@ -85,11 +113,24 @@ def current_revision(engine: Engine) -> str | None:
     return heads[0] if len(heads) == 1 else ",".join(heads) if heads else None
 
 
+def _foreign_tables(engine: Engine) -> list[str]:
+    """The tables of a database without Alembic's version table (so never migrated by
+    negagraph: another application's), sorted; empty for any other database."""
+    with translate_errors(engine):
+        names = inspect(engine).get_table_names()
+    return [] if "alembic_version" in names else sorted(names)
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
 def require_head(engine: Engine) -> None:
     """Check that the database is at :func:`head_revision`.
 
-    :raises SchemaError: if it is empty, behind, or at a revision this version of
-        negagraph does not know (written by a newer one); the message says what to run.
+    :raises SchemaError: if it is empty, behind, at a revision this version of negagraph
+        does not know (written by a newer one), or another application's (tables but no
+        negagraph schema); the message says what to run.
     :raises DatabaseError: if the database cannot be reached or opened.
     """
     found = current_revision(engine)
@@ -104,19 +145,49 @@ def require_head(engine: Engine) -> None:
             f"negagraph does not know (it needs {need}): it was written by another "
             "(newer?) version of negagraph; use that version, or a fresh database"
         )
+    if found is None:
+        others = _foreign_tables(engine)
+        if others:
+            raise SchemaError(
+                f"database {where} is not a negagraph database: it holds tables "
+                f"({_listed(others)}) but no negagraph schema (not at schema head, need "
+                f"{need}); give the URL of a negagraph database"
+            )
     raise SchemaError(
         f"database {where} is not at schema head (found {found or 'no schema'}, "
         f"need {need}): run `negagraph db upgrade --db {where}`"
     )
 
 
+def check_other_tables(engine: Engine) -> None:
+    """Refuse to create the schema in a database that holds another application's tables.
+
+    :raises SchemaError: if the database has no negagraph schema but holds tables; the
+        message names them and says how to share the database anyway.
+    :raises DatabaseError: if the database cannot be reached or opened.
+    """
+    if current_revision(engine) is not None:
+        return
+    others = _foreign_tables(engine)
+    if others:
+        where = safe_url(engine)
+        raise SchemaError(
+            f"database {where} holds tables ({_listed(others)}) but no negagraph schema: "
+            "use an empty database, or run "
+            f"`negagraph db upgrade --allow-other-tables --db {where}` if it is meant "
+            "to be shared"
+        )
+
+
 def ensure_schema(engine: Engine) -> bool:
     """Create the schema in an *empty* database; otherwise check it is at the head.
 
     For commands that should just work on a fresh database (``negagraph solve`` on the
-    default SQLite file); a database holding anything else is never touched.
+    default SQLite file, :class:`db.store.SqlStore` on a new file); a database holding
+    anything else is never touched. Concurrent calls on one empty database create the
+    schema once: the others wait for it (see :func:`upgrade`).
 
-    :returns: whether the schema was created.
+    :returns: whether this call created the schema (not a concurrent one).
     :raises SchemaError: if the database is behind or ahead, or holds tables but no
         negagraph schema.
     :raises DatabaseError: if the database cannot be reached or opened.
@@ -124,24 +195,23 @@ def ensure_schema(engine: Engine) -> bool:
     if current_revision(engine) is not None:
         require_head(engine)
         return False
+    check_other_tables(engine)
     with translate_errors(engine):
-        existing = inspect(engine).get_table_names()
-    if existing:
-        raise SchemaError(
-            f"database {safe_url(engine)} holds tables ({', '.join(sorted(existing)[:5])}) "
-            "but no negagraph schema: use an empty database, or run "
-            f"`negagraph db upgrade --db {safe_url(engine)}` if it is meant to be shared"
-        )
-    upgrade(engine)
-    return True
+        if inspect(engine).has_table("alembic_version"):  # downgraded to the base
+            require_head(engine)
+    before = upgrade(engine)
+    require_head(engine)
+    return before is None
 
 
 __all__ = [
-    "ensure_schema",
     "MIGRATIONS_DIR",
+    "SCHEMA_LOCK",
     "alembic_config",
+    "check_other_tables",
     "current_revision",
     "downgrade",
+    "ensure_schema",
     "head_revision",
     "require_head",
     "upgrade",

@@ -10,14 +10,29 @@ last commits, never consistency), foreign keys on, a busy timeout, and SQLAlchem
 ``sqlite3`` module) emitting ``BEGIN`` so that every transaction, DDL included, is real.
 A connection may ask for ``BEGIN IMMEDIATE`` (take the write lock up front, as the solve
 store does) with the execution option ``sqlite_begin="IMMEDIATE"``.
+
+A SQLite file is looked at before SQLite opens it (:func:`sqlite_opening`), so that a
+directory, a file that is not a SQLite database, a truncated database or a read-only
+location gets one precise :class:`~db.errors.DatabaseError`, and so that nothing is
+created or modified by a command that only reads. A read-only engine
+(``make_engine(url, read_only=True)``) never creates the file nor switches a database to
+WAL mode, and its connections are ``query_only``; where the file or its directory is not
+writable (a read-only file system, say) it opens the file through SQLite's ``mode=ro``
+URI parameter when the database's ``-shm`` file exists, else ``immutable=1``. The WAL
+mode is only switched on for an empty database or one holding negagraph's schema, never
+in another application's file.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import URL, Engine, create_engine, event, make_url
 from sqlalchemy import exc as sa_exc
@@ -102,23 +117,277 @@ def safe_url(url: str | URL | Engine) -> str:
     return parsed.render_as_string(hide_password=True)
 
 
-def make_engine(url: str | URL | None = None, **kwargs: Any) -> Engine:
+PG_CONNECT_TIMEOUT_ENV = "NEGAGRAPH_PG_CONNECT_TIMEOUT"
+"""The environment variable holding :data:`PG_CONNECT_TIMEOUT` (seconds; 0: wait forever)."""
+
+PG_CONNECT_TIMEOUT = 10
+"""Seconds to wait for a PostgreSQL server to accept a connection *and* answer its start-up
+handshake, by default. A server that accepts connections but never answers is reported
+after this long instead of hanging the command."""
+
+PG_STATEMENT_TIMEOUT_ENV = "NEGAGRAPH_PG_STATEMENT_TIMEOUT"
+"""The environment variable holding :data:`PG_STATEMENT_TIMEOUT` (seconds; 0: none)."""
+
+PG_STATEMENT_TIMEOUT = 300
+"""Seconds a statement of a *read-only* engine (``query``, ``status``, ``serve``) may run
+on PostgreSQL, by default. Writers (``solve``, ``db upgrade``) get none: a solve's commit of
+millions of rows may legitimately take minutes."""
+
+PG_KEEPALIVES = {
+    "keepalives": 1,
+    "keepalives_idle": 30,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
+}
+"""Client-side TCP keepalives of PostgreSQL connections: a server host that vanished while
+the client waits for an answer is noticed within about a minute (30 s idle, then 3 probes
+10 s apart) instead of the kernel's two hours."""
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database file."""
+
+
+def _env_seconds(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise DatabaseError(f"${name} must be a whole number of seconds (0: none), not {raw!r}")
+    return value
+
+
+def pg_connect_timeout() -> int:
+    """Seconds to wait for a PostgreSQL server to answer a new connection
+    (``$NEGAGRAPH_PG_CONNECT_TIMEOUT``, else :data:`PG_CONNECT_TIMEOUT`; 0: forever)."""
+    return _env_seconds(PG_CONNECT_TIMEOUT_ENV, PG_CONNECT_TIMEOUT)
+
+
+def pg_statement_timeout() -> int:
+    """Seconds a read-only engine's statement may run on PostgreSQL
+    (``$NEGAGRAPH_PG_STATEMENT_TIMEOUT``, else :data:`PG_STATEMENT_TIMEOUT`; 0: none)."""
+    return _env_seconds(PG_STATEMENT_TIMEOUT_ENV, PG_STATEMENT_TIMEOUT)
+
+
+@dataclass(frozen=True)
+class SqliteOpening:
+    """How a SQLite file is to be opened (see :func:`sqlite_opening`)."""
+
+    path: Path
+    """The database file."""
+    uri: str | None
+    """A ``file:`` URI to open it through (read-only or immutable), or ``None`` to open
+    the path as usual."""
+
+
+def sqlite_file(url: str | URL) -> Path | None:
+    """The file of a SQLite *url*; ``None`` for in-memory databases, URI file names
+    (``sqlite:///file:...?uri=true``, opened as given) and other databases."""
+    parsed = url if isinstance(url, URL) else normalize_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return None
+    name = parsed.database
+    if not name or name == ":memory:" or name.startswith("file:") or "uri" in parsed.query:
+        return None
+    return Path(name)
+
+
+def _location_problem(path: Path) -> str | None:
+    """Why *path* (a file or directory) cannot be written, or ``None`` if it can."""
+    if os.access(path, os.W_OK):
+        return None
+    try:
+        read_only_fs = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only_fs = False
+    return "is on a read-only file system" if read_only_fs else "is not writable"
+
+
+def _nonempty(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
+
+
+def sqlite_opening(url: str | URL, *, read_only: bool = False) -> SqliteOpening | None:
+    """Look at the SQLite file of *url* before SQLite opens it, and say how to open it.
+
+    Nothing is created or written. ``None`` for URLs that are not SQLite files (see
+    :func:`sqlite_file`).
+
+    :param read_only: the caller only reads: the file must exist, and where it or its
+        directory cannot be written it is opened read-only (``mode=ro``, when its ``-shm``
+        file exists so that SQLite can read the write-ahead log without creating one) or
+        as immutable (``immutable=1``, when there is no write-ahead log to read).
+        Otherwise a missing file is created by SQLite, and the file and its directory
+        must be writable (SQLite writes ``-wal`` and ``-shm`` files beside it).
+    :raises DatabaseError: naming the file and what is wrong with it: a directory, not a
+        regular file, not a SQLite database, truncated, missing (when *read_only*), in a
+        directory that does not exist, or in a place that cannot be written (unless
+        *read_only*).
+    """
+    path = sqlite_file(url)
+    if path is None:
+        return None
+    where = safe_url(url)
+    shown = str(path)
+    if path.is_dir():
+        raise DatabaseError(
+            f"cannot use database {where}: {shown!r} is a directory, not a database file"
+        )
+    if not path.exists():
+        if read_only:
+            raise DatabaseError(
+                f"database {where} does not exist (no file {shown!r}): create it with "
+                f"`negagraph db upgrade --db {where}` or solve into it with "
+                f"`negagraph solve GAME --db {where}`"
+            )
+        parent = path.parent
+        if not parent.is_dir():
+            raise DatabaseError(
+                f"cannot use database {where}: directory {str(parent)!r} does not exist, "
+                "so the file cannot be created"
+            )
+        problem = _location_problem(parent)
+        if problem is not None:
+            raise DatabaseError(
+                f"cannot use database {where}: the file does not exist and directory "
+                f"{str(parent)!r} {problem}, so it cannot be created"
+            )
+        return SqliteOpening(path, None)
+    if not path.is_file():
+        raise DatabaseError(f"cannot use database {where}: {shown!r} is not a regular file")
+    try:
+        with path.open("rb") as file:
+            header = file.read(100)
+        size = path.stat().st_size
+    except OSError as exc:
+        raise DatabaseError(
+            f"cannot use database {where}: {shown!r} cannot be read: {exc.strerror}"
+        ) from None
+    wal = Path(f"{path}-wal")
+    if size > 0:
+        if len(header) < 100 or not header.startswith(SQLITE_HEADER):
+            raise DatabaseError(
+                f"cannot use database {where}: {shown!r} is not a SQLite database (it does "
+                "not start with the SQLite header): give the path of a negagraph database, "
+                "or a new file name to create one"
+            )
+        page_size = int.from_bytes(header[16:18], "big")
+        page_size = 65_536 if page_size == 1 else page_size
+        pages = int.from_bytes(header[28:32], "big")
+        valid = header[24:28] == header[92:96]  # the header's size is current
+        if valid and pages * page_size > size and not _nonempty(wal):
+            raise DatabaseError(
+                f"cannot use database {where}: {shown!r} is truncated (its header counts "
+                f"{pages:,} pages of {page_size:,} bytes, {pages * page_size:,} bytes, but "
+                f"the file has {size:,}): restore it from a copy"
+            )
+    directory = path.parent
+    problem = _location_problem(path)
+    dir_problem = _location_problem(directory)
+    if not read_only:
+        if problem is not None:
+            raise DatabaseError(
+                f"cannot use database {where} for writing: {shown!r} {problem} (it can "
+                "still be read: query, status, serve)"
+            )
+        if dir_problem is not None:
+            raise DatabaseError(
+                f"cannot use database {where} for writing: its directory {str(directory)!r} "
+                f"{dir_problem}, and SQLite writes {wal.name!r} and '{path.name}-shm' "
+                "beside the database (it can still be read: query, status, serve)"
+            )
+        return SqliteOpening(path, None)
+    if problem is None and dir_problem is None:
+        return SqliteOpening(path, None)
+    target = quote(str(path.resolve()), safe="/")
+    place = f"{shown!r} {problem}" if problem else f"its directory {str(directory)!r} {dir_problem}"
+    if Path(f"{path}-shm").exists():
+        return SqliteOpening(path, f"file:{target}?mode=ro")
+    for log_file in (wal, Path(f"{path}-journal")):
+        if _nonempty(log_file):
+            raise DatabaseError(
+                f"cannot use database {where}: {str(log_file)!r} holds changes not yet in "
+                "the database file, which SQLite cannot read without writing beside it, "
+                f"and {place}: copy the database together with {log_file.name!r} to a "
+                "writable directory"
+            )
+    return SqliteOpening(path, f"file:{target}?immutable=1")
+
+
+def make_engine(
+    url: str | URL | None = None, *, read_only: bool = False, **kwargs: Any
+) -> Engine:
     """An engine for *url* (resolved by :func:`database_url`), configured for negagraph.
 
     Extra keyword arguments go to :func:`sqlalchemy.create_engine`. No connection is made
-    until first use; :func:`check_connection` tries one.
+    until first use; :func:`check_connection` tries one. Before each new connection a
+    SQLite file is looked at (:func:`sqlite_opening`: its errors are raised then);
+    PostgreSQL connections time out after :func:`pg_connect_timeout` seconds and use TCP
+    keepalives (:data:`PG_KEEPALIVES`).
 
-    :raises DatabaseError: for a malformed or unsupported URL.
+    :param read_only: the engine only reads: a SQLite file must exist and is opened
+        read-only where it cannot be written, is never switched to WAL mode, and its
+        connections are ``query_only``; PostgreSQL sessions are read-only and their
+        statements time out after :func:`pg_statement_timeout` seconds.
+    :raises DatabaseError: for a malformed or unsupported URL, or a timeout setting that
+        is not a number.
     """
     parsed = normalize_url(database_url(url))
+    if parsed.get_backend_name() == "postgresql":
+        kwargs["connect_args"] = _pg_connect_args(parsed, kwargs.get("connect_args"), read_only)
     try:
         engine = create_engine(parsed, **kwargs)
     except (sa_exc.ArgumentError, ImportError) as exc:
         raise DatabaseError(f"cannot create an engine for {safe_url(parsed)}: {exc}") from None
     if engine.dialect.name == "sqlite":
-        event.listen(engine, "connect", _sqlite_on_connect)
+        if sqlite_file(parsed) is not None:
+            event.listen(engine, "do_connect", _sqlite_file_connect(parsed, read_only))
+        event.listen(
+            engine, "connect", _sqlite_on_connect_read if read_only else _sqlite_on_connect
+        )
         event.listen(engine, "begin", _sqlite_on_begin)
     return engine
+
+
+def _pg_connect_args(url: URL, given: Any, read_only: bool) -> dict[str, Any]:
+    """psycopg connection arguments: negagraph's defaults, under those of the URL's query
+    and of the caller."""
+    args: dict[str, Any] = {}
+    timeout = pg_connect_timeout()
+    if timeout:
+        args["connect_timeout"] = timeout
+    args.update(PG_KEEPALIVES)
+    if read_only:
+        options = ["-c default_transaction_read_only=on"]
+        statement = pg_statement_timeout()
+        if statement:
+            options.append(f"-c statement_timeout={statement * 1000}")
+        args["options"] = " ".join(options)
+    for name in url.query:
+        args.pop(name, None)
+    args.update(given or {})
+    return args
+
+
+def _sqlite_file_connect(url: URL, read_only: bool) -> Any:
+    """A ``do_connect`` hook: look at the file before each new connection opens it
+    (:func:`sqlite_opening`), and open it through a ``file:`` URI where that says so."""
+
+    def do_connect(
+        dialect: Any, record: ConnectionPoolEntry, cargs: list[Any], cparams: dict[str, Any]
+    ) -> None:
+        opening = sqlite_opening(url, read_only=read_only)
+        if opening is not None and opening.uri is not None:
+            cargs[:1] = [opening.uri]
+            cparams["uri"] = True
+
+    return do_connect
 
 
 def is_negagraph_engine(engine: Engine) -> bool:
@@ -136,9 +405,30 @@ def _sqlite_on_connect(dbapi_connection: Any, connection_record: ConnectionPoolE
     try:
         cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys = ON")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        # WAL is a property of the file: switch it on in a new (empty) database or one of
+        # negagraph's, never in another application's file (which is left untouched).
+        tables, ours = cursor.execute(
+            "SELECT count(*), count(*) FILTER (WHERE name = 'alembic_version') "
+            "FROM sqlite_master WHERE type = 'table'"
+        ).fetchone()
+        if tables == 0 or ours:
+            cursor.execute("PRAGMA journal_mode = WAL")
         cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.execute(f"PRAGMA cache_size = -{SQLITE_CACHE_KIB}")
+    finally:
+        cursor.close()
+
+
+def _sqlite_on_connect_read(
+    dbapi_connection: Any, connection_record: ConnectionPoolEntry
+) -> None:
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute(f"PRAGMA cache_size = -{SQLITE_CACHE_KIB}")
+        cursor.execute("PRAGMA query_only = ON")
     finally:
         cursor.close()
 
@@ -150,14 +440,66 @@ def _sqlite_on_begin(conn: Connection) -> None:
     conn.exec_driver_sql(f"BEGIN {mode}")
 
 
+_SQLITE_UNUSABLE = {
+    "SQLITE_NOTADB": "is not a SQLite database",
+    "SQLITE_CORRUPT": "is damaged (SQLite: {reason}): restore it from a copy",
+    "SQLITE_CANTOPEN": "cannot be opened (SQLite: {reason})",
+    "SQLITE_READONLY": "cannot be written (SQLite: {reason})",
+    "SQLITE_IOERR": "cannot be read or written (SQLite: {reason})",
+    "SQLITE_FULL": "cannot grow: the disk is full (SQLite: {reason})",
+    "SQLITE_PERM": "cannot be accessed (SQLite: {reason})",
+}
+"""SQLite result codes (primary names) that mean the database file cannot be used, with
+what to say about it."""
+
+
+def unusable_database_message(engine: Engine | str | URL, exc: BaseException) -> str | None:
+    """The one-line message for a driver error *exc* that means the database cannot be
+    used (unreachable, timed out, not a database, damaged, read-only, disk full...), or
+    ``None`` for other errors (a failed statement, a bug)."""
+    where = safe_url(engine)
+    orig = exc.orig if isinstance(exc, sa_exc.DBAPIError) else exc
+    raw = str(orig) if orig is not None else str(exc)
+    reason = " ".join(line.strip() for line in raw.splitlines() if line.strip())  # one line
+    if isinstance(orig, sqlite3.Error):
+        name = str(getattr(orig, "sqlite_errorname", "") or "")
+        primary = next((k for k in _SQLITE_UNUSABLE if name.startswith(k)), None)
+        if primary is None:
+            if isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError):
+                return f"cannot use database {where}: {reason}"
+            return None
+        path = sqlite_file(engine.url if isinstance(engine, Engine) else engine)
+        what = "the database" if path is None else repr(str(path))
+        problem = _SQLITE_UNUSABLE[primary].format(reason=reason)
+        return f"cannot use database {where}: {what} {problem}"
+    if not isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError):
+        return None
+    if type(orig).__name__ == "ConnectionTimeout":  # psycopg.errors.ConnectionTimeout
+        parsed = engine.url if isinstance(engine, Engine) else normalize_url(engine)
+        server = f"{parsed.host or 'localhost'}:{parsed.port or 5432}"
+        return (
+            f"cannot use database {where}: the server {server} did not answer within "
+            f"{pg_connect_timeout()} s (${PG_CONNECT_TIMEOUT_ENV} sets the limit)"
+        )
+    if type(orig).__name__ == "QueryCanceled" and "statement timeout" in reason:
+        return (
+            f"database {where}: a statement ran longer than {pg_statement_timeout()} s "
+            f"(${PG_STATEMENT_TIMEOUT_ENV} sets the limit): {reason.splitlines()[0]}"
+        )
+    return f"cannot use database {where}: {reason}"
+
+
 @contextmanager
 def translate_errors(engine: Engine | str | URL) -> Iterator[None]:
-    """Turn connection-level driver errors into :class:`DatabaseError` naming the URL."""
+    """Turn driver errors that mean the database cannot be used (see
+    :func:`unusable_database_message`) into :class:`DatabaseError` naming the URL."""
     try:
         yield
-    except (sa_exc.OperationalError, sa_exc.InterfaceError) as exc:
-        reason = str(exc.orig).strip() if exc.orig is not None else str(exc)
-        raise DatabaseError(f"cannot use database {safe_url(engine)}: {reason}") from exc
+    except sa_exc.DBAPIError as exc:
+        message = unusable_database_message(engine, exc)
+        if message is None:
+            raise
+        raise DatabaseError(message) from exc
 
 
 def check_connection(engine: Engine) -> None:
@@ -191,6 +533,11 @@ def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
 
 __all__ = [
     "DEFAULT_URL",
+    "PG_CONNECT_TIMEOUT",
+    "PG_CONNECT_TIMEOUT_ENV",
+    "PG_STATEMENT_TIMEOUT",
+    "PG_STATEMENT_TIMEOUT_ENV",
+    "SqliteOpening",
     "URL_ENV",
     "check_connection",
     "database_url",
@@ -198,7 +545,12 @@ __all__ = [
     "make_engine",
     "make_session_factory",
     "normalize_url",
+    "pg_connect_timeout",
+    "pg_statement_timeout",
     "safe_url",
     "session_scope",
+    "sqlite_file",
+    "sqlite_opening",
     "translate_errors",
+    "unusable_database_message",
 ]

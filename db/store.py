@@ -84,7 +84,7 @@ from sqlalchemy.engine import Connection
 
 from db import resume, sqlite_load
 from db.errors import DatabaseError, RulesVersionError, VariantLockedError
-from db.migrate import require_head
+from db.migrate import ensure_schema, require_head
 from db.models import RUN_STATUSES, SolveRun, Variant, encode_key, utcnow
 from db.session import is_negagraph_engine, safe_url, translate_errors
 from solver.errors import SolveError
@@ -139,7 +139,8 @@ class SqlStore:
     >>> store = SqlStore(make_engine("sqlite:///solved.db"))  # doctest: +SKIP
     >>> solve(get_game("tic-tac-toe"), full=True, store=store)  # doctest: +SKIP
 
-    :param engine: an engine from :func:`db.session.make_engine`, migrated to head.
+    :param engine: an engine from :func:`db.session.make_engine`: at the schema head, or
+        empty (the schema is then created, as ``negagraph solve`` does).
     :param lease_timeout: seconds without a heartbeat after which a SQLite lease taken on
         another host counts as abandoned.
     :param lock_wait: PostgreSQL only: how long to wait for the server to free the
@@ -192,6 +193,9 @@ class SqlStore:
     def open(self, game: Game, run: RunOptions) -> Graph:
         """Take *game*'s variant for writing, record the run and load the stored graph.
 
+        An empty database (a new SQLite file, say) first gets the schema, as with
+        ``negagraph solve``.
+
         :raises SchemaError: if the database is not at the schema head.
         :raises RulesVersionError: if the variant is stored under another rules version.
         :raises VariantLockedError: if another live writer holds the variant.
@@ -201,7 +205,7 @@ class SqlStore:
             raise SolveError(f"{self!r} is already open (one run per store)")
         if not is_negagraph_engine(self.engine):
             raise DatabaseError("SqlStore needs an engine made by db.session.make_engine")
-        require_head(self.engine)
+        ensure_schema(self.engine)
         with self._errors():
             conn = self.engine.connect()
         self._conn = conn

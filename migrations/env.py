@@ -16,9 +16,11 @@ from logging.config import fileConfig
 
 from alembic import context
 from alembic.util import CommandError
+from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.pool import NullPool
 
+from db.migrate import SCHEMA_LOCK
 from db.models import Base
 from db.session import database_url, make_engine, normalize_url, translate_errors
 
@@ -74,6 +76,14 @@ def _run(connection: Connection) -> None:
     # so every dialect migrates atomically.
     _configure(connection=connection, transactional_ddl=True)
     with context.begin_transaction():
+        if connection.dialect.name == "postgresql":
+            # One migration at a time (two solves starting on an empty database, say): the
+            # next one waits here, then finds the schema at the head and does nothing.
+            # SQLite serialises them with BEGIN IMMEDIATE (db.migrate).
+            connection.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SCHEMA_LOCK})
+        # What this migration found, once it holds the lock (db.migrate.upgrade says it).
+        heads = context.get_context().get_current_heads()
+        config.attributes["revision_before"] = ",".join(heads) or None
         context.run_migrations()
 
 
@@ -86,7 +96,7 @@ def run_migrations_online() -> None:
     engine = make_engine(_url(), poolclass=NullPool)
     try:
         with translate_errors(engine), engine.connect() as conn:
-            _run(conn)
+            _run(conn.execution_options(sqlite_begin="IMMEDIATE"))
     finally:
         engine.dispose()
 

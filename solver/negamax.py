@@ -158,7 +158,18 @@ def solve(
         solve of an infinite game without a budget.
     :raises InvalidPositionError: if *root* does not parse.
     :raises SolveError: if the game breaks its contract or the store refuses the variant.
+    :raises TypeError: if *game* is not a game object (a game's name, say).
     """
+    if isinstance(game, str):
+        raise TypeError(
+            f"solve() takes a game object, not its name {game!r}: "
+            f"use solve(solver.games.get_game({game!r}, ...))"
+        )
+    if not all(callable(getattr(game, name, None)) for name in ("initial", "children")):
+        raise TypeError(
+            f"solve() takes a game object (see solver.game.Game), not {type(game).__name__}"
+            ": use solver.games.get_game(name, ...)"
+        )
     if max_expansions is not None and max_expansions < 0:
         raise InvalidParameterError(f"max_expansions must be >= 0, not {max_expansions}")
     if max_seconds is not None and (max_seconds < 0 or math.isnan(max_seconds)):

@@ -141,7 +141,16 @@ def test_solve_creates_the_schema_in_an_empty_database_only(tmp_path: Path) -> N
     for args in (["query", "tic-tac-toe", "........."], ["status"]):
         code, _, err = run(*args, "--db", url)
         assert code == 1
+        # readers never create the file: they say there is none, and how to make one
+        assert err.startswith("error: ") and len(err.strip().splitlines()) == 1
+        assert "does not exist" in err and f"negagraph db upgrade --db {url}" in err
+        assert not (tmp_path / "new.db").exists()
+    (tmp_path / "new.db").touch()  # an empty file: no schema, left as it is by readers
+    for args in (["query", "tic-tac-toe", "........."], ["status"]):
+        code, _, err = run(*args, "--db", url)
+        assert code == 1
         assert "not at schema head" in err and f"negagraph db upgrade --db {url}" in err
+        assert (tmp_path / "new.db").stat().st_size == 0
     code, _, err = run("solve", "tic-tac-toe", "--db", url)
     assert code == 0 and "created the negagraph schema" in err
     code, _, err = run("solve", "tic-tac-toe", "--db", url)
@@ -158,7 +167,7 @@ def test_a_database_at_another_schema_revision_is_refused(tmp_path: Path) -> Non
     finally:
         engine.dispose()
     for args in (["solve", "tic-tac-toe"], ["query", "tic-tac-toe", "........."],
-                 ["status"]):
+                 ["status"], ["db", "upgrade"]):
         code, _, err = run(*args, "--db", url)
         assert code == 1 and err.startswith("error: ")
         assert "f00dfeed" in err and len(err.strip().splitlines()) == 1

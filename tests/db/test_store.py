@@ -21,7 +21,7 @@ from sqlalchemy import Engine, func, make_url, select, text, update
 
 import db.store
 from db.errors import DatabaseError, RulesVersionError, SchemaError, VariantLockedError
-from db.migrate import downgrade, head_revision, upgrade
+from db.migrate import current_revision, downgrade, head_revision, upgrade
 from db.models import Edge, Node, SolveRun, Variant, encode_key, utcnow
 from db.resume import resume_path
 from db.session import make_engine
@@ -585,11 +585,15 @@ def test_database_not_at_head_is_refused(engine: Engine, db_url: str) -> None:
             conn.execute(text(f"UPDATE alembic_version SET version_num = '{head_revision()}'"))
 
 
-def test_empty_sqlite_file_is_refused(tmp_path: Path) -> None:
+def test_an_empty_sqlite_file_gets_the_schema(tmp_path: Path) -> None:
+    """As with `negagraph solve` (issue 14: the README's snippet on a new file)."""
     engine = make_engine(f"sqlite:///{tmp_path / 'empty.db'}")
     try:
-        with pytest.raises(SchemaError, match="found no schema"):
-            SqlStore(engine).open(TinyGame(), run_options())
+        store = SqlStore(engine)
+        graph = store.open(TinyGame(), run_options())
+        assert graph.num_nodes == 0 and store.run_id is not None
+        store.close(progress_of(graph, "stopped"))
+        assert current_revision(engine) == head_revision()
     finally:
         engine.dispose()
 
