@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from solver.errors import InvalidParameterError, InvalidPositionError
-from solver.game import Param, PositionKey
+from solver.game import Param, ParamValue, PositionKey
 from solver.games._fields import Canonical, FieldGame, FieldGroup, FieldSorter, ValueMap
 
 logger = logging.getLogger(__name__)
@@ -213,12 +213,16 @@ class GraphShare(FieldGame):
         ),
     )
 
-    def _configure(self) -> None:
-        spec = str(self.params["graph"])
-        vertices, edges = build_graph(spec)
+    @classmethod
+    def _normalize_params(cls, values: dict[str, ParamValue]) -> None:
+        spec = str(values["graph"])
+        _, edges = build_graph(spec)
         if spec.startswith("edges:"):
-            spec = "edges:" + ",".join(f"{u}-{v}" for u, v in edges)
-            self.params["graph"] = spec
+            values["graph"] = "edges:" + ",".join(f"{u}-{v}" for u, v in edges)
+
+    def _configure(self) -> None:
+        spec = str(self.params["graph"])  # in normal form (see _normalize_params)
+        vertices, edges = build_graph(spec)
         self.vertices = vertices
         self.edges = edges
         self.mode = str(self.params["mode"])
