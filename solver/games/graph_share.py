@@ -26,11 +26,15 @@ of two interchangeable elements and, with at most 4 colours, the colour permutat
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import math
+import operator
+import random
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from solver.errors import InvalidParameterError, InvalidPositionError
@@ -170,6 +174,38 @@ def automorphisms(
     return found if extend(0) else None
 
 
+def _swap_test(sets: Sequence[frozenset[int]], m: int) -> Callable[[int, int], bool]:
+    """Whether swapping elements *a* and *b* (of ``0..m-1``) maps the family *sets* (a
+    multiset) onto itself.
+
+    Sets holding both or neither are fixed; the swap maps those holding only *a* onto
+    those holding only *b*, so it keeps the family exactly when ``{S - a}`` over the sets
+    S holding only *a* equals ``{T - b}`` over those holding only *b* (as multisets).
+    Compared by XOR hashes of the sets first (O(degree) per pair, where sorting the whole
+    family per pair took 16 s on complete-30's 435 edges), then exactly.
+    """
+    rng = random.Random(m)
+    code = [rng.getrandbits(64) for _ in range(m)]
+    digests = [functools.reduce(operator.xor, (code[x] for x in s), 0) for s in sets]
+    holding: list[list[int]] = [[] for _ in range(m)]
+    for i, s in enumerate(sets):
+        for x in s:
+            holding[x].append(i)
+
+    def swappable(a: int, b: int) -> bool:
+        only_a = [i for i in holding[a] if b not in sets[i]]
+        only_b = [i for i in holding[b] if a not in sets[i]]
+        if len(only_a) != len(only_b):
+            return False
+        if sorted(digests[i] ^ code[a] for i in only_a) != sorted(
+            digests[i] ^ code[b] for i in only_b
+        ):
+            return False
+        return Counter(sets[i] - {a} for i in only_a) == Counter(sets[i] - {b} for i in only_b)
+
+    return swappable
+
+
 class GraphShare(FieldGame):
     """Graph sharing (see the module docstring)."""
 
@@ -298,16 +334,11 @@ class GraphShare(FieldGame):
             return FieldGroup(self._w, fields, elements).canonical, len(elements)
         # Too many automorphisms: swaps of interchangeable elements (the two elements
         # touch the same shared sets up to the swap) and, with few colours, colour maps.
-        sets = [frozenset(s) for s in self.shared_sets]
-        family = sorted(sorted(s) for s in sets)
+        swappable = _swap_test([frozenset(s) for s in self.shared_sets], self._m)
         parent = list(range(self._m))
         for a in range(self._m):
             for b in range(a + 1, self._m):
-                if parent[b] != b:
-                    continue
-                swap = {a: b, b: a}
-                image = sorted(sorted(swap.get(x, x) for x in s) for s in sets)
-                if image == family:
+                if parent[b] == b and swappable(a, b):
                     parent[b] = parent[a]
         classes: dict[int, list[int]] = {}
         for i in range(self._m):
