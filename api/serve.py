@@ -82,6 +82,13 @@ class Worker(GeventWorker):  # type: ignore[misc]  # gunicorn is untyped
         gunicorn_util.write_error = write_json_error
         super().init_process()
 
+    def handle_request(self, listener_name: Any, req: Any, sock: Any, addr: Any) -> Any:
+        # One request per connection, as sync workers do: a kept-alive connection stays
+        # with the worker that accepted it, so a few busy clients could load one worker
+        # while the other idles; reconnecting spreads them over the workers.
+        req.must_close = True
+        return super().handle_request(listener_name, req, sock, addr)
+
 
 class Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
     """A gunicorn application serving *app* with gunicorn settings *options*."""
