@@ -46,7 +46,7 @@ WARM_UP = 20
 """Normal lookups sent (not timed) before the run: a worker's first one is slow (it
 opens the database and checks its schema)."""
 
-IO_TIMEOUT = 30.0
+IO_TIMEOUT = 10.0
 """Seconds any one hostile or normal request may take before it counts as unanswered."""
 
 
@@ -67,6 +67,7 @@ class Tally:
             self.requests[kind] += 1
             if status is None:
                 self.unanswered += 1
+                self._example(f"{kind}: no answer {body[:200]!r}")
                 return
             if status >= 500:
                 self.server_errors += 1
