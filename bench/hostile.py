@@ -178,10 +178,10 @@ def slow_client(host: str, port: int, until: float, tally: Tally) -> None:
 def hostile_requests(host: str, port: int) -> list[tuple[str, Callable[[], Any]]]:
     """The one-shot hostile requests, each as (kind, a call giving ``raw_exchange``'s
     triple)."""
-    costly = "/api/games/graph-share/positions?" + urlencode({**COSTLY_QUERY, "p": ""})
-    costly_line = "/api/games/graph-share/line?" + urlencode({**COSTLY_QUERY, "p": ""})
+    costly = "/api/games/graph-share/positions?" + urlencode({**COSTLY_QUERY, "p": "0-1=?"})
+    costly_line = "/api/games/graph-share/line?" + urlencode({**COSTLY_QUERY, "p": "0-1=?"})
     batch = json.dumps({"params": {"graph": "complete-30", "mode": "edges", "colors": 6},
-                        "positions": [""]}).encode()
+                        "positions": ["0-1=?", "0-1=z"]}).encode()
 
     def raw(data: bytes) -> Callable[[], Any]:
         return lambda: raw_exchange(host, port, data)
