@@ -35,6 +35,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         MAX_BATCH=1000,
         MAX_LINE_PLIES=1000,
         MAX_CONTENT_LENGTH=1 << 20,
+        # OPTIONS is a 405 like any other method the API does not answer (no CORS).
+        PROVIDE_AUTOMATIC_OPTIONS=False,
     )
     app.config.from_prefixed_env("NEGAGRAPH")
     if config is not None:

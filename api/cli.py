@@ -468,30 +468,33 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
               help="TCP port to listen on.")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Worker processes.")
-@click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Threads per worker (1: single-threaded sync workers, the lowest "
-                   "latency for lookups; more help with slow clients).")
-def serve_command(db_url: str | None, host: str, port: int, workers: int, threads: int) -> None:
+@click.option("--connections", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Most simultaneous connections per worker (slow or idle clients hold "
+                   "a connection, never a worker).")
+def serve_command(db_url: str | None, host: str, port: int, workers: int,
+                  connections: int) -> None:
     """Serve the read-only HTTP API (JSON under /api, docs at /api/docs) with gunicorn.
 
-    The database must exist and be at the schema head. Ctrl-C or SIGTERM stops the
-    server."""
+    The database must exist and be at the schema head, and the port free. Ctrl-C or
+    SIGTERM stops the server."""
     from api import create_app
     from api.database import check_database
-    from api.serve import serve
+    from api.serve import check_port, serve
 
     with user_errors():
         url = database_url(db_url)
         check_database(url)
+        check_port(host, port)
     shown = f"[{host}]" if ":" in host else host
     click.echo(
         f"negagraph: serving {safe_url(url)} at http://{shown}:{port}/api "
         f"(docs: http://{shown}:{port}/api/docs) with {workers} worker"
-        f"{'s' if workers != 1 else ''} x {threads} thread{'s' if threads != 1 else ''}",
+        f"{'s' if workers != 1 else ''} of up to {connections} connection"
+        f"{'s' if connections != 1 else ''}",
         err=True,
     )
     serve(create_app({"DATABASE_URL": url}), host=host, port=port, workers=workers,
-          threads=threads)
+          connections=connections)
 
 
 @cli.group("db")

@@ -38,7 +38,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from db import migrate
 from db.errors import DatabaseError
 from db.records import PositionRecord, VariantRecord
-from db.repository import fetch_positions, find_variant
+from db.repository import fetch_positions, find_variant_by_name
 from db.session import (
     make_engine,
     make_session_factory,
@@ -46,7 +46,7 @@ from db.session import (
     safe_url,
     translate_errors,
 )
-from solver.game import Game, PositionKey, params_text
+from solver.game import PositionKey
 
 log = logging.getLogger(__name__)
 
@@ -130,19 +130,21 @@ class Database:
         assert self._factory is not None
         return self._factory()
 
-    def variant(self, game: Game) -> VariantRecord | None:
-        """The stored variant of *game*, or ``None``; remembered once found (a variant's
-        row never changes), looked up again while not found.
+    def variant(self, game: str, params: str) -> VariantRecord | None:
+        """The stored variant of game *game* with parameters *params* (their canonical
+        text, :func:`solver.game.params_text`), or ``None``; remembered once found (a
+        variant's row never changes), looked up again while not found. Needs no game
+        object, so a variant that is not stored costs one indexed query.
 
         :raises SchemaError: if the database is not at the head.
         :raises DatabaseError: if it cannot be reached or opened.
         """
-        name = (game.name, params_text(game.params))
+        name = (game, params)
         found = self._variants.get(name)
         if found is None:
             self.require_head()
             with self.engine.connect() as conn:
-                found = find_variant(conn, game)
+                found = find_variant_by_name(conn, game, params)
             if found is not None:
                 self._variants[name] = found
         return found
@@ -162,7 +164,15 @@ class Database:
         self.require_head()
         engine = self.engine
         dialect = engine.dialect
-        connection = engine.raw_connection()
+        try:
+            connection = engine.raw_connection()
+        except dialect.loaded_dbapi.Error as exc:
+            # The pool hands out the driver's own error (not SQLAlchemy's) when it cannot
+            # connect: a database that went away under a running server.
+            raise sa_exc.DBAPIError.instance(
+                "connect", None, exc, dialect.loaded_dbapi.Error, dialect=dialect,
+                connection_invalidated=True,
+            ) from exc
         try:
             cursor = connection.cursor()
             try:

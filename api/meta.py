@@ -1,4 +1,5 @@
-"""Service endpoints: health, the OpenAPI document and its HTML rendering."""
+"""Service endpoints: the index of endpoints, health, the OpenAPI document and its HTML
+rendering."""
 
 from __future__ import annotations
 
@@ -21,6 +22,26 @@ def version() -> str | None:
         return metadata.version("negagraph")
     except metadata.PackageNotFoundError:
         return None
+
+
+@bp.get("")
+def index() -> Response:
+    """What this server answers: each endpoint of the OpenAPI document with its summary
+    (the URL ``negagraph serve`` prints)."""
+    paths = document()["paths"]
+    endpoints = [
+        {"method": method.upper(), "path": path, "summary": operation["summary"]}
+        for path, item in paths.items()
+        for method, operation in item.items()
+        if method != "parameters"
+    ]
+    return json_answer({
+        "name": "negagraph",
+        "version": version(),
+        "docs": "/api/docs",
+        "openapi": "/api/openapi.json",
+        "endpoints": endpoints,
+    })
 
 
 @bp.get("/health")

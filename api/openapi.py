@@ -296,6 +296,25 @@ def _schemas() -> dict[str, Any]:
             },
             required=["status", "version", "database"],
         ),
+        "Index": _obj(
+            {
+                "name": {"type": "string", "const": "negagraph"},
+                "version": {"type": ["string", "null"]},
+                "docs": {"type": "string", "description": "the documentation page"},
+                "openapi": {"type": "string", "description": "the OpenAPI document"},
+                "endpoints": {
+                    "type": "array",
+                    "items": _obj(
+                        {
+                            "method": {"type": "string"},
+                            "path": {"type": "string"},
+                            "summary": {"type": "string"},
+                        }
+                    ),
+                },
+            },
+            description="What this server answers: every endpoint of the OpenAPI document.",
+        ),
     }
 
 
@@ -421,6 +440,17 @@ def openapi_document(*, max_batch: int = 1000, max_line_plies: int = 1000) -> di
         },
         "servers": [{"url": "/"}],
         "paths": {
+            "/api": {
+                "get": {
+                    "operationId": "index",
+                    "summary": "The endpoints of this API",
+                    "parameters": [if_none_match],
+                    "responses": {
+                        "200": _ok("Index", "Every endpoint with its summary"),
+                        "304": NOT_MODIFIED,
+                    },
+                }
+            },
             "/api/health": {
                 "get": {
                     "operationId": "health",

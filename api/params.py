@@ -8,14 +8,14 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from flask import request
 from werkzeug.exceptions import UnsupportedMediaType
 
 from api.errors import BatchTooLargeError, InvalidRequestError
 from solver.errors import InvalidPositionError
-from solver.game import GameBase, PositionKey
+from solver.game import GameBase, ParamValue, PositionKey, params_text
 from solver.games import find_game
 
 POSITION_ARG = "p"
@@ -23,6 +23,9 @@ POSITION_ARG = "p"
 
 BATCH_FIELDS = ("params", "positions")
 """The members of a batch lookup's JSON body."""
+
+SYMMETRY_PARAM = "symmetry"
+"""The parameter by which games with a symmetry set-up turn it on or off."""
 
 GAME_CACHE_SIZE = 32
 """Configured games each thread keeps (least recently used ones are dropped)."""
@@ -71,8 +74,35 @@ def single_args() -> dict[str, str]:
     return dict(args.items())
 
 
-def game_from_query(name: str, *, reserved: Collection[str] = ()) -> GameBase:
-    """Game *name* configured by the query parameters (those in *reserved* excepted).
+class Variant(NamedTuple):
+    """A game variant a request names, before its game is built: the game class and its
+    parameters in normal form (:meth:`GameBase.variant_params`)."""
+
+    cls: type[GameBase]
+    params: dict[str, ParamValue]
+
+    @property
+    def text(self) -> str:
+        """The parameters' canonical text, as the database stores them."""
+        return params_text(self.params)
+
+    def game(self) -> GameBase:
+        """The configured game (:func:`configured_game`: built once per thread)."""
+        return configured_game(self.cls, self.params)
+
+    def notation_game(self) -> GameBase:
+        """A game that reads and writes this variant's positions as :meth:`game` does but
+        may skip its costly set-up: the same variant with ``symmetry`` off when the game
+        has that parameter (notation never depends on it; symmetry set-up can take
+        seconds). For positions of variants that are not stored: never for answers."""
+        if self.params.get(SYMMETRY_PARAM) is True:
+            return configured_game(self.cls, {**self.params, SYMMETRY_PARAM: False})
+        return self.game()
+
+
+def variant_from_query(name: str, *, reserved: Collection[str] = ()) -> Variant:
+    """Game *name*'s variant named by the query parameters (those in *reserved*
+    excepted), without building the game.
 
     :raises UnknownGameError: if no game is called *name*.
     :raises InvalidParameterError: for unknown, malformed or out-of-range parameters.
@@ -84,7 +114,17 @@ def game_from_query(name: str, *, reserved: Collection[str] = ()) -> GameBase:
     if POSITION_ARG in args:  # e.g. a chess FEN names its material table
         implied = cls.params_for(args[POSITION_ARG])
         params = {**{k: v for k, v in implied.items() if k not in params}, **params}
-    return configured_game(cls, params)
+    return Variant(cls, cls.variant_params(params))
+
+
+def game_from_query(name: str, *, reserved: Collection[str] = ()) -> GameBase:
+    """Game *name* configured by the query parameters (those in *reserved* excepted).
+
+    :raises UnknownGameError: if no game is called *name*.
+    :raises InvalidParameterError: for unknown, malformed or out-of-range parameters.
+    :raises InvalidRequestError: for a repeated query parameter.
+    """
+    return variant_from_query(name, reserved=reserved).game()
 
 
 def parse_position(game: GameBase, text: str) -> PositionKey:
@@ -188,8 +228,8 @@ def json_body() -> Any:
         raise InvalidRequestError("malformed JSON body: nested too deeply") from None
 
 
-def batch_from_body(name: str, *, max_batch: int) -> tuple[GameBase, list[str]]:
-    """The game and positions of a batch lookup, from a JSON body
+def batch_from_body(name: str, *, max_batch: int) -> tuple[Variant, list[str]]:
+    """The variant (its game not built yet) and positions of a batch lookup, from a JSON body
     ``{"params": {...}, "positions": ["...", ...]}``.
 
     :raises UnknownGameError: if no game is called *name*.
@@ -240,12 +280,13 @@ def batch_from_body(name: str, *, max_batch: int) -> tuple[GameBase, list[str]]:
                 f"positions[{index}] must be a string in {name}'s notation, "
                 f"not {json_type(text)}"
             )
-    return configured_game(cls, params), positions
+    return Variant(cls, cls.variant_params(params)), positions
 
 
 __all__ = [
     "BATCH_FIELDS",
     "POSITION_ARG",
+    "Variant",
     "batch_from_body",
     "choice_from_query",
     "configured_game",
@@ -256,4 +297,5 @@ __all__ = [
     "shorten",
     "position_from_query",
     "single_args",
+    "variant_from_query",
 ]

@@ -14,22 +14,28 @@ from collections import defaultdict
 from functools import cache
 from typing import Any
 
-from flask import Blueprint, Response, current_app
+from flask import Blueprint, Response, current_app, request
 
 from api.database import get_database, get_session
-from api.errors import error_body, status_of
+from api.errors import InvalidRequestError, error_body, status_of
 from api.params import (
     POSITION_ARG,
+    Variant,
     batch_from_body,
     choice_from_query,
-    game_from_query,
     int_from_query,
     parse_position,
-    position_from_query,
+    variant_from_query,
 )
 from api.responses import json_answer
-from api.views import describe_line, describe_positions, describe_stored_position
-from db.records import VariantSummary
+from api.views import (
+    describe_line,
+    describe_positions,
+    describe_stored_position,
+    unsolved_message,
+)
+from db.errors import PositionNotFoundError
+from db.records import VariantRecord, VariantSummary
 from db.repository import list_variants
 from solver.errors import InvalidPositionError
 from solver.game import GameBase, PositionKey
@@ -102,18 +108,61 @@ def is_final_view(view: dict[str, Any]) -> bool:
     )
 
 
+def position_text(variant: Variant) -> str:
+    """The position given as ``?p=``, as text (parsed once the game is built).
+
+    :raises InvalidRequestError: if ``p`` is missing.
+    """
+    text = request.args.get(POSITION_ARG)
+    if text is None:
+        cls = variant.cls
+        raise InvalidRequestError(
+            f"missing query parameter {POSITION_ARG!r}: the position in {cls.name}'s "
+            f"notation ({cls.notation})"
+        )
+    return text
+
+
+def stored_variant(variant: Variant, position: str) -> VariantRecord:
+    """The stored record of *variant*, looked up before its game is built: building can
+    be costly (a symmetry set-up can take seconds), so a variant the database does not
+    hold costs one indexed query and a check of *position* in its notation.
+
+    :raises InvalidPositionError: if the variant is not stored and *position* is
+        malformed.
+    :raises PositionNotFoundError: if the variant is not stored.
+    """
+    record = get_database().variant(variant.cls.name, variant.text)
+    if record is None:
+        raise PositionNotFoundError(unsolved(variant, position))
+    return record
+
+
+def unsolved(variant: Variant, position: str) -> str:
+    """The 404 message for *position* of *variant*, which the database does not hold.
+
+    :raises InvalidPositionError: if *position* is malformed.
+    """
+    probe = variant.notation_game()
+    text = probe.format(parse_position(probe, position))
+    return unsolved_message(variant.cls.name, variant.params, text)
+
+
 @bp.get("/games/<game>/positions")
 def get_position(game: str) -> Response:
     """One position: bounds, flags, value, depths, state and the moves best first.
 
     :raise 400: malformed position or parameter, ``p`` missing.
-    :raise 404: unknown game, or the position is not in the database.
+    :raise 404: unknown game, the variant is not stored (whatever the position), or the
+        position is not in the database.
     :raise 409: the database holds the variant under another rules version.
     """
-    g = game_from_query(game, reserved=(POSITION_ARG,))
-    key, _ = position_from_query(g)
-    database = get_database()
-    view = describe_stored_position(g, key, database.variant(g), database.fetch_positions)
+    variant = variant_from_query(game, reserved=(POSITION_ARG,))
+    text = position_text(variant)
+    record = stored_variant(variant, text)
+    g = variant.game()
+    key = parse_position(g, text)
+    view = describe_stored_position(g, key, record, get_database().fetch_positions)
     data = {"game": g.name, "params": dict(g.params), **view}
     return json_answer(data, immutable=is_final_view(view))
 
@@ -121,7 +170,8 @@ def get_position(game: str) -> Response:
 @bp.post("/games/<game>/positions")
 def post_positions(game: str) -> Response:
     """Up to ``MAX_BATCH`` lookups at once, answered in order; each result is a position
-    answer or ``{"position": ..., "error": {"code", "message"}}``.
+    answer or ``{"position": ..., "error": {"code", "message"}}`` (every position of a
+    variant the database does not hold: a 404 entry).
 
     :raise 400: malformed JSON or body, or a bad game parameter.
     :raise 404: unknown game.
@@ -129,8 +179,17 @@ def post_positions(game: str) -> Response:
     :raise 413: too many positions (or too large a body).
     :raise 415: a body that is not declared as JSON.
     """
-    g, texts = batch_from_body(game, max_batch=int(current_app.config["MAX_BATCH"]))
+    variant, texts = batch_from_body(game, max_batch=int(current_app.config["MAX_BATCH"]))
+    name, params = variant.cls.name, variant.params
     results: list[dict[str, Any] | None] = [None] * len(texts)
+    if texts and get_database().variant(name, variant.text) is None:
+        for i, text in enumerate(texts):
+            try:
+                results[i] = {"position": text, **error_body(404, unsolved(variant, text))}
+            except InvalidPositionError as exc:
+                results[i] = {"position": text, **error_body(status_of(exc), str(exc))}
+        return json_answer({"game": name, "params": params, "results": results})
+    g = variant.game()
     keys: list[PositionKey] = []
     slots: list[int] = []
     for i, text in enumerate(texts):
@@ -156,14 +215,18 @@ def get_line(game: str) -> Response:
     fastest, the loser resists longest) or its ``low`` or ``high`` bound.
 
     :raise 400: malformed position, parameter, ``bound`` or ``max_plies``.
-    :raise 404: unknown game, or the position is not in the database.
+    :raise 404: unknown game, the variant is not stored, or the position is not in the
+        database.
     :raise 409: the database holds the variant under another rules version.
     """
-    g = game_from_query(game, reserved=LINE_ARGS)
-    key, _ = position_from_query(g)
+    variant = variant_from_query(game, reserved=LINE_ARGS)
+    text = position_text(variant)
     bound = choice_from_query("bound", BOUNDS, "value")
     limit = int(current_app.config["MAX_LINE_PLIES"])
     max_plies = int_from_query("max_plies", minimum=0, maximum=limit, default=limit)
+    stored_variant(variant, text)
+    g = variant.game()
+    key = parse_position(g, text)
     line = describe_line(get_session(), g, key, bound, max_plies=max_plies)
     data = {
         "game": g.name,

@@ -5,17 +5,89 @@ touched no database (:func:`api.create_app` only wires), so each worker makes it
 engine and connection pool on its first request, after the fork. SIGTERM stops gracefully
 (requests in flight finish, up to :data:`GRACEFUL_TIMEOUT` seconds); SIGINT (Ctrl-C) stops
 at once. Both end the process with status 0.
+
+Workers are gevent workers (:class:`Worker`): each connection is a greenlet, so a client
+that sends its request slowly, or keeps its connection idle, holds a greenlet and a
+socket, never a worker. A connection has :data:`REQUEST_TIMEOUT` seconds to send each
+request's line and headers, else it is closed; a worker holds at most *connections*
+connections at once. Lookups themselves run one at a time per worker (they are CPU work
+on the GIL), as with sync workers. gunicorn's own answers to malformed HTTP (a bad request
+line, a URI over :data:`LIMIT_REQUEST_LINE` bytes, too many or too large header fields)
+are the API's JSON errors, not HTML.
 """
 
 from __future__ import annotations
 
+import json
+import socket
 from typing import Any
 
 from flask import Flask
+from gunicorn import util as gunicorn_util  # type: ignore[import-untyped]
 from gunicorn.app.base import BaseApplication  # type: ignore[import-untyped]
+from gunicorn.workers.ggevent import GeventWorker  # type: ignore[import-untyped]
+
+from solver.errors import NegagraphError
 
 GRACEFUL_TIMEOUT = 10
 """Seconds workers get to finish their requests after SIGTERM."""
+
+REQUEST_TIMEOUT = 5
+"""Seconds a connection has to send a request's line and headers (and the longest a
+kept-alive connection stays idle); then it is closed."""
+
+CONNECTIONS = 1000
+"""Default most simultaneous connections per worker."""
+
+LIMIT_REQUEST_LINE = 8190
+"""Longest request line, in bytes (gunicorn's default): longer is a JSON 414."""
+
+LIMIT_REQUEST_FIELD_SIZE = 8190
+"""Longest header field, in bytes: longer is a JSON 431."""
+
+LIMIT_REQUEST_FIELDS = 100
+"""Most header fields: more is a JSON 431."""
+
+
+class ServeError(NegagraphError, OSError):
+    """The server cannot start: its address is taken or cannot be bound."""
+
+
+def write_json_error(sock: socket.socket, status_int: int, reason: str, mesg: str) -> None:
+    """gunicorn's error answer for requests it refuses before the app sees them (bad
+    request line, URI too long, header fields too large...), as the API's JSON error."""
+    message = mesg or reason
+    body = json.dumps({"error": {"code": status_int, "message": message}},
+                      separators=(",", ":")) + "\n"
+    data = body.encode()
+    head = (
+        f"HTTP/1.1 {status_int} {reason}\r\n"
+        "Connection: close\r\n"
+        "Content-Type: application/json\r\n"
+        "Cache-Control: no-cache\r\n"
+        f"Content-Length: {len(data)}\r\n"
+        "\r\n"
+    )
+    gunicorn_util.write_nonblock(sock, head.encode("latin-1") + data)
+
+
+class Worker(GeventWorker):  # type: ignore[misc]  # gunicorn is untyped
+    """gunicorn's gevent worker whose own error answers are JSON (:func:`write_json_error`).
+
+    gunicorn writes those answers with ``gunicorn.util.write_error`` from
+    ``Worker.handle_error``; this worker replaces that function in its process (after
+    the fork, so the master is untouched)."""
+
+    def init_process(self) -> None:
+        gunicorn_util.write_error = write_json_error
+        super().init_process()
+
+    def handle_request(self, listener_name: Any, req: Any, sock: Any, addr: Any) -> Any:
+        # One request per connection, as sync workers do: a kept-alive connection stays
+        # with the worker that accepted it, so a few busy clients could load one worker
+        # while the other idles; reconnecting spreads them over the workers.
+        req.must_close = True
+        return super().handle_request(listener_name, req, sock, addr)
 
 
 class Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
@@ -36,14 +108,49 @@ class Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
         return self.application
 
 
-def serve(app: Flask, *, host: str, port: int, workers: int, threads: int) -> None:
-    """Serve *app* on ``host:port`` with *workers* processes of *threads* threads each
-    (``sync`` workers when *threads* is 1, else ``gthread``) until stopped by a signal."""
+def bind_address(host: str, port: int) -> str:
+    """gunicorn's ``bind`` for *host* and *port* (IPv6 addresses in brackets)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def check_port(host: str, port: int) -> None:
+    """Check that ``host:port`` can be listened on (as gunicorn will, with
+    ``SO_REUSEADDR``), so that a taken port is one line, not a failed start.
+
+    :raises ServeError: if it cannot.
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+            probe.listen(1)
+        except OSError as exc:
+            shown = f"[{host}]" if ":" in host else host
+            raise ServeError(
+                f"cannot listen on {shown}:{port}: {exc.strerror or exc} (is another "
+                "server running there? choose another --port)"
+            ) from None
+
+
+def serve(app: Flask, *, host: str, port: int, workers: int,
+          connections: int = CONNECTIONS) -> None:
+    """Serve *app* on ``host:port`` with *workers* gevent worker processes of up to
+    *connections* connections each, until stopped by a signal."""
     options: dict[str, Any] = {
-        "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+        "bind": bind_address(host, port),
         "workers": workers,
-        "threads": threads,
-        "worker_class": "sync" if threads == 1 else "gthread",
+        "worker_class": f"{Worker.__module__}.{Worker.__qualname__}",
+        "worker_connections": connections,
+        "keepalive": REQUEST_TIMEOUT,
+        "limit_request_line": LIMIT_REQUEST_LINE,
+        "limit_request_field_size": LIMIT_REQUEST_FIELD_SIZE,
+        "limit_request_fields": LIMIT_REQUEST_FIELDS,
         "graceful_timeout": GRACEFUL_TIMEOUT,
         "timeout": 60,
         "proc_name": "negagraph",
@@ -56,4 +163,14 @@ def serve(app: Flask, *, host: str, port: int, workers: int, threads: int) -> No
     Server(app, options).run()
 
 
-__all__ = ["GRACEFUL_TIMEOUT", "Server", "serve"]
+__all__ = [
+    "CONNECTIONS",
+    "GRACEFUL_TIMEOUT",
+    "REQUEST_TIMEOUT",
+    "ServeError",
+    "Server",
+    "Worker",
+    "check_port",
+    "serve",
+    "write_json_error",
+]

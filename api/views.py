@@ -18,7 +18,7 @@ from typing import Any
 from db.errors import PositionNotFoundError, RulesVersionError
 from db.records import PositionRecord, VariantRecord
 from db.repository import Reader, find_variant, probe_position, stored_positions
-from solver.game import Game, MoveLabel, PositionKey, params_text
+from solver.game import Game, MoveLabel, ParamValue, PositionKey, params_text
 from solver.negamax import decided
 from solver.strategy import BOUNDS, Child, move_sort_key, principal_line
 from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp
@@ -187,15 +187,19 @@ def not_found_message(game: Game, key: PositionKey, variant: VariantRecord | Non
     (the same wording as :func:`db.repository.probe_position`)."""
     params = params_text(game.params)
     if variant is None:
-        options = " ".join(f"-p {k}={_param(v)}" for k, v in sorted(game.params.items()))
-        return (
-            f"position {game.format(key)!r} not found: {game.name} ({params}) has not been "
-            f"solved in this database (solve it with `negagraph solve {game.name} "
-            f"{options}`)"
-        )
+        return unsolved_message(game.name, game.params, game.format(key))
     return (
         f"position {game.format(key)!r} of {game.name} ({params}) is not in the "
         f"database (variant {variant.id}): the solve never reached it"
+    )
+
+
+def unsolved_message(game: str, params: Mapping[str, ParamValue], position: str) -> str:
+    """Why *position* has no answer when variant (*game*, *params*) is not stored."""
+    options = " ".join(f"-p {k}={_param(v)}" for k, v in sorted(params.items()))
+    return (
+        f"position {position!r} not found: {game} ({params_text(params)}) has not been "
+        f"solved in this database (solve it with `negagraph solve {game} {options}`)"
     )
 
 
@@ -336,4 +340,5 @@ __all__ = [
     "describe_stored_position",
     "not_found_message",
     "position_fields",
+    "unsolved_message",
 ]

@@ -57,10 +57,14 @@ _NODE_COLUMNS = (
 
 def find_variant(session: Reader, game: Game) -> VariantRecord | None:
     """The stored variant of *game* (its name and parameters), or ``None``."""
+    return find_variant_by_name(session, game.name, params_text(game.params))
+
+
+def find_variant_by_name(session: Reader, game: str, params: str) -> VariantRecord | None:
+    """The stored variant of game *game* whose parameters' canonical text
+    (:func:`solver.game.params_text`) is *params*, or ``None``."""
     row = session.execute(
-        select(_VARIANTS).where(
-            Variant.game == game.name, Variant.params == params_text(game.params)
-        )
+        select(_VARIANTS).where(Variant.game == game, Variant.params == params)
     ).first()
     return None if row is None else _variant(row)
 
@@ -404,6 +408,7 @@ __all__ = [
     "fetch_positions",
     "find_positions",
     "find_variant",
+    "find_variant_by_name",
     "get_node",
     "get_position",
     "get_run",

@@ -205,23 +205,45 @@ class GameBase(ABC):
     priority: Callable[[PositionKey], float] | None = None
 
     def __init__(self, **params: object) -> None:
-        known = {p.name: p for p in self.parameters}
+        self.params: dict[str, ParamValue] = self.variant_params(params)
+        self._configure()
+
+    @classmethod
+    def variant_params(cls, params: Mapping[str, object]) -> dict[str, ParamValue]:
+        """The parameters ``cls(**params).params`` holds (converted, defaults added and
+        normalised: the variant's identity), found without the game's set-up: cheap
+        enough to check that a variant is stored before building its game.
+
+        :raises InvalidParameterError: for unknown, malformed or out-of-range parameters,
+            or a combination the game refuses.
+        """
+        known = {p.name: p for p in cls.parameters}
         unknown = sorted(set(params) - set(known))
         if unknown:
             allowed = ", ".join(known) if known else "none"
             raise InvalidParameterError(
                 f"unknown parameter{'s' if len(unknown) > 1 else ''} "
-                f"{', '.join(map(repr, unknown))} for game {self.name!r} "
+                f"{', '.join(map(repr, unknown))} for game {cls.name!r} "
                 f"(parameters: {allowed})"
             )
         values: dict[str, ParamValue] = {}
-        for p in self.parameters:
+        for p in cls.parameters:
             values[p.name] = p.convert(params[p.name]) if p.name in params else p.default
-        self.params: dict[str, ParamValue] = values
-        self._configure()
+        cls._normalize_params(values)
+        return values
+
+    @classmethod  # noqa: B027 - an optional hook, not abstract
+    def _normalize_params(cls, values: dict[str, ParamValue]) -> None:
+        """Rewrite converted parameter *values* in place to their normal form (e.g. an
+        expression's shortest text) and refuse bad combinations; cheap, no set-up.
+        Games whose parameters have several spellings override it.
+
+        :raises InvalidParameterError: for a value or combination the game refuses.
+        """
 
     def _configure(self) -> None:  # noqa: B027 - an optional hook, not abstract
-        """Validate parameter combinations and precompute tables (override as needed)."""
+        """Validate parameter combinations and precompute tables (override as needed).
+        :attr:`params` already holds :meth:`variant_params`' normal form."""
 
     @abstractmethod
     def initial(self) -> PositionKey:

@@ -300,6 +300,10 @@ class ChessGame(GameBase):
     value_range: tuple[int, int] | None = (-1, 1)
     leak_order: ClassVar[str] = "breadth"
 
+    @classmethod
+    def _normalize_params(cls, values: dict[str, ParamValue]) -> None:
+        values["material"] = "v".join(_parse_material(str(values["material"])))
+
     def _configure(self) -> None:
         white, black = _parse_material(str(self.params["material"]))
         self.material = f"{white}v{black}"

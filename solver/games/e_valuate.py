@@ -44,7 +44,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, TypeAlias
 
 from solver.errors import InvalidParameterError, InvalidPositionError
-from solver.game import Param, PositionKey
+from solver.game import Param, ParamValue, PositionKey
 from solver.games._fields import Canonical, FieldGame, FieldGroup, FieldSorter
 
 logger = logging.getLogger(__name__)
@@ -398,6 +398,35 @@ def format_digits(values: Sequence[int]) -> str:
 # -- the game -------------------------------------------------------------------------
 
 
+def _normal_form(
+    expression: str, digits_text: str
+) -> tuple[Node, tuple[str, ...], tuple[int, ...], tuple[int, int]]:
+    """The variant's expression tree (variables numbered in name order), the variable
+    names, the digits and the interval of the expression's values over them.
+
+    :raises InvalidParameterError: for a malformed expression or digits, an expression
+        without variables, or values beyond 2**53.
+    """
+    tree = parse_expression(expression)
+    found: set[str] = set()
+    _variables(tree, found)
+    if not found:
+        raise InvalidParameterError(
+            f"expression {expression!r} has no variables: e-Valuate needs at least one"
+        )
+    names = tuple(sorted(found))
+    digits = parse_digits(digits_text)
+    renamed = _rename(tree, {v: i for i, v in enumerate(names)})
+    lo, hi = value_interval(tree, digits[0], digits[-1])
+    if max(-lo, hi) > MAX_ABS_VALUE:
+        raise InvalidParameterError(
+            f"expression {format_expression(renamed, names)!r} may reach "
+            f"{hi if hi >= -lo else lo} over digits {format_digits(digits)}; values must "
+            "stay within 2**53"
+        )
+    return renamed, names, digits, (lo, hi)
+
+
 class EValuate(FieldGame):
     """e-Valuate (see the module docstring)."""
 
@@ -433,28 +462,19 @@ class EValuate(FieldGame):
         ),
     )
 
+    @classmethod
+    def _normalize_params(cls, values: dict[str, ParamValue]) -> None:
+        tree, names, digits, _ = _normal_form(str(values["expression"]), str(values["digits"]))
+        values["expression"] = format_expression(tree, names)
+        values["digits"] = format_digits(digits)
+
     def _configure(self) -> None:
-        tree = parse_expression(str(self.params["expression"]))
-        found: set[str] = set()
-        _variables(tree, found)
-        if not found:
-            raise InvalidParameterError(
-                f"expression {self.params['expression']!r} has no variables: e-Valuate "
-                "needs at least one"
-            )
-        names = tuple(sorted(found))
-        digits = parse_digits(str(self.params["digits"]))
+        tree, names, digits, (lo, hi) = _normal_form(
+            str(self.params["expression"]), str(self.params["digits"])
+        )
         self.names = names
         self.digits = digits
-        self.tree: Node = _rename(tree, {v: i for i, v in enumerate(names)})
-        self.params["expression"] = format_expression(self.tree, names)
-        self.params["digits"] = format_digits(digits)
-        lo, hi = value_interval(tree, digits[0], digits[-1])
-        if max(-lo, hi) > MAX_ABS_VALUE:
-            raise InvalidParameterError(
-                f"expression {self.params['expression']!r} may reach {hi if hi >= -lo else lo} "
-                f"over digits {self.params['digits']}; values must stay within 2**53"
-            )
+        self.tree: Node = tree
         # E lies in [lo, hi]: MAX's value of every position too, MIN's is its negation.
         self.value_range = (min(lo, -hi), max(hi, -lo))
         n, d = len(names), len(digits)

@@ -3,7 +3,10 @@ server (the approach of ``tests/db/helpers.py``), solving into them, and apps ov
 
 from __future__ import annotations
 
+import contextlib
 import secrets
+import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -89,3 +92,69 @@ def assert_error(status: int, body: Any, code: int, *fragments: str) -> None:
     assert body["error"]["code"] == code
     for fragment in fragments:
         assert fragment in body["error"]["message"], body
+
+
+class TcpProxy:
+    """A TCP forwarder on a free loopback port to ``target`` (e.g. the PostgreSQL server),
+    that a test can :meth:`close`: from then on connections to its port are refused and
+    the ones it carried are cut, as when a database server goes away."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self._listener.getsockname()[1]
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return  # closed
+            try:
+                upstream = socket.create_connection(self.target, timeout=10)
+            except OSError:
+                client.close()
+                continue
+            upstream.settimeout(None)
+            with self._lock:
+                self._sockets += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (source, sink):
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        """Stop listening and cut every connection."""
+        # shutdown wakes the thread blocked in accept() (close alone would not, and the
+        # socket would go on listening until its next connection).
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)
+        self._listener.close()
+        with self._lock:
+            for s in self._sockets:
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+                s.close()
+        self._thread.join(timeout=10)
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port

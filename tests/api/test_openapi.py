@@ -134,3 +134,14 @@ def test_property_based_run_finds_no_violation(app: Flask, mode: GenerationMode)
         exercised.append(operation.label)
     assert {"GET /api/games/{game}/positions", "POST /api/games/{game}/positions",
             "GET /api/games/{game}/line", "GET /api/solves/{run_id}"} <= set(exercised)
+
+
+def test_api_index_lists_every_documented_endpoint(client: FlaskClient) -> None:
+    r = client.get("/api")
+    assert r.status_code == 200 and r.mimetype == "application/json"
+    body = r.get_json()
+    doc = client.get("/api/openapi.json").get_json()
+    assert {(e["method"], e["path"]) for e in body["endpoints"]} == documented(doc)
+    assert all(e["summary"] for e in body["endpoints"])
+    assert body["docs"] == "/api/docs" and body["openapi"] == "/api/openapi.json"
+    assert client.get(body["docs"]).status_code == 200

@@ -505,3 +505,39 @@ def test_bad_positions(name: str, text: str) -> None:
 
 def test_bad_positions_cover_every_game() -> None:
     assert set(BAD_POSITIONS) == set(GAMES)
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("connect-four", {"width": "4", "height": 3, "symmetry": "yes"}),
+        ("tic-tac-toe", {}),
+        ("number-game", {"root": " 21"}),
+        ("chess", {"material": "kbnvk"}),
+        ("chess", {"material": "KQvKR", "symmetry": "off"}),
+        ("e-valuate", {"expression": " (x) * ((y) - z) ", "digits": "0-3,5"}),
+        ("e-valuate", {"expression": "b+a*(c)", "digits": "1,2,3"}),
+        ("graph-share", {"graph": "edges:1-0, 2-1,0-2", "mode": "edges", "colors": "3"}),
+        ("graph-share", {"graph": " complete-5", "symmetry": "0"}),
+        ("domino-tiling", {"rows": "3", "cols": "4"}),
+    ],
+)
+def test_variant_params_are_the_built_games_params(name: str, params: dict[str, object]) -> None:
+    # The API looks a variant up by these before building its game (which can be costly).
+    cls = find_game(name)
+    assert cls.variant_params(params) == cls(**params).params
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [("chess", {"material": "KKvK"}), ("e-valuate", {"expression": "1+2"}),
+     ("e-valuate", {"expression": "x", "digits": "5-1"}),
+     ("graph-share", {"graph": "edges:0-0"}), ("connect-four", {"width": "11"}),
+     ("tic-tac-toe", {"size": "4"})],
+)
+def test_variant_params_refuse_what_building_refuses(name: str, params: dict[str, object]) -> None:
+    cls = find_game(name)
+    with pytest.raises(InvalidParameterError):
+        cls.variant_params(params)
+    with pytest.raises(InvalidParameterError):
+        cls(**params)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+import random
+import time
 from collections.abc import Sequence
 from functools import cache
 
@@ -11,7 +14,7 @@ import pytest
 from solver.alphabeta import alphabeta
 from solver.errors import InvalidParameterError, InvalidPositionError
 from solver.games import get_game
-from solver.games.graph_share import GraphShare, automorphisms, build_graph
+from solver.games.graph_share import GraphShare, _swap_test, automorphisms, build_graph
 from solver.negamax import solve
 
 # The friendship graph F3 of the paper's Figure 2, written out by hand: centre 0, and the
@@ -333,3 +336,73 @@ def test_value_range_holds() -> None:
             if child not in seen:
                 seen.add(child)
                 stack.append(child)
+
+
+def _brute_swappable(sets: list[frozenset[int]], a: int, b: int) -> bool:
+    family = sorted(sorted(s) for s in sets)
+    swap = {a: b, b: a}
+    return sorted(sorted(swap.get(x, x) for x in s) for s in sets) == family
+
+
+@pytest.mark.parametrize(
+    ("graph", "mode"),
+    [("complete-7", "edges"), ("complete-7", "vertices"), ("star-6", "edges"),
+     ("star-6", "vertices"), ("friendship-3", "edges"), ("cycle-6", "edges"),
+     ("path-5", "edges"), ("edges:0-1,0-2,0-3,1-4,2-4,3-4,5-6", "edges"),
+     ("edges:0-1,0-2,0-3,1-4,2-4,3-4,5-6", "vertices")],
+)
+def test_swap_test_agrees_with_comparing_whole_families(graph: str, mode: str) -> None:
+    game = get_game("graph-share", graph=graph, mode=mode, symmetry=False)
+    sets = [frozenset(s) for s in game.shared_sets]
+    m = len(game.element_names)
+    swappable = _swap_test(sets, m)
+    for a in range(m):
+        for b in range(m):
+            if a != b:
+                assert swappable(a, b) == _brute_swappable(sets, a, b), (a, b)
+
+
+def test_complete_30_edges_builds_in_well_under_a_second() -> None:
+    # Its swap classes took 16 s to find by sorting the whole family for each pair.
+    start = time.perf_counter()
+    game = get_game("graph-share", graph="complete-30", mode="edges", colors=6)
+    assert time.perf_counter() - start < 5  # generous on a loaded machine; ~0.3 s alone
+    assert game.uses_symmetry
+
+
+def _all_automorphisms(n: int, edges: list[tuple[int, int]]) -> list[tuple[int, ...]]:
+    edge_set = {frozenset(e) for e in edges}
+    return [p for p in itertools.permutations(range(n))
+            if {frozenset((p[u], p[v])) for u, v in edges} == edge_set]
+
+
+def test_automorphisms_are_every_adjacency_preserving_permutation() -> None:
+    rng = random.Random(7)
+    for _ in range(150):
+        n = rng.randint(1, 7)
+        density = rng.choice([0.2, 0.5, 0.8])
+        edges = [(i, j) for i in range(n) for j in range(i + 1, n) if rng.random() < density]
+        expected = _all_automorphisms(n, edges)
+        for cap in (2, 10, 5040):
+            found = automorphisms(range(n), edges, cap)
+            if len(expected) > cap:
+                assert found is None, (n, edges, cap)
+            else:
+                assert found is not None and sorted(found) == sorted(expected), (n, edges)
+
+
+RIGID_CUBIC = (
+    "edges:0-1,0-9,0-16,1-6,1-22,2-10,2-13,2-29,3-9,3-11,3-23,4-5,4-10,4-26,5-20,5-29,6-15,"
+    "6-24,7-17,7-18,7-27,8-14,8-18,8-23,9-14,10-22,11-12,11-19,12-24,12-25,13-16,13-22,"
+    "14-15,15-27,16-24,17-20,17-21,18-28,19-20,19-28,21-26,21-28,23-27,25-26,25-29"
+)
+"""A random cubic graph on 30 vertices (rigid): mapping vertices in index order took over
+20 s (minutes) to find its one automorphism."""
+
+
+def test_a_rigid_cubic_graph_on_30_vertices_builds_fast() -> None:
+    start = time.perf_counter()
+    vertices, edges = build_graph(RIGID_CUBIC)
+    assert automorphisms(vertices, edges, 2000) == [tuple(range(30))]
+    get_game("graph-share", graph=RIGID_CUBIC, mode="edges", colors=3)
+    assert time.perf_counter() - start < 5
