@@ -42,3 +42,43 @@ def test_solve_takes_a_game_not_its_name() -> None:
         solve("tic-tac-toe")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="not int"):
         solve(42)  # type: ignore[arg-type]
+
+
+def test_lookups_from_python_answer_what_the_http_api_answers(tmp_path: Path) -> None:
+    from api import create_app
+    from api.lookup import SolvedDatabase
+    from db.errors import DatabaseError, PositionNotFoundError
+    from solver.errors import InvalidPositionError, UnknownGameError
+
+    url = f"sqlite:///{tmp_path / 'ttt.db'}"
+    engine = make_engine(url)
+    try:
+        solve(get_game("tic-tac-toe"), full=True, store=SqlStore(engine))
+    finally:
+        engine.dispose()
+    client = create_app({"TESTING": True, "DATABASE_URL": url}).test_client()
+    with SolvedDatabase(url) as db:
+        (variant,) = db.variants()
+        assert (variant.variant.game, variant.nodes) == ("tic-tac-toe", 5478)
+        for p in (".........", "x.o/.../...", "xx./oo./x.o", "xox/oxo/x.."):
+            http = client.get("/api/games/tic-tac-toe/positions", query_string={"p": p})
+            assert db.position("tic-tac-toe", p) == http.get_json()
+            for bound in ("value", "low", "high"):
+                http = client.get("/api/games/tic-tac-toe/line",
+                                  query_string={"p": p, "bound": bound})
+                mine = db.line("tic-tac-toe", p, bound=bound)
+                assert mine == {k: v for k, v in http.get_json().items()
+                                if k != "max_plies"}
+        assert db.position(get_game("tic-tac-toe"), ".........")["value"] == 0
+        with pytest.raises(UnknownGameError):
+            db.position("tic-tac-to", ".........")
+        with pytest.raises(InvalidPositionError):
+            db.position("tic-tac-toe", "nonsense")
+        with pytest.raises(PositionNotFoundError):
+            db.position("connect-four", "..../..../..../....", width=4, height=4)
+        with pytest.raises(ValueError, match="bound must be one of"):
+            db.line("tic-tac-toe", ".........", bound="middle")
+    missing = tmp_path / "missing.db"
+    with pytest.raises(DatabaseError, match="does not exist"):
+        SolvedDatabase(f"sqlite:///{missing}").variants()
+    assert not missing.exists()
