@@ -15,7 +15,15 @@ was committed stays) and a SQLite file must pass ``integrity_check``.
 
 The table counts kills, completed rounds, rounds whose graph differs from the reference
 (``different``), kills after which committed nodes went missing (``lost``), and runs that
-failed otherwise (``errors``). Not part of the tests: it takes tens of minutes.
+failed otherwise (``errors``).
+
+Then (``--hostile-seconds``, 0 to skip) it serves a solved tic-tac-toe database with
+``negagraph serve --workers 2`` on a loopback port and runs :func:`bench.hostile.run_hostile`
+against it: slow clients, costly-variant lookups and malformed HTTP, while normal lookups
+are timed; the second table counts 5xx answers, error answers that are not the API's JSON,
+unanswered requests, and the normal lookups' latencies.
+
+Not part of the tests: it takes tens of minutes.
 """
 
 from __future__ import annotations
@@ -25,10 +33,12 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -37,6 +47,7 @@ from typing import Any
 
 from sqlalchemy import text
 
+from bench.hostile import run_hostile
 from bench.targets import PG_ADMIN_URL, fresh_pg_database
 from db.migrate import upgrade
 from db.models import encode_key
@@ -287,6 +298,42 @@ def soak(mode: str, engine: str, kills: int, rng: random.Random, hook_share: flo
     return [(case, tallies[case.label]) for case in cases]
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def hostile(seconds: float) -> dict[str, Any]:
+    """:func:`run_hostile` for *seconds* against a served, solved tic-tac-toe database."""
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{Path(tmp) / 'ttt.db'}"
+        subprocess.run([NEGAGRAPH, "solve", "tic-tac-toe", "--full", "--db", url],
+                       check=True, capture_output=True)
+        port = _free_port()
+        base = f"http://127.0.0.1:{port}"
+        server = subprocess.Popen(
+            [NEGAGRAPH, "serve", "--db", url, "--port", str(port), "--workers", "2"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 120
+            while True:  # until the server answers its health check
+                try:
+                    with urllib.request.urlopen(f"{base}/api/health", timeout=5) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    pass
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit("error: the server did not come up")
+                time.sleep(0.1)
+            return run_hostile(base, seconds)
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.communicate(timeout=60)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.soak", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -299,12 +346,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hook-share", type=float, default=0.25,
                         help="share of kills at a chosen commit rather than a moment")
     parser.add_argument("--seed", type=int, default=20261124)
+    parser.add_argument("--hostile-seconds", type=float, default=60.0,
+                        help="seconds of hostile-client load (0: none; default 60)")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     lines = ["| mode | engine | game | kills | of them in the closing sequence | rounds "
              "| different | lost | errors | seconds |", "|" + "---|" * 10]
     notes: list[str] = []
-    for mode in args.mode or ["partial", "full"]:
+    for mode in (args.mode or ["partial", "full"]) if args.kills > 0 else []:
         for engine in args.engine or ["sqlite", "postgres"]:
             for case, t in soak(mode, engine, args.kills, rng, args.hook_share,
                                 args.kills_per_round):
@@ -312,7 +361,21 @@ def main(argv: list[str] | None = None) -> int:
                              f"{t.closing_kills} | {t.rounds} | {t.different} | {t.lost} | "
                              f"{t.errors} | {t.seconds:.0f} |")
                 notes += t.notes
-    print("\n".join(lines))
+    if args.kills > 0:
+        print("\n".join(lines))
+    if args.hostile_seconds > 0:
+        h = hostile(args.hostile_seconds)
+        n = h["normal"]
+        print()
+        print("| hostile load | seconds | requests | 5xx | non-JSON errors | unanswered "
+              "| normal lookups | not 200 | p50 ms | p99 ms | max ms |")
+        print("|" + "---|" * 11)
+        print(f"| {', '.join(f'{k} {v}' for k, v in h['requests'].items())} | "
+              f"{h['seconds']} | {sum(h['requests'].values())} | {h['server_errors']} | "
+              f"{h['non_json_errors']} | {h['unanswered']} | {n['count']} | {n['not_200']} "
+              f"| {n['p50_ms']} | {n['p99_ms']} | {n['max_ms']} |")
+        if h["server_errors"] or h["non_json_errors"] or h["unanswered"] or n["not_200"]:
+            notes.append(f"hostile load: {json.dumps(h['examples'])}")
     for note in notes:
         print(f"- {note}")
     return 0 if not notes else 1
