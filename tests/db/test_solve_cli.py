@@ -171,46 +171,95 @@ def start_solve(*args: str) -> subprocess.Popen[str]:
     )
 
 
-def committed_nodes(url: str) -> int:
+def committed_rows(url: str) -> int:
+    """Stored nodes plus edges: every committed batch of expansions adds edges."""
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
-            return int(conn.execute(text("SELECT count(*) FROM nodes")).scalar_one())
+            return int(conn.execute(text(
+                "SELECT (SELECT count(*) FROM nodes) + (SELECT count(*) FROM edges)"
+            )).scalar_one())
     finally:
         engine.dispose()
+
+
+def last_run_id(url: str) -> int:
+    """The newest ``solve_runs`` id (0 if none): runs started later have larger ids."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return int(conn.execute(text("SELECT coalesce(max(id), 0) FROM solve_runs"))
+                       .scalar_one())
+    finally:
+        engine.dispose()
+
+
+WAIT = 120.0
+"""Seconds a test waits for an event of a real process (a commit, a line, an exit)."""
+
+
+def wait_for_commit(
+    url: str, proc: subprocess.Popen[str], after_run: int, expansions: int = 1,
+    timeout: float = WAIT,
+) -> bool:
+    """Wait until the solve run that *proc* started (the first run with an id above
+    *after_run*) has committed at least *expansions* expansions: the event kill and
+    Ctrl-C tests act on, whatever the machine's speed. False if *proc* ended first."""
+    engine = make_engine(url)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            with engine.connect() as conn:
+                done = conn.execute(
+                    text("SELECT expansions FROM solve_runs WHERE id > :after ORDER BY id "
+                         "LIMIT 1"), {"after": after_run}).scalar()
+            if done is not None and done >= expansions:
+                return True
+            if proc.poll() is not None:
+                return False
+            time.sleep(0.02)
+    finally:
+        engine.dispose()
+    proc.kill()
+    _, err = proc.communicate()
+    raise AssertionError(
+        f"solve pid {proc.pid} committed no {expansions} expansions within {timeout:.0f} s; "
+        f"stderr: {err[-2000:]!r}")
 
 
 @pytest.mark.parametrize("full", [True, False], ids=["full", "partial"])
 def test_kill_9_at_random_moments_loses_nothing_committed(db_url: str, full: bool) -> None:
     rng = random.Random(20261122)
-    # A partial solve must outlast several kills: 4x4 now takes well under a second.
-    # A full 4x4 solve takes about 2.5 s of work after a 0.7 s start: kills come sooner.
+    # Kills come after each run has committed a random number of batches (1 to 3, seen
+    # in its run row), never at a time from its start: the same test on any machine.
+    # 4x4 full is ~190 batches of 700 expansions, 5x4 partial ~220.
     width = 4 if full else 5
-    latest = 1.2 if full else 2.0
+    batch = 700
     args = ["connect-four", "-p", f"width={width}", "-p", "height=4", "--db", db_url,
-            "--batch-size", "700", "--json"]
+            "--batch-size", str(batch), "--json"]
     if full:
         args.append("--full")
     kills = 0
     before = 0
     while kills < 6:
+        after = last_run_id(db_url)
         proc = start_solve(*args)
-        time.sleep(rng.uniform(0.3, latest))
-        if proc.poll() is not None:
-            proc.communicate()
+        if not wait_for_commit(db_url, proc, after, rng.randint(1, 3) * batch):
+            out, err = proc.communicate(timeout=WAIT)
+            assert proc.returncode == 0, err
             break  # finished before the kill
         proc.send_signal(signal.SIGKILL)
-        proc.communicate(timeout=30)
+        proc.communicate(timeout=WAIT)
         kills += 1
-        now = committed_nodes(db_url)
-        assert now >= before  # what was committed stays
+        now = committed_rows(db_url)
+        assert now > before  # what was committed stays, and each run committed more
         before = now
-    assert kills >= 5 and before > 0  # and some came after commits
+    assert kills == 6 and before > 0
     proc = start_solve(*args)
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err
     assert json.loads(out)["complete"] is True
-    g = reference("connect-four", {"width": width, "height": 4}, full=full, batch=700)
+    g = reference("connect-four", {"width": width, "height": 4}, full=full, batch=batch)
     assert stored_rows(db_url) == expected_rows(g)
     if db_url.startswith("sqlite"):
         engine = make_engine(db_url)
@@ -221,25 +270,25 @@ def test_kill_9_at_random_moments_loses_nothing_committed(db_url: str, full: boo
             engine.dispose()
 
 
-def wait_for_running_run(url: str, timeout: float = 30) -> None:
+def wait_for_running_run(url: str, timeout: float = WAIT) -> None:
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        engine = make_engine(url)
-        try:
+    engine = make_engine(url)
+    try:
+        while time.monotonic() < deadline:
             with engine.connect() as conn:
                 n = conn.execute(text(
                     "SELECT count(*) FROM solve_runs WHERE status = 'running'")).scalar_one()
-        finally:
-            engine.dispose()
-        if n:
-            return
-        time.sleep(0.1)
-    raise AssertionError("the first solve never started")
+            if n:
+                return
+            time.sleep(0.05)
+    finally:
+        engine.dispose()
+    raise AssertionError(f"no solve run was recorded as running within {timeout:.0f} s")
 
 
 def test_one_writer_per_variant_and_a_dead_writer_does_not_block(db_url: str) -> None:
     args = ["connect-four", "-p", "width=5", "-p", "height=4", "--full", "--db", db_url]
-    first = start_solve(*args, "--max-seconds", "60")
+    first = start_solve(*args, "--max-seconds", "600")
     try:
         wait_for_running_run(db_url)
         code, _, err = run("solve", *args, "--max-expansions", "10")
@@ -251,7 +300,7 @@ def test_one_writer_per_variant_and_a_dead_writer_does_not_block(db_url: str) ->
         assert code == 0, err
     finally:
         first.send_signal(signal.SIGKILL)
-        first.communicate(timeout=30)
+        first.communicate(timeout=WAIT)
     code, out, err = run("solve", *args, "--max-expansions", "10", "--json")
     assert code == 0, err
     assert json.loads(out)["status"] == "budget"
@@ -264,10 +313,9 @@ def test_ctrl_c_stops_after_the_batch_and_says_how_to_continue(tmp_path: Path) -
     args = ["connect-four", "-p", "width=4", "-p", "height=4", "--full", "--db", url,
             "--batch-size", "2000"]
     proc = start_solve(*args)
-    wait_for_running_run(url)
-    time.sleep(0.5)
+    assert wait_for_commit(url, proc, 0), proc.communicate()  # ~67 batches: one is done
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=WAIT)
     assert proc.returncode == 0, err
     assert "stopped on request" in err and "run the same command again" in err
     assert "Traceback" not in err
