@@ -56,6 +56,7 @@ import json
 import logging
 import os
 import socket
+import sys
 import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -304,13 +305,24 @@ class SqlStore:
         graph.mark_committed()
 
     def close(self, progress: Progress) -> None:
-        """Record the run's final status and release the writer lock (idempotent)."""
+        """Record the run's final status and release the writer lock (idempotent).
+
+        The run row keeps the figures of the run's last commit when the graph holds work
+        that was never committed (a failure or Ctrl-C in mid-batch): the record says what
+        is stored, not what was in memory."""
         conn = self._conn
         if conn is None:
             return
+        graph = self._graph
+        stored = graph is None or not (
+            graph.committed_nodes != graph.num_nodes
+            or graph.committed_edges != graph.num_edges
+            or graph.dirty
+            or graph.all_dirty
+        )
         try:
             with self._errors(), conn.begin():
-                self._fence(conn, progress, final=True)
+                self._fence(conn, progress, final=True, figures=stored)
             if self._graph is not None:
                 self._keep_for_resume(self._graph, progress)
         except VariantLockedError as exc:
@@ -436,18 +448,7 @@ class SqlStore:
 
     def _stale_reason(self, run: Any, now: datetime) -> str | None:
         """Why a SQLite lease is abandoned, or ``None`` if its writer may be alive."""
-        if run.hostname == socket.gethostname():
-            if not _pid_alive(run.pid):
-                return f"process {run.pid} is gone"
-            start = _process_start(run.pid)
-            started = _aware(run.started_at).timestamp()
-            if start is not None and start > started + _PID_REUSE_SLACK:
-                return f"pid {run.pid} now belongs to a process started after the lease"
-            return None
-        idle = now - _aware(run.heartbeat_at)
-        if idle > timedelta(seconds=self.lease_timeout):
-            return f"no heartbeat from {run.hostname} for {idle.total_seconds():.0f} s"
-        return None
+        return stale_reason(run, now, self.lease_timeout)
 
     def _running_holder(self, conn: Connection, variant_id: int) -> Any:
         row = conn.execute(
@@ -461,10 +462,13 @@ class SqlStore:
 
     # -- commit -----------------------------------------------------------------------
 
-    def _fence(self, conn: Connection, progress: Progress, *, final: bool) -> None:
-        """Update the run row, proving that this run still holds the variant."""
+    def _fence(
+        self, conn: Connection, progress: Progress, *, final: bool, figures: bool = True
+    ) -> None:
+        """Update the run row, proving that this run still holds the variant (without
+        *figures*: its status only, keeping the figures of its last commit)."""
         now = utcnow()
-        values: dict[str, Any] = {
+        values: dict[str, Any] = {} if not figures else {
             "heartbeat_at": now,
             "expansions": progress.expansions,
             "nodes_added": progress.nodes_added,
@@ -610,10 +614,12 @@ class SqlStore:
         return self._conn, self._game
 
     def _release(self, *, failed: bool) -> None:
-        """Give back the lock and the connection; on a failed open, close the run row."""
+        """Give back the lock and the connection; on a failed open, close the run row
+        (as ``stopped`` if Ctrl-C interrupted the open: called while handling it)."""
         conn = self._conn
         if conn is None:
             return
+        status = "stopped" if isinstance(sys.exc_info()[1], KeyboardInterrupt) else "failed"
         try:
             if failed and self.run_id is not None:
                 try:
@@ -623,10 +629,10 @@ class SqlStore:
                         conn.execute(
                             update(SolveRun)
                             .where(SolveRun.id == self.run_id, SolveRun.status == "running")
-                            .values(status="failed", finished_at=utcnow())
+                            .values(status=status, finished_at=utcnow())
                         )
                 except Exception:  # the original error matters more
-                    log.exception("could not mark run %s failed", self.run_id)
+                    log.exception("could not mark run %s %s", self.run_id, status)
             if self._pg_locked:
                 try:
                     if conn.in_transaction():
@@ -1105,6 +1111,24 @@ def _aware(moment: datetime) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
+def stale_reason(run: Any, now: datetime, lease_timeout: float = LEASE_TIMEOUT) -> str | None:
+    """Why the writer of *run* (a ``running`` run row: its pid, hostname, started_at and
+    heartbeat_at) is dead, or ``None`` if it may be alive: the rule of the SQLite lease
+    (see the module docs), also what readers use to show a run as ``dead``."""
+    if run.hostname == socket.gethostname():
+        if not _pid_alive(run.pid):
+            return f"process {run.pid} is gone"
+        start = _process_start(run.pid)
+        started = _aware(run.started_at).timestamp()
+        if start is not None and start > started + _PID_REUSE_SLACK:
+            return f"pid {run.pid} now belongs to a process started after the lease"
+        return None
+    idle = now - _aware(run.heartbeat_at)
+    if idle > timedelta(seconds=lease_timeout):
+        return f"no heartbeat from {run.hostname} for {idle.total_seconds():.0f} s"
+    return None
+
+
 def _pid_alive(pid: int) -> bool:
     if pid <= 0:
         return False
@@ -1136,4 +1160,4 @@ def _process_start(pid: int) -> float | None:
         return None
 
 
-__all__ = ["LEASE_TIMEOUT", "PG_LOCK_CLASS", "SqlStore", "load_graph"]
+__all__ = ["LEASE_TIMEOUT", "PG_LOCK_CLASS", "SqlStore", "load_graph", "stale_reason"]

@@ -29,7 +29,7 @@ import time
 from array import array
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from solver.bulk import (
@@ -147,7 +147,9 @@ def solve(
     :param batch_size: expansions per committed batch (in partial mode, the leaks of one
         round when the game has a priority or breadth-first leak order; default: grows
         with the graph, 1 while it is small, in full mode 20,000).
-    :param progress: called with a :class:`~solver.store.Progress` after every batch.
+    :param progress: called with a :class:`~solver.store.Progress` after every batch,
+        and when a long step starts (its :attr:`~solver.store.Progress.phase` names it:
+        a commit, the retrograde pass, closing the run).
     :param until: ``"bounds"`` (default): a partial solve ends when both root bounds are
         final; ``"value"``: as soon as the root's value under the game's repetition rule
         is decided (e.g. a chess win: ``low = 1`` final, whatever ``high``).
@@ -186,10 +188,14 @@ def solve(
     solver = _Solver(game, graph, root_key, store, run, batch_size, progress, stop, until)
     try:
         status = solver.run_full() if full else solver.run_partial()
-    except BaseException:
-        store.close(solver.progress("failed"))
+    except BaseException as exc:
+        solver.phase("closing")
+        # Ctrl-C (KeyboardInterrupt) is a stop on request that lost the batch in flight.
+        store.close(solver.progress("stopped" if isinstance(exc, KeyboardInterrupt)
+                                    else "failed"))
         raise
     final = solver.progress(status)
+    solver.phase("closing")
     store.close(final)
     return solver.result(status)
 
@@ -243,6 +249,8 @@ class _Solver:
         periodic finality refreshes (flags propagated upwards are then exact)."""
         self.root = self._ensure_root(root_key)
         self._tally: tuple[int, int, int] | None = None
+        self._latest: Progress | None = None
+        """The latest :meth:`progress` snapshot (what :meth:`phase` reports)."""
         """For :meth:`frontier_size` in partial mode: (nodes scanned, terminal nodes
         among them, nodes expanded before the run's first expansion)."""
 
@@ -272,7 +280,7 @@ class _Solver:
 
     def progress(self, status: str) -> Progress:
         g, r = self.g, self.root
-        return Progress(
+        self._latest = p = Progress(
             status=status,
             expansions=self.expansions,
             nodes=g.num_nodes,
@@ -286,9 +294,21 @@ class _Solver:
             root_high_final=bool(g.high_final[r]),
             seconds=time.monotonic() - self.started,
         )
+        return p
+
+    def phase(self, name: str, latest: Progress | None = None) -> None:
+        """Tell the progress callback that a long step called *name* starts (with the
+        figures of *latest*, else of the latest snapshot: nothing is recounted)."""
+        if self.progress_cb is None:
+            return
+        p = latest or self._latest or self.progress("running")
+        self.progress_cb(replace(p, phase=name, seconds=time.monotonic() - self.started))
 
     def commit(self, status: str = "running") -> None:
         p = self.progress(status)
+        g = self.g
+        rows = g.num_nodes - g.committed_nodes + (g.num_nodes if g.all_dirty else len(g.dirty))
+        self.phase(f"committing {rows:,} nodes", p)
         self.store.commit(self.g, p)
         if self.progress_cb is not None:
             self.progress_cb(p)
@@ -375,6 +395,7 @@ class _Solver:
         if g.committed_nodes:
             # A stored graph: recompute bounds (and depths) from scratch once, so the
             # incremental updates below start from the exact fixpoint whatever wrote it.
+            self.phase("retrograde")
             retrograde(g)
         state = g.state
         self._tally = (g.num_nodes, state.count(TERMINAL),
@@ -419,10 +440,12 @@ class _Solver:
                 self.refresh_finality()
             expanded += len(batch)
             self.commit()
+        self.phase("retrograde")
         retrograde(g)  # depths (the bounds are already the fixpoint)
         if status == "complete" and not self.acyclic:
             # Exact finality over the whole graph, not only the root's region (flags
             # propagated upwards are exact already when the game is acyclic).
+            self.phase("finality")
             everything = expanded_nodes(g)
             update_finality(g, everything, everything, vmin=self.vmin, vmax=self.vmax)
         self.commit()
@@ -858,8 +881,11 @@ class _Solver:
         del index
         if g.edge_loader is not None:
             self.commit()  # the loader replaces the edges with the stored ones
+        self.phase("loading edges")
         g.require_edges()
+        self.phase("retrograde")
         retrograde(g)
+        self.phase("finality")
         settle_all_flags(g)
         self.commit()
         return "complete"
