@@ -9,6 +9,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -361,3 +362,213 @@ def test_e_valuate_lookups_report_max_side_values(tmp_path: Path) -> None:
     assert (view["to_move"], view["value"], view["max_value"]) == ("MIN", -18, 18)
     code, out, _ = run("query", "e-valuate", "x=?,y=?,z=?", "--db", url)
     assert code == 0 and "MAX to move; from MAX's side: 18" in out
+
+
+# -- progress output, and run records that tell the truth --------------------------------
+
+
+def read_lines_until(stream: Any, found: Any, timeout: float = WAIT) -> list[str]:
+    """Lines of *stream* (read in a thread) until one satisfies *found*; all of them."""
+    lines: list[str] = []
+    hit = threading.Event()
+
+    def reader() -> None:
+        for line in stream:
+            lines.append(line)
+            if found(line):
+                hit.set()
+        hit.set()
+
+    threading.Thread(target=reader, daemon=True).start()
+    assert hit.wait(timeout), f"no matching line within {timeout:.0f} s: {lines[-5:]}"
+    return lines
+
+
+def test_progress_is_logged_every_few_seconds_when_stderr_is_a_pipe(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    # 5x4 full: far more than one log period of work (~15 s here), whatever the machine
+    proc = start_solve("connect-four", "-p", "width=5", "-p", "height=4", "--full",
+                       "--db", url, "--max-expansions", "200000", "--json")
+    try:
+        lines = read_lines_until(proc.stderr, lambda line: line.startswith("progress: "))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=WAIT)
+    logged = [line for line in lines + err.splitlines(True) if line.startswith("progress: ")]
+    assert logged, lines
+    first = logged[0]
+    # the figures, the phase, and the ETA of an expansion budget
+    assert "expansions (" in first and "/s)" in first and " nodes " in first
+    assert " frontier " in first and "root [" in first
+    assert any(phase in first for phase in ("loading", "expanding", "committing"))
+    assert all("\r" not in line for line in logged)  # lines, not a redrawn line
+    assert json.loads(out)["status"] == "stopped"  # the JSON on stdout is untouched
+
+
+def test_progress_line_on_a_terminal_names_the_long_steps(tmp_path: Path) -> None:
+    import pty
+
+    url = f"sqlite:///{tmp_path / 't.db'}"
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(
+        [NEGAGRAPH, "solve", "connect-four", "-p", "width=4", "-p", "height=4", "--full",
+         "--db", url],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=secondary,
+    )
+    os.close(secondary)
+    seen = b""
+    deadline = time.monotonic() + WAIT
+    try:
+        while proc.poll() is None or seen[-1:] != b"":
+            if time.monotonic() > deadline:
+                raise AssertionError(f"solve did not end within {WAIT:.0f} s: {seen[-300:]!r}")
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # the pty's other side closed: the process ended
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(primary)
+        out, _ = proc.communicate(timeout=WAIT)
+    assert proc.returncode == 0, seen[-500:]
+    text_seen = seen.decode()
+    redraws = [part for part in text_seen.split("\r") if "expansions" in part]
+    assert redraws, text_seen[-500:]  # the line is redrawn in place (the first report
+    # is always drawn; later ones at most twice a second, and every second by the ticker)
+    assert all(" frontier " in part and "root [" in part for part in redraws)
+    assert all(any(phase in part for phase in PHASES) for part in redraws), redraws
+    assert text_seen.endswith(" " * 100 + "\r")  # the line is cleared at the end
+    assert "value 0" in out.decode()
+
+
+PHASES = ("loading the stored graph", "expanding", "committing", "retrograde", "finality",
+          "loading edges", "closing")
+
+
+@pytest.mark.parametrize("full", [True, False], ids=["full", "partial"])
+def test_the_solver_names_its_long_steps(tmp_path: Path, full: bool) -> None:
+    """What the progress line shows during a long step: the solver reports each phase
+    before it starts, in order, with the figures of the latest batch."""
+    from db.store import SqlStore
+
+    url = f"sqlite:///{tmp_path / 'phases.db'}"
+    assert run("db", "upgrade", "--db", url)[0] == 0
+    game = get_game("connect-four", width=4, height=3)
+    runs: list[list[tuple[str, int]]] = []
+    engine = make_engine(url)
+    try:
+        for budget in (2500 if full else 100, None):  # a budget, then resumed to the end
+            seen: list[tuple[str, int]] = []
+            solve(game, full=full, store=SqlStore(engine), batch_size=500 if full else 50,
+                  max_expansions=budget,
+                  progress=lambda p, seen=seen: seen.append((p.phase, p.expansions)))
+            runs.append(seen)
+    finally:
+        engine.dispose()
+    for seen in runs:
+        phases = [phase for phase, _ in seen]
+        assert all(p in PHASES or (p.startswith("committing ") and p.endswith(" nodes"))
+                   for p in phases), phases
+        assert phases[-1] == "closing"
+        expansions = [e for _, e in seen]
+        assert expansions == sorted(expansions)  # the figures of the latest batch
+    first, second = ([p for p, _ in seen] for seen in runs)
+    assert first[0].startswith("committing ")
+    if full:
+        assert "retrograde" not in first  # stopped by its budget before the end
+        assert second[-6:-3] == ["loading edges", "retrograde", "finality"]
+        assert second[-3].startswith("committing ") and second[-2:] == ["expanding",
+                                                                         "closing"]
+    else:
+        assert first[-4] == "retrograde" and first[-3].startswith("committing ")
+        assert second[0] == "retrograde"  # the stored graph's bounds recomputed first
+        assert second.count("retrograde") == 2
+
+
+def run_status(url: str) -> Any:
+    proc = subprocess.run([NEGAGRAPH, "status", "--db", url, "--json"], capture_output=True,
+                          text=True, timeout=WAIT, check=False)
+    assert proc.returncode == 0, proc.stderr
+    (variant,) = json.loads(proc.stdout)["variants"]
+    return variant
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+def test_ctrl_c_twice_is_recorded_as_stopped_with_the_committed_figures(db_url: str) -> None:
+    args = ["connect-four", "-p", "width=4", "-p", "height=4", "--full", "--db", db_url,
+            "--batch-size", "2000", "--json"]
+    proc = start_solve(*args)
+    assert wait_for_commit(db_url, proc, 0), proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    lines = read_lines_until(proc.stderr, lambda line: "stopping after" in line)
+    proc.send_signal(signal.SIGINT)  # the second: abort the batch in flight
+    out, err = proc.communicate(timeout=WAIT)
+    err = "".join(lines) + err
+    # a stop, not a failure: either the second Ctrl-C came in time or the run had closed
+    if proc.returncode == 130:
+        assert out == "" and "interrupted: every committed batch is kept" in err
+    else:
+        assert proc.returncode == 0 and json.loads(out)["status"] == "stopped", err
+    assert "Traceback" not in err and "Aborted!" not in err
+    (run_row,) = run_status(db_url)["runs"]
+    assert run_row["status"] == "stopped" and run_row["finished_at"] is not None
+    # the record says what is stored, not what was in memory
+    engine = make_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            nodes, edges = conn.execute(text(
+                "SELECT (SELECT count(*) FROM nodes), (SELECT count(*) FROM edges)")).one()
+    finally:
+        engine.dispose()
+    assert (run_row["nodes"], run_row["nodes_added"]) == (nodes, nodes)
+    assert run_row["edges_added"] == edges
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+def test_ctrl_c_twice_at_start_up_is_recorded_as_stopped(db_url: str) -> None:
+    args = ["connect-four", "-p", "width=4", "-p", "height=4", "--full", "--db", db_url,
+            "--json"]
+    proc = start_solve(*args)
+    wait_for_running_run(db_url)  # the run is recorded: it is opening or solving
+    proc.send_signal(signal.SIGINT)
+    read_lines_until(proc.stderr, lambda line: "stopping after" in line)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=WAIT)
+    assert proc.returncode in (0, 130), err
+    assert "Traceback" not in err and "Aborted!" not in err
+    assert run_status(db_url)["runs"][0]["status"] == "stopped"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+def test_a_killed_writer_is_shown_dead_at_once(db_url: str) -> None:
+    args = ["connect-four", "-p", "width=4", "-p", "height=4", "--full", "--db", db_url,
+            "--batch-size", "2000"]
+    proc = start_solve(*args)
+    assert wait_for_commit(db_url, proc, 0), proc.communicate()
+    assert run_status(db_url)["runs"][0]["status"] == "running"
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=WAIT)
+    # dead as soon as the writer is: no new solve needed (PostgreSQL frees the lock when
+    # it notices the closed connection: wait for that event)
+    deadline = time.monotonic() + WAIT
+    while (status := run_status(db_url)["runs"][0]["status"]) == "running":
+        assert time.monotonic() < deadline, "the killed run still shows as running"
+        time.sleep(0.1)
+    assert status == "dead"
+    code, out, _ = run("status", "--db", db_url)
+    assert code == 0 and " dead " in out
+    from api import create_app
+
+    app = create_app({"DATABASE_URL": db_url})
+    client = app.test_client()
+    body = client.get("/api/solves").get_json()
+    assert body["solves"][0]["status"] == "dead"
+    run_id = body["solves"][0]["id"]
+    assert client.get(f"/api/solves/{run_id}").get_json()["status"] == "dead"
+    # the next writer takes the lease over and closes the dead run's row
+    code, out, err = run("solve", *args, "--max-expansions", "10", "--json")
+    assert code == 0, err
+    statuses = [r["status"] for r in run_status(db_url)["runs"]]
+    assert statuses == ["budget", "failed"]
