@@ -419,9 +419,8 @@ def solve_command(
         except KeyboardInterrupt:
             click.echo(
                 "\ninterrupted: "
-                + ("nothing is stored" if memory else "every committed batch is kept "
-                   "(the run is recorded as stopped); run the same command again to "
-                   "continue"),
+                + ("nothing is stored" if memory else "every committed batch is kept; "
+                   "run the same command again to continue"),
                 err=True,
             )
             raise click.exceptions.Exit(130) from None

@@ -559,16 +559,55 @@ def test_a_killed_writer_is_shown_dead_at_once(db_url: str) -> None:
     assert status == "dead"
     code, out, _ = run("status", "--db", db_url)
     assert code == 0 and " dead " in out
-    from api import create_app
+    from tests.api.helpers import make_app
 
-    app = create_app({"DATABASE_URL": db_url})
-    client = app.test_client()
-    body = client.get("/api/solves").get_json()
-    assert body["solves"][0]["status"] == "dead"
-    run_id = body["solves"][0]["id"]
-    assert client.get(f"/api/solves/{run_id}").get_json()["status"] == "dead"
+    with make_app(db_url) as app:
+        client = app.test_client()
+        body = client.get("/api/solves").get_json()
+        assert body["solves"][0]["status"] == "dead"
+        run_id = body["solves"][0]["id"]
+        assert client.get(f"/api/solves/{run_id}").get_json()["status"] == "dead"
     # the next writer takes the lease over and closes the dead run's row
     code, out, err = run("solve", *args, "--max-expansions", "10", "--json")
     assert code == 0, err
     statuses = [r["status"] for r in run_status(db_url)["runs"]]
     assert statuses == ["budget", "failed"]
+
+
+def test_ctrl_c_once_the_run_closes_is_ignored_so_the_result_is_printed() -> None:
+    from api.cli import Interrupts
+
+    interrupts = Interrupts()
+    interrupts.handler(signal.SIGINT, None)
+    assert interrupts()  # the first asks the solver to stop after its batch
+    interrupts.closing = True  # the solver reported its "closing" phase
+    interrupts.handler(signal.SIGINT, None)  # ignored: the result follows
+    interrupts.closing = False
+    with pytest.raises(KeyboardInterrupt):  # before closing, the second one aborts
+        interrupts.handler(signal.SIGINT, None)
+
+
+def test_the_eta_comes_from_what_is_known() -> None:
+    from api.cli import ProgressDisplay
+    from solver.store import Progress
+
+    def at(expansions: int, frontier: int, seconds: float) -> Progress:
+        return Progress("running", expansions, 0, 0, 0, 0, frontier, 0, 0, False, False,
+                        seconds)
+
+    display = ProgressDisplay("off", max_expansions=1000)
+    assert display.eta(at(250, 0, 10.0), 25.0, 0.0) == "~30s left (expansion budget)"
+    display = ProgressDisplay("off", max_seconds=100.0)
+    assert display.eta(at(250, 0, 40.0), 25.0, 0.0) == "~1m00s left (time budget)"
+    display = ProgressDisplay("off", full=True)
+    assert display.eta(at(0, 0, 1.0), 0.0, 0.0) is None  # nothing known yet
+    display.samples.extend([(0.0, 9000), (30.0, 6000)])  # shrinking by 100 a second
+    assert display.eta(at(0, 6000, 30.0), 0.0, 30.0) == "~1m00s left (frontier draining)"
+    display.samples.append((40.0, 7000))  # over the last minute: 2000 in 40 s
+    assert display.eta(at(0, 7000, 40.0), 0.0, 40.0) == "~2m20s left (frontier draining)"
+    growing = ProgressDisplay("off", full=True)
+    growing.samples.extend([(0.0, 100), (10.0, 200)])
+    assert growing.eta(at(0, 200, 10.0), 10.0, 10.0) is None
+    partial = ProgressDisplay("off")  # a partial solve's frontier says nothing of the end
+    partial.samples.extend([(0.0, 9000), (30.0, 6000)])
+    assert partial.eta(at(0, 6000, 30.0), 10.0, 30.0) is None
