@@ -457,6 +457,8 @@ def _solve(
         game = get_game(game_name, **parse_params(params))
         display = ProgressDisplay(
             mode, full=full, max_expansions=max_expansions, max_seconds=max_seconds)
+        if memory:
+            display.phase = "starting"
 
         def progress(p: Progress) -> None:
             if p.phase == "closing":

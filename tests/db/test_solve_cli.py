@@ -443,8 +443,8 @@ def test_progress_line_on_a_terminal_names_the_long_steps(tmp_path: Path) -> Non
     assert "value 0" in out.decode()
 
 
-PHASES = ("loading the stored graph", "expanding", "committing", "retrograde", "finality",
-          "loading edges", "closing")
+PHASES = ("loading the stored graph", "starting", "expanding", "committing", "retrograde",
+          "finality", "loading edges", "closing")
 
 
 @pytest.mark.parametrize("full", [True, False], ids=["full", "partial"])
