@@ -313,6 +313,7 @@ class SqlStore:
         conn = self._conn
         if conn is None:
             return
+        handling = sys.exc_info()[1] is not None  # closing after an error or Ctrl-C
         graph = self._graph
         stored = graph is None or not (
             graph.committed_nodes != graph.num_nodes
@@ -321,14 +322,51 @@ class SqlStore:
             or graph.all_dirty
         )
         try:
-            with self._errors(), conn.begin():
-                self._fence(conn, progress, final=True, figures=stored)
+            try:
+                with self._errors(), conn.begin():
+                    self._fence(conn, progress, final=True, figures=stored)
+            except VariantLockedError:
+                raise
+            except DatabaseError as exc:
+                # The run's connection is unusable (e.g. Ctrl-C cut a PostgreSQL COPY
+                # short: psycopg then refuses every other command): record apart.
+                log.info("recording run %s through a new connection: %s", self.run_id, exc)
+                status = progress.status
+                if status == "running":
+                    status = "stopped"
+                elif status not in RUN_STATUSES:
+                    status = "failed"
+                self._record_apart(status, None if handling else exc)
+                return
             if self._graph is not None:
                 self._keep_for_resume(self._graph, progress)
         except VariantLockedError as exc:
             log.warning("%s", exc)
         finally:
             self._release(failed=False)
+
+    def _record_apart(self, status: str, error: DatabaseError | None) -> None:
+        """Record the run's end through a new connection: drop the run's own first, which
+        ends its session (the server rolls its transaction back and frees its lock),
+        then set the status, keeping the figures of the last commit. If that fails too,
+        *error* is raised (``None``: another exception is already on its way out)."""
+        conn = self._conn
+        assert conn is not None
+        conn.invalidate()
+        self._pg_locked = False  # held by the session just ended
+        try:
+            with self._errors(), self.engine.connect() as fresh, fresh.begin():
+                if self._postgres:  # the old session's row lock goes when it ends
+                    fresh.exec_driver_sql("SET LOCAL lock_timeout = '60s'")
+                fresh.execute(
+                    update(SolveRun)
+                    .where(SolveRun.id == self.run_id, SolveRun.status == "running")
+                    .values(status=status, finished_at=utcnow())
+                )
+        except Exception as exc:  # the next writer will take the run over as failed
+            log.warning("could not record the end of run %s: %s", self.run_id, exc)
+            if error is not None:
+                raise error from exc
 
     # -- open: variant, lock, load ----------------------------------------------------
 
@@ -621,6 +659,8 @@ class SqlStore:
             return
         status = "stopped" if isinstance(sys.exc_info()[1], KeyboardInterrupt) else "failed"
         try:
+            if conn.invalidated:  # dropped by close(): nothing more to do through it
+                return
             if failed and self.run_id is not None:
                 try:
                     if conn.in_transaction():
@@ -631,8 +671,10 @@ class SqlStore:
                             .where(SolveRun.id == self.run_id, SolveRun.status == "running")
                             .values(status=status, finished_at=utcnow())
                         )
-                except Exception:  # the original error matters more
-                    log.exception("could not mark run %s %s", self.run_id, status)
+                except Exception as exc:  # e.g. Ctrl-C cut a command short: record apart
+                    log.info("recording run %s through a new connection: %s", self.run_id, exc)
+                    self._record_apart(status, None)
+                    return
             if self._pg_locked:
                 try:
                     if conn.in_transaction():

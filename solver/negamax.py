@@ -185,19 +185,30 @@ def solve(
     store = store if store is not None else MemoryStore()
     run = RunOptions(root_key, full, max_expansions, max_seconds)
     graph = store.open(game, run)
-    solver = _Solver(game, graph, root_key, store, run, batch_size, progress, stop, until)
+    try:
+        solver = _Solver(game, graph, root_key, store, run, batch_size, progress, stop, until)
+    except BaseException as exc:
+        store.close(_opening(graph, "stopped" if isinstance(exc, KeyboardInterrupt)
+                             else "failed"))
+        raise
     try:
         status = solver.run_full() if full else solver.run_partial()
+        final = solver.progress(status)
+        solver.phase("closing")
     except BaseException as exc:
         solver.phase("closing")
         # Ctrl-C (KeyboardInterrupt) is a stop on request that lost the batch in flight.
         store.close(solver.progress("stopped" if isinstance(exc, KeyboardInterrupt)
                                     else "failed"))
         raise
-    final = solver.progress(status)
-    solver.phase("closing")
     store.close(final)
     return solver.result(status)
+
+
+def _opening(graph: Graph, status: str) -> Progress:
+    """The progress of a run that ended before its first step (nothing done)."""
+    return Progress(status, 0, graph.num_nodes, graph.total_edges, 0, 0, 0, NEG_INF, POS_INF,
+                    False, False, 0.0, phase="closing")
 
 
 def decided(rep: int, low: int, high: int, low_final: bool, high_final: bool) -> bool:
