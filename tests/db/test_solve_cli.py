@@ -611,3 +611,48 @@ def test_the_eta_comes_from_what_is_known() -> None:
     partial = ProgressDisplay("off")  # a partial solve's frontier says nothing of the end
     partial.samples.extend([(0.0, 9000), (30.0, 6000)])
     assert partial.eta(at(0, 6000, 30.0), 10.0, 30.0) is None
+
+
+def test_a_failed_run_records_what_is_committed_not_what_was_in_memory(db_url: str) -> None:
+    """A failure between a batch and its commit (here: the progress callback refusing
+    the third commit, as a full disk would refuse the commit itself): the run row keeps
+    the figures of its last commit, which are what the database holds."""
+    from db.store import SqlStore
+
+    class Refused(RuntimeError):
+        pass
+
+    commits = 0
+    committed: list[Any] = []  # the reports after each commit
+    refused: list[Any] = []
+
+    def progress(p: Any) -> None:
+        nonlocal commits
+        if p.phase == "expanding":
+            committed.append(p)
+        if p.phase.startswith("committing "):
+            commits += 1
+            if commits == 3:
+                refused.append(p)
+                raise Refused("no room left")
+
+    engine = make_engine(db_url)
+    try:
+        with pytest.raises(Refused):
+            solve(get_game("connect-four", width=4, height=3), full=True, batch_size=1000,
+                  store=SqlStore(engine), progress=progress)
+    finally:
+        engine.dispose()
+    (run_row,) = run_status(db_url)["runs"]
+    engine = make_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            nodes, edges = conn.execute(text(
+                "SELECT (SELECT count(*) FROM nodes), (SELECT count(*) FROM edges)")).one()
+    finally:
+        engine.dispose()
+    last = committed[-1]
+    assert refused[0].nodes > last.nodes  # the refused batch had found more
+    assert run_row["status"] == "failed" and run_row["expansions"] == last.expansions
+    assert (run_row["nodes"], run_row["nodes_added"], run_row["edges_added"]) == (
+        nodes, nodes, edges) == (last.nodes, last.nodes, last.edges)
