@@ -292,16 +292,21 @@ class SqlStore:
         new_nodes, new_edges, dirty = graph.pending()
         vid = self.variant_id
         assert vid is not None
-        with self._errors(), conn.begin():
-            self._fence(conn, progress, final=False)
-            cursor = _driver(conn).cursor()
-            try:
-                if self._postgres:
-                    self._pg_write(cursor, graph, game, vid, new_nodes, new_edges, dirty)
-                else:
-                    self._sqlite_write(cursor, graph, game, vid, new_nodes, new_edges, dirty)
-            finally:
-                cursor.close()
+        try:
+            with self._errors(), conn.begin():
+                self._fence(conn, progress, final=False)
+                cursor = _driver(conn).cursor()
+                try:
+                    if self._postgres:
+                        self._pg_write(cursor, graph, game, vid, new_nodes, new_edges, dirty)
+                    else:
+                        self._sqlite_write(cursor, graph, game, vid, new_nodes, new_edges, dirty)
+                finally:
+                    cursor.close()
+        except DatabaseError as exc:
+            if _interrupted(exc):  # Ctrl-C, then the rollback failed: it is still Ctrl-C
+                raise KeyboardInterrupt from exc
+            raise
         graph.mark_committed()
 
     def close(self, progress: Progress) -> None:
@@ -1169,6 +1174,18 @@ def stale_reason(run: Any, now: datetime, lease_timeout: float = LEASE_TIMEOUT) 
     if idle > timedelta(seconds=lease_timeout):
         return f"no heartbeat from {run.hostname} for {idle.total_seconds():.0f} s"
     return None
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether a KeyboardInterrupt is among the exceptions that led to *exc*."""
+    seen: set[int] = set()
+    at: BaseException | None = exc
+    while at is not None and id(at) not in seen:
+        if isinstance(at, KeyboardInterrupt):
+            return True
+        seen.add(id(at))
+        at = at.__cause__ or at.__context__
+    return False
 
 
 def _pid_alive(pid: int) -> bool:
