@@ -260,10 +260,10 @@ class _Solver:
         periodic finality refreshes (flags propagated upwards are then exact)."""
         self.root = self._ensure_root(root_key)
         self._tally: tuple[int, int, int] | None = None
-        self._latest: Progress | None = None
-        """The latest :meth:`progress` snapshot (what :meth:`phase` reports)."""
         """For :meth:`frontier_size` in partial mode: (nodes scanned, terminal nodes
         among them, nodes expanded before the run's first expansion)."""
+        self._latest: Progress | None = None
+        """The latest :meth:`progress` snapshot (what :meth:`phase` reports)."""
 
     # -- bookkeeping ----------------------------------------------------------------
 
