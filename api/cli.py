@@ -11,8 +11,10 @@ import logging
 import math
 import signal
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from types import FrameType
 from typing import Any, NoReturn
@@ -149,56 +151,171 @@ def games(as_json: bool) -> None:
             click.echo(f"    -p {p['name']}={default}  ({p['type']}{rng}) {p['help']}")
 
 
-class ProgressLine:
-    """A one-line progress display on a terminal (stderr), redrawn at most twice a second."""
+def duration(seconds: float) -> str:
+    """*seconds* for people: ``45s``, ``3m05s``, ``2h07m``."""
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds // 60 % 60:02d}m"
 
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.last = 0.0
+
+LOG_EVERY = 5.0
+"""Seconds between progress lines when stderr is not a terminal."""
+
+REDRAW_EVERY = 1.0
+"""Seconds between redraws of the terminal's progress line while nothing is reported."""
+
+
+class ProgressDisplay:
+    """A solve's progress on stderr, never silent for long.
+
+    On a terminal (*mode* ``line``): one line redrawn in place, at most twice a second
+    when the solver reports and every :data:`REDRAW_EVERY` seconds by a ticker thread,
+    so long steps (loading, a commit, the retrograde pass) show their name and the time
+    ticking. Elsewhere (*mode* ``log``): a line every :data:`LOG_EVERY` seconds with the
+    same figures. An ETA is shown while expanding when the remaining work is known: a
+    budget (``--max-expansions`` at the current rate, ``--max-seconds``), or in a full
+    solve a shrinking frontier (at the rate it shrinks)."""
+
+    def __init__(
+        self,
+        mode: str,
+        *,
+        full: bool = False,
+        max_expansions: int | None = None,
+        max_seconds: float | None = None,
+    ) -> None:
+        self.mode = mode
+        self.full = full
+        self.max_expansions = max_expansions
+        self.max_seconds = max_seconds
+        self.lock = threading.Lock()
+        self.started = time.monotonic()
+        self.latest: Progress | None = None
+        self.phase = "loading the stored graph"
+        self.last_drawn = 0.0
+        self.last_logged = self.started
         self.drawn = False
+        self.samples: deque[tuple[float, int]] = deque()
+        """(time, frontier) while expanding, the last minute: the frontier's trend."""
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    def start(self) -> ProgressDisplay:
+        if self.mode != "off":
+            self._ticker = threading.Thread(target=self._tick, name="progress", daemon=True)
+            self._ticker.start()
+        return self
 
     def __call__(self, p: Progress) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if now - self.last < 0.5:
-            return
-        self.last = now
+        with self.lock:
+            self.latest = p
+            self.phase = p.phase
+            now = time.monotonic()
+            if p.phase == "expanding":
+                self.samples.append((now, p.frontier))
+                while self.samples and now - self.samples[0][0] > 60:
+                    self.samples.popleft()
+            if self.mode == "line" and now - self.last_drawn >= 0.5:
+                self._draw(now)
+
+    def _tick(self) -> None:
+        period = REDRAW_EVERY if self.mode == "line" else min(1.0, LOG_EVERY)
+        while not self._stop.wait(period):
+            with self.lock:
+                now = time.monotonic()
+                if self.mode == "line" and now - self.last_drawn >= REDRAW_EVERY:
+                    self._draw(now)
+                elif self.mode == "log" and now - self.last_logged >= LOG_EVERY:
+                    self.last_logged = now
+                    click.echo(f"progress: {self.text(now)}", err=True)
+
+    def _draw(self, now: float) -> None:
+        self.last_drawn = now
+        line = self.text(now)
+        width = max(100, len(line))
+        click.echo("\r" + line.ljust(width), nl=False, err=True)
+        self.drawn = True
+
+    def text(self, now: float) -> str:
+        """The figures, the phase, the time so far and the ETA, if known."""
+        elapsed = duration(now - self.started)
+        p = self.latest
+        if p is None:
+            return f"{self.phase}  {elapsed}"
         rate = p.expansions / p.seconds if p.seconds > 0 else 0.0
         low = bound_text(-math.inf if p.root_low < -(1 << 59) else p.root_low)
         high = bound_text(math.inf if p.root_high > 1 << 59 else p.root_high)
-        line = (
-            f"\r{number(p.expansions)} expansions ({number(rate)}/s)  "
+        eta = self.eta(p, rate, now) if self.phase == "expanding" else None
+        return (
+            f"{number(p.expansions)} expansions ({number(rate)}/s)  "
             f"{number(p.nodes)} nodes  {number(p.frontier)} frontier  "
             f"root [{low}{'*' if p.root_low_final else ''}, "
-            f"{high}{'*' if p.root_high_final else ''}]  {p.seconds:.0f}s"
+            f"{high}{'*' if p.root_high_final else ''}]  {elapsed}  {self.phase}"
+            + ("" if eta is None else f"  {eta}")
         )
-        click.echo(line.ljust(100), nl=False, err=True)
-        self.drawn = True
+
+    def eta(self, p: Progress, rate: float, now: float) -> str | None:
+        """``~T left (why)``: the soonest end that is known, or ``None``."""
+        ends: list[tuple[float, str]] = []
+        if self.max_seconds is not None:
+            ends.append((self.max_seconds - p.seconds, "time budget"))
+        if self.max_expansions is not None and rate > 0:
+            ends.append(((self.max_expansions - p.expansions) / rate, "expansion budget"))
+        if self.full and len(self.samples) >= 2:
+            (t0, f0), (t1, f1) = self.samples[0], self.samples[-1]
+            if f1 < f0 and t1 > t0:
+                ends.append((f1 / ((f0 - f1) / (t1 - t0)), "frontier draining"))
+        if not ends:
+            return None
+        left, why = min(ends)
+        return f"~{duration(left)} left ({why})"
 
     def close(self) -> None:
-        if self.drawn:
-            click.echo("\r" + " " * 100 + "\r", nl=False, err=True)
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+        with self.lock:
+            if self.drawn:
+                click.echo("\r" + " " * max(100, len(self.text(time.monotonic()))) + "\r",
+                           nl=False, err=True)
+                self.drawn = False
 
 
-@contextmanager
-def graceful_interrupt() -> Iterator[Callable[[], bool]]:
-    """The first Ctrl-C asks the solver to stop after the batch in progress; a second one
-    interrupts at once (the batch in flight is then lost, committed ones are not)."""
-    state = {"stop": False}
+class Interrupts:
+    """Ctrl-C during a solve. The first asks the solver to stop after the batch in
+    progress; a second interrupts at once (the batch in flight is lost, committed ones
+    are not). Once the run is closing, Ctrl-C is ignored: the result follows."""
 
-    def handler(signum: int, frame: FrameType | None) -> None:
-        if state["stop"]:
+    def __init__(self) -> None:
+        self.stop = False
+        self.closing = False
+
+    def __call__(self) -> bool:
+        return self.stop
+
+    def handler(self, signum: int, frame: FrameType | None) -> None:
+        if self.closing:
+            click.echo("\nfinishing: the result follows", err=True)
+            return
+        if self.stop:
             raise KeyboardInterrupt
-        state["stop"] = True
+        self.stop = True
         click.echo(
             "\nstopping after the current batch (press Ctrl-C again to abort it)...",
             err=True,
         )
 
-    previous = signal.signal(signal.SIGINT, handler)
+
+@contextmanager
+def graceful_interrupt() -> Iterator[Interrupts]:
+    """:class:`Interrupts` as the SIGINT handler for the block."""
+    state = Interrupts()
+    previous = signal.signal(signal.SIGINT, state.handler)
     try:
-        yield lambda: state["stop"]
+        yield state
     finally:
         signal.signal(signal.SIGINT, previous)
 
@@ -278,6 +395,9 @@ def describe_result(game: GameBase, r: SolveResult) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @DB_OPTION
 @click.option("--memory", is_flag=True, help="Solve in memory and store nothing.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="No progress on stderr (by default: a line redrawn in place on a "
+                   "terminal, else a line every 5 s).")
 def solve_command(
     game_name: str,
     params: tuple[str, ...],
@@ -290,6 +410,7 @@ def solve_command(
     as_json: bool,
     db_url: str | None,
     memory: bool,
+    quiet: bool,
 ) -> None:
     """Solve GAME from its initial position (or --root) and print the root's bounds.
 
@@ -297,43 +418,87 @@ def solve_command(
     sqlite:///negagraph.db); running the same command again continues the solve."""
     if memory and db_url:
         fail("--memory and --db exclude each other")
+    mode = "off" if quiet else "line" if sys.stderr.isatty() else "log"
+    # Ctrl-C is handled from here on: a second one (or one during start-up) ends in one
+    # line, the run recorded as stopped; once the run closes, the result is printed.
+    with graceful_interrupt() as interrupts:
+        try:
+            r, url, game = _solve(
+                game_name, params, root, full, max_expansions, max_seconds, batch_size,
+                until, db_url, memory, mode, interrupts,
+            )
+        except KeyboardInterrupt:
+            click.echo(
+                "\ninterrupted: "
+                + ("nothing is stored" if memory else "every committed batch is kept; "
+                   "run the same command again to continue"),
+                err=True,
+            )
+            raise click.exceptions.Exit(130) from None
+        interrupts.closing = True
+        if as_json:
+            click.echo(json.dumps(result_json(game, r)))
+            return
+        for line in describe_result(game, r):
+            click.echo(line)
+        if url is not None:
+            click.echo(f"  stored in {safe_url(url)}")
+        if r.status in ("stopped", "budget"):
+            why = "stopped on request" if r.status == "stopped" else "budget exhausted"
+            again = "" if url is None else "; run the same command again to continue"
+            click.echo(f"  {why} after committing the last batch{again}", err=True)
+
+
+def _solve(
+    game_name: str,
+    params: tuple[str, ...],
+    root: str | None,
+    full: bool,
+    max_expansions: int | None,
+    max_seconds: float | None,
+    batch_size: int | None,
+    until: str,
+    db_url: str | None,
+    memory: bool,
+    mode: str,
+    interrupts: Interrupts,
+) -> tuple[SolveResult, str | None, GameBase]:
+    """The solve command's work (with progress on stderr); its result and database."""
     with user_errors():
         game = get_game(game_name, **parse_params(params))
-        display = ProgressLine(enabled=not as_json and sys.stderr.isatty())
+        display = ProgressDisplay(
+            mode, full=full, max_expansions=max_expansions, max_seconds=max_seconds)
+        if memory:
+            display.phase = "starting"
+
+        def progress(p: Progress) -> None:
+            if p.phase == "closing":
+                interrupts.closing = True  # the run is over: the result follows
+            display(p)
+
         with ExitStack() as stack:
             store: Store | None = None
             url = None
+            stack.callback(display.close)
+            display.start()
             if not memory:
                 url = database_url(db_url)
                 engine = stack.enter_context(open_engine(url, create=True))
                 store = SqlStore(engine)
-            stop = stack.enter_context(graceful_interrupt())
-            try:
-                r = solve(
-                    game,
-                    None if root is None else parse_position(game, root),
-                    full=full,
-                    max_expansions=max_expansions,
-                    max_seconds=max_seconds,
-                    batch_size=batch_size,
-                    until=until,
-                    store=store,
-                    progress=display,
-                    stop=stop,
-                )
-            finally:
-                display.close()
-    if as_json:
-        click.echo(json.dumps(result_json(game, r)))
-        return
-    for line in describe_result(game, r):
-        click.echo(line)
-    if url is not None:
-        click.echo(f"  stored in {safe_url(url)}")
-    if r.status in ("stopped", "budget"):
-        why = "stopped on request" if r.status == "stopped" else "budget exhausted"
-        again = "" if url is None else "; run the same command again to continue"
-        click.echo(f"  {why} after committing the last batch{again}", err=True)
+            r = solve(
+                game,
+                None if root is None else parse_position(game, root),
+                full=full,
+                max_expansions=max_expansions,
+                max_seconds=max_seconds,
+                batch_size=batch_size,
+                until=until,
+                store=store,
+                progress=progress,
+                stop=interrupts,
+            )
+            interrupts.closing = True
+    return r, url, game
 
 
 @cli.command("query")

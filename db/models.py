@@ -56,7 +56,9 @@ STATE_TERMINAL = 2
 """``nodes.state`` codes (the same as :mod:`solver.graph`'s)."""
 
 RUN_STATUSES = ("running", "complete", "budget", "stopped", "failed")
-"""``solve_runs.status`` values; ``running`` rows are live (or crashed) writers."""
+"""``solve_runs.status`` values; ``running`` rows are live (or crashed) writers: readers
+show crashed ones as ``dead`` (:func:`db.repository.list_runs`), the next writer of the
+variant records them ``failed``."""
 
 
 def utcnow() -> datetime:

@@ -62,7 +62,9 @@ class RunRecord:
     id: int
     variant_id: int
     status: str
-    """``running``, ``complete``, ``budget``, ``stopped`` or ``failed``."""
+    """``running``, ``complete``, ``budget``, ``stopped`` (on request: Ctrl-C), ``failed``,
+    or ``dead``: recorded as running, but its writer is gone (killed, crashed), judged
+    when read (see :func:`db.repository.list_runs`)."""
     started_at: datetime
     heartbeat_at: datetime
     """Time of the latest commit."""

@@ -9,7 +9,9 @@ from :mod:`db.records` rather than ORM objects. Lookups come in pairs: ``probe_*
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import cache
 from typing import Any, TypeVar, overload
 
@@ -18,7 +20,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, aliased
 
 from db.errors import PositionNotFoundError, RulesVersionError
-from db.models import Edge, Node, SolveRun, Variant, decode_key, encode_key
+from db.models import Edge, Node, SolveRun, Variant, decode_key, encode_key, utcnow
 from db.records import (
     ChildRecord,
     PositionRecord,
@@ -28,6 +30,7 @@ from db.records import (
     aware,
     bounds_of,
 )
+from db.store import PG_LOCK_CLASS, stale_reason
 from solver.game import Game, PositionKey, params_text
 from solver.graph import STATE_NAMES
 
@@ -90,10 +93,10 @@ def list_variants(session: Reader) -> list[VariantSummary]:
     )
     last_runs = {
         run.variant_id: run
-        for run in (
+        for run in _with_dead(session, [
             _run(row)
             for row in session.execute(select(_RUNS).join(latest, _RUNS.c.id == latest.c.run_id))
-        )
+        ])
     }
     variants = session.execute(select(_VARIANTS).order_by(Variant.game, Variant.params))
     return [
@@ -103,17 +106,53 @@ def list_variants(session: Reader) -> list[VariantSummary]:
 
 
 def list_runs(session: Reader, variant_id: int | None = None) -> list[RunRecord]:
-    """Solve runs, newest first (of one variant if *variant_id* is given)."""
+    """Solve runs, newest first (of one variant if *variant_id* is given); a ``running``
+    run whose writer is dead has the status ``dead`` (see :func:`_with_dead`)."""
     query = select(_RUNS).order_by(SolveRun.id.desc())
     if variant_id is not None:
         query = query.where(SolveRun.variant_id == variant_id)
-    return [_run(row) for row in session.execute(query)]
+    return _with_dead(session, [_run(row) for row in session.execute(query)])
 
 
 def get_run(session: Reader, run_id: int) -> RunRecord | None:
-    """The solve run with id *run_id*, or ``None``."""
+    """The solve run with id *run_id* (``dead`` as in :func:`list_runs`), or ``None``."""
     row = session.execute(select(_RUNS).where(SolveRun.id == run_id)).first()
-    return None if row is None else _run(row)
+    return None if row is None else _with_dead(session, [_run(row)])[0]
+
+
+def _with_dead(session: Reader, runs: list[RunRecord]) -> list[RunRecord]:
+    """*runs*, those recorded as ``running`` whose writer is gone shown as ``dead``: by
+    the writer lock's own rule (:mod:`db.store`): on PostgreSQL nobody holds the
+    variant's advisory lock, or the writer is a process of this host that is gone; on
+    SQLite its lease is stale (:func:`db.store.stale_reason`). The row itself says
+    ``running`` until the variant's next writer takes it over and records it ``failed``."""
+    if not any(r.status == "running" for r in runs):
+        return runs
+    dialect = session.dialect if isinstance(session, Connection) else session.get_bind().dialect
+    held: set[int] | None = None
+    if dialect.name == "postgresql":
+        held = {
+            int(objid)
+            for (objid,) in session.execute(
+                text(
+                    "SELECT objid FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                    "AND classid = :c AND objsubid = 2"
+                ),
+                {"c": PG_LOCK_CLASS},
+            )
+        }
+    now = utcnow()
+    here = socket.gethostname()
+
+    def dead(r: RunRecord) -> bool:
+        if held is not None:  # PostgreSQL: the lock; no lease timeout for other hosts
+            if r.variant_id not in held:
+                return True
+            return r.hostname == here and stale_reason(r, now) is not None
+        return stale_reason(r, now) is not None
+
+    return [replace(r, status="dead") if r.status == "running" and dead(r) else r
+            for r in runs]
 
 
 def probe_position(session: Reader, game: Game, key: PositionKey) -> PositionRecord:

@@ -64,6 +64,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -313,40 +314,94 @@ class SqlStore:
         new_nodes, new_edges, dirty = graph.pending()
         vid = self.variant_id
         assert vid is not None
-        with self._errors(), conn.begin():
-            self._fence(conn, progress, final=False)
-            if graph.settled != self._settled:
-                conn.execute(
-                    update(Variant).where(Variant.id == vid).values(settled=graph.settled)
-                )
-            cursor = _driver(conn).cursor()
-            try:
-                if self._postgres:
-                    self._pg_write(cursor, graph, game, vid, new_nodes, new_edges, dirty)
-                else:
-                    self._sqlite_write(cursor, graph, game, vid, new_nodes, new_edges, dirty)
-            finally:
-                cursor.close()
+        try:
+            with self._errors(), conn.begin():
+                self._fence(conn, progress, final=False)
+                if graph.settled != self._settled:
+                    conn.execute(
+                        update(Variant).where(Variant.id == vid).values(settled=graph.settled)
+                    )
+                cursor = _driver(conn).cursor()
+                try:
+                    if self._postgres:
+                        self._pg_write(cursor, graph, game, vid, new_nodes, new_edges, dirty)
+                    else:
+                        self._sqlite_write(cursor, graph, game, vid, new_nodes, new_edges, dirty)
+                finally:
+                    cursor.close()
+        except DatabaseError as exc:
+            if _interrupted(exc):  # Ctrl-C, then the rollback failed: it is still Ctrl-C
+                raise KeyboardInterrupt from exc
+            raise
         graph.mark_committed()
         self._settled = graph.settled
         self._commits += 1
         self._crash_point(f"commit:{self._commits}")
 
     def close(self, progress: Progress) -> None:
-        """Record the run's final status and release the writer lock (idempotent)."""
+        """Record the run's final status and release the writer lock (idempotent).
+
+        The run row keeps the figures of the run's last commit when the graph holds work
+        that was never committed (a failure or Ctrl-C in mid-batch): the record says what
+        is stored, not what was in memory."""
         conn = self._conn
         if conn is None:
             return
+        handling = sys.exc_info()[1] is not None  # closing after an error or Ctrl-C
+        graph = self._graph
+        stored = graph is None or not (
+            graph.committed_nodes != graph.num_nodes
+            or graph.committed_edges != graph.num_edges
+            or graph.dirty
+            or graph.all_dirty
+        )
         try:
-            with self._errors(), conn.begin():
-                self._fence(conn, progress, final=True)
-            self._crash_point("close")
+            try:
+                with self._errors(), conn.begin():
+                    self._fence(conn, progress, final=True, figures=stored)
+                self._crash_point("close")
+            except VariantLockedError:
+                raise
+            except DatabaseError as exc:
+                # The run's connection is unusable (e.g. Ctrl-C cut a PostgreSQL COPY
+                # short: psycopg then refuses every other command): record apart.
+                log.info("recording run %s through a new connection: %s", self.run_id, exc)
+                status = progress.status
+                if status == "running":
+                    status = "stopped"
+                elif status not in RUN_STATUSES:
+                    status = "failed"
+                self._record_apart(status, None if handling else exc)
+                return
             if self._graph is not None:
                 self._keep_for_resume(self._graph, progress)
         except VariantLockedError as exc:
             log.warning("%s", exc)
         finally:
             self._release(failed=False)
+
+    def _record_apart(self, status: str, error: DatabaseError | None) -> None:
+        """Record the run's end through a new connection: drop the run's own first, which
+        ends its session (the server rolls its transaction back and frees its lock),
+        then set the status, keeping the figures of the last commit. If that fails too,
+        *error* is raised (``None``: another exception is already on its way out)."""
+        conn = self._conn
+        assert conn is not None
+        conn.invalidate()
+        self._pg_locked = False  # held by the session just ended
+        try:
+            with self._errors(), self.engine.connect() as fresh, fresh.begin():
+                if self._postgres:  # the old session's row lock goes when it ends
+                    fresh.exec_driver_sql("SET LOCAL lock_timeout = '60s'")
+                fresh.execute(
+                    update(SolveRun)
+                    .where(SolveRun.id == self.run_id, SolveRun.status == "running")
+                    .values(status=status, finished_at=utcnow())
+                )
+        except Exception as exc:  # the next writer will take the run over as failed
+            log.warning("could not record the end of run %s: %s", self.run_id, exc)
+            if error is not None:
+                raise error from exc
 
     # -- open: variant, lock, load ----------------------------------------------------
 
@@ -467,18 +522,7 @@ class SqlStore:
 
     def _stale_reason(self, run: Any, now: datetime) -> str | None:
         """Why a SQLite lease is abandoned, or ``None`` if its writer may be alive."""
-        if run.hostname == socket.gethostname():
-            if not _pid_alive(run.pid):
-                return f"process {run.pid} is gone"
-            start = _process_start(run.pid)
-            started = _aware(run.started_at).timestamp()
-            if start is not None and start > started + _PID_REUSE_SLACK:
-                return f"pid {run.pid} now belongs to a process started after the lease"
-            return None
-        idle = now - _aware(run.heartbeat_at)
-        if idle > timedelta(seconds=self.lease_timeout):
-            return f"no heartbeat from {run.hostname} for {idle.total_seconds():.0f} s"
-        return None
+        return stale_reason(run, now, self.lease_timeout)
 
     def _running_holder(self, conn: Connection, variant_id: int) -> Any:
         row = conn.execute(
@@ -492,10 +536,13 @@ class SqlStore:
 
     # -- commit -----------------------------------------------------------------------
 
-    def _fence(self, conn: Connection, progress: Progress, *, final: bool) -> None:
-        """Update the run row, proving that this run still holds the variant."""
+    def _fence(
+        self, conn: Connection, progress: Progress, *, final: bool, figures: bool = True
+    ) -> None:
+        """Update the run row, proving that this run still holds the variant (without
+        *figures*: its status only, keeping the figures of its last commit)."""
         now = utcnow()
-        values: dict[str, Any] = {
+        values: dict[str, Any] = {} if not figures else {
             "heartbeat_at": now,
             "expansions": progress.expansions,
             "nodes_added": progress.nodes_added,
@@ -652,11 +699,15 @@ class SqlStore:
         return self._conn, self._game
 
     def _release(self, *, failed: bool) -> None:
-        """Give back the lock and the connection; on a failed open, close the run row."""
+        """Give back the lock and the connection; on a failed open, close the run row
+        (as ``stopped`` if Ctrl-C interrupted the open: called while handling it)."""
         conn = self._conn
         if conn is None:
             return
+        status = "stopped" if isinstance(sys.exc_info()[1], KeyboardInterrupt) else "failed"
         try:
+            if conn.invalidated:  # dropped by close(): nothing more to do through it
+                return
             if failed and self.run_id is not None:
                 try:
                     if conn.in_transaction():
@@ -665,10 +716,12 @@ class SqlStore:
                         conn.execute(
                             update(SolveRun)
                             .where(SolveRun.id == self.run_id, SolveRun.status == "running")
-                            .values(status="failed", finished_at=utcnow())
+                            .values(status=status, finished_at=utcnow())
                         )
-                except Exception:  # the original error matters more
-                    log.exception("could not mark run %s failed", self.run_id)
+                except Exception as exc:  # e.g. Ctrl-C cut a command short: record apart
+                    log.info("recording run %s through a new connection: %s", self.run_id, exc)
+                    self._record_apart(status, None)
+                    return
             if self._pg_locked:
                 try:
                     if conn.in_transaction():
@@ -1163,6 +1216,36 @@ def _aware(moment: datetime) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
+def stale_reason(run: Any, now: datetime, lease_timeout: float = LEASE_TIMEOUT) -> str | None:
+    """Why the writer of *run* (a ``running`` run row: its pid, hostname, started_at and
+    heartbeat_at) is dead, or ``None`` if it may be alive: the rule of the SQLite lease
+    (see the module docs), also what readers use to show a run as ``dead``."""
+    if run.hostname == socket.gethostname():
+        if not _pid_alive(run.pid):
+            return f"process {run.pid} is gone"
+        start = _process_start(run.pid)
+        started = _aware(run.started_at).timestamp()
+        if start is not None and start > started + _PID_REUSE_SLACK:
+            return f"pid {run.pid} now belongs to a process started after the lease"
+        return None
+    idle = now - _aware(run.heartbeat_at)
+    if idle > timedelta(seconds=lease_timeout):
+        return f"no heartbeat from {run.hostname} for {idle.total_seconds():.0f} s"
+    return None
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether a KeyboardInterrupt is among the exceptions that led to *exc*."""
+    seen: set[int] = set()
+    at: BaseException | None = exc
+    while at is not None and id(at) not in seen:
+        if isinstance(at, KeyboardInterrupt):
+            return True
+        seen.add(id(at))
+        at = at.__cause__ or at.__context__
+    return False
+
+
 def _pid_alive(pid: int) -> bool:
     if pid <= 0:
         return False
@@ -1194,4 +1277,4 @@ def _process_start(pid: int) -> float | None:
         return None
 
 
-__all__ = ["LEASE_TIMEOUT", "PG_LOCK_CLASS", "SqlStore", "load_graph"]
+__all__ = ["LEASE_TIMEOUT", "PG_LOCK_CLASS", "SqlStore", "load_graph", "stale_reason"]

@@ -29,7 +29,7 @@ import time
 from array import array
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from solver.bulk import (
@@ -150,7 +150,9 @@ def solve(
     :param batch_size: expansions per committed batch (in partial mode, the leaks of one
         round when the game has a priority or breadth-first leak order; default: grows
         with the graph, 1 while it is small, in full mode 20,000).
-    :param progress: called with a :class:`~solver.store.Progress` after every batch.
+    :param progress: called with a :class:`~solver.store.Progress` after every batch,
+        and when a long step starts (its :attr:`~solver.store.Progress.phase` names it:
+        a commit, the retrograde pass, closing the run).
     :param until: ``"bounds"`` (default): a partial solve ends when both root bounds are
         final; ``"value"``: as soon as the root's value under the game's repetition rule
         is decided (e.g. a chess win: ``low = 1`` final, whatever ``high``).
@@ -197,15 +199,30 @@ def solve(
     store = store if store is not None else MemoryStore()
     run = RunOptions(root_key, full, max_expansions, max_seconds)
     graph = store.open(game, run)
-    solver = _Solver(game, graph, root_key, store, run, batch_size, progress, stop, until)
+    try:
+        solver = _Solver(game, graph, root_key, store, run, batch_size, progress, stop, until)
+    except BaseException as exc:
+        store.close(_opening(graph, "stopped" if isinstance(exc, KeyboardInterrupt)
+                             else "failed"))
+        raise
     try:
         status = solver.run_full() if full else solver.run_partial()
-    except BaseException:
-        store.close(solver.progress("failed"))
+        final = solver.progress(status)
+        solver.phase("closing")
+    except BaseException as exc:
+        solver.phase("closing")
+        # Ctrl-C (KeyboardInterrupt) is a stop on request that lost the batch in flight.
+        store.close(solver.progress("stopped" if isinstance(exc, KeyboardInterrupt)
+                                    else "failed"))
         raise
-    final = solver.progress(status)
     store.close(final)
     return solver.result(status)
+
+
+def _opening(graph: Graph, status: str) -> Progress:
+    """The progress of a run that ended before its first step (nothing done)."""
+    return Progress(status, 0, graph.num_nodes, graph.total_edges, 0, 0, 0, NEG_INF, POS_INF,
+                    False, False, 0.0, phase="closing")
 
 
 def decided(rep: int, low: int, high: int, low_final: bool, high_final: bool) -> bool:
@@ -259,6 +276,8 @@ class _Solver:
         self._tally: tuple[int, int, int] | None = None
         """For :meth:`frontier_size` in partial mode: (nodes scanned, terminal nodes
         among them, nodes expanded before the run's first expansion)."""
+        self._latest: Progress | None = None
+        """The latest :meth:`progress` snapshot (what :meth:`phase` reports)."""
 
     # -- bookkeeping ----------------------------------------------------------------
 
@@ -286,7 +305,7 @@ class _Solver:
 
     def progress(self, status: str) -> Progress:
         g, r = self.g, self.root
-        return Progress(
+        self._latest = p = Progress(
             status=status,
             expansions=self.expansions,
             nodes=g.num_nodes,
@@ -300,12 +319,24 @@ class _Solver:
             root_high_final=bool(g.high_final[r]),
             seconds=time.monotonic() - self.started,
         )
+        return p
+
+    def phase(self, name: str, latest: Progress | None = None) -> None:
+        """Tell the progress callback that a long step called *name* starts (with the
+        figures of *latest*, else of the latest snapshot: nothing is recounted)."""
+        if self.progress_cb is None:
+            return
+        p = latest or self._latest or self.progress("running")
+        self.progress_cb(replace(p, phase=name, seconds=time.monotonic() - self.started))
 
     def commit(self, status: str = "running", *, settled: bool = False) -> None:
         """Commit what changed as one batch. Every batch but a closing pass's leaves the
         graph unsettled (:attr:`Graph.settled`), in the same transaction."""
         p = self.progress(status)
-        self.g.settled = settled
+        g = self.g
+        g.settled = settled
+        rows = g.num_nodes - g.committed_nodes + (g.num_nodes if g.all_dirty else len(g.dirty))
+        self.phase(f"committing {rows:,} nodes", p)
         self.store.commit(self.g, p)
         if self.progress_cb is not None:
             self.progress_cb(p)
@@ -397,6 +428,7 @@ class _Solver:
         if g.committed_nodes:
             # A stored graph: recompute bounds (and depths) from scratch once, so the
             # incremental updates below start from the exact fixpoint whatever wrote it.
+            self.phase("retrograde")
             retrograde(g)
         state = g.state
         self._tally = (g.num_nodes, state.count(TERMINAL),
@@ -456,8 +488,10 @@ class _Solver:
         acyclic). A function of the committed graph alone, so a run that finds it missing
         (:attr:`Graph.settled` false: a crash after the last batch) redoes it exactly."""
         g = self.g
+        self.phase("retrograde")
         retrograde(g)
         if status == "complete" and not self.acyclic:
+            self.phase("finality")
             everything = expanded_nodes(g)
             update_finality(g, everything, everything, vmin=self.vmin, vmax=self.vmax)
         self.commit(settled=True)
@@ -892,8 +926,11 @@ class _Solver:
         del index
         if g.edge_loader is not None:
             self.commit()  # the loader replaces the edges with the stored ones
+        self.phase("loading edges")
         g.require_edges()
+        self.phase("retrograde")
         retrograde(g)
+        self.phase("finality")
         settle_all_flags(g)
         self.commit(settled=True)
         return "complete"

@@ -52,6 +52,11 @@ class Progress:
     root_high_final: bool
     seconds: float
     """Wall time of this run so far."""
+    phase: str = "expanding"
+    """The step the run is in: ``expanding`` (the figures are this batch's), or a long
+    step that reports nothing until it ends: ``committing N nodes``, ``retrograde``,
+    ``finality``, ``loading edges``, ``closing`` (the figures are then the latest
+    batch's). Stores ignore it."""
 
 
 class Store(Protocol):

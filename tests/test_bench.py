@@ -97,7 +97,9 @@ def http_port() -> Iterator[int]:
 
 def test_python_load_generator_counts_requests_and_errors(http_port: int) -> None:
     """The fallback when wrk is not installed (the smoke run prefers wrk)."""
-    load = python_load("127.0.0.1", http_port, ["/a", "/b", "/missing"], seconds=0.3,
+    # Connection 0 starts with /missing, connection 1 with /a: whatever the machine's
+    # speed, each makes at least its first request, so there are errors and successes.
+    load = python_load("127.0.0.1", http_port, ["/missing", "/a"], seconds=0.3,
                        connections=2)
-    assert load.tool == "python" and load.requests > 3
+    assert load.tool == "python" and load.requests >= 2
     assert 0 < load.errors < load.requests and load.p99_ms > 0 and load.per_second > 0

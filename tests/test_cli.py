@@ -96,7 +96,7 @@ def test_console_script_runs_as_a_real_process() -> None:
         [str(NEGAGRAPH), "solve", "grundy", "--memory", "--json"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
@@ -105,7 +105,7 @@ def test_console_script_runs_as_a_real_process() -> None:
         [str(NEGAGRAPH), "solve", "grundy", "-p", "n=0", "--memory"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
         check=False,
     )
     assert proc.returncode == 1

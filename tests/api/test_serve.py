@@ -58,7 +58,7 @@ def free_port() -> int:
 def fetch(url: str, **headers: str) -> tuple[int, dict[str, str], Any]:
     request = urllib.request.Request(url, headers=headers)
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=60) as response:
             return response.status, dict(response.headers), json.loads(response.read())
     except urllib.error.HTTPError as exc:
         with exc:
@@ -66,7 +66,7 @@ def fetch(url: str, **headers: str) -> tuple[int, dict[str, str], Any]:
             return exc.code, dict(exc.headers), json.loads(body) if body else None
 
 
-def wait_until_up(proc: subprocess.Popen[str], url: str, timeout: float = 30) -> None:
+def wait_until_up(proc: subprocess.Popen[str], url: str, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()[1]
@@ -106,7 +106,7 @@ def test_serve_answers_over_http_and_stops_on_sigterm(tmp_path: Path) -> None:
             data=json.dumps({"positions": [".........", "xxx/oo./..."]}).encode(),
             headers={"Content-Type": "application/json"},
         )
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=60) as response:
             results = json.loads(response.read())["results"]
         assert [r["value"] for r in results] == [0, -1]
         status, _, body = fetch(f"{base}/api/solves")
@@ -114,7 +114,7 @@ def test_serve_answers_over_http_and_stops_on_sigterm(tmp_path: Path) -> None:
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
-            _, err = proc.communicate(timeout=30)
+            _, err = proc.communicate(timeout=120)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
@@ -139,7 +139,7 @@ def test_serve_stops_on_ctrl_c(tmp_path: Path) -> None:
     finally:
         proc.send_signal(signal.SIGINT)
         try:
-            _, err = proc.communicate(timeout=30)
+            _, err = proc.communicate(timeout=120)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()

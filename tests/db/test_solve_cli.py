@@ -9,6 +9,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -180,46 +181,95 @@ def start_solve(*args: str) -> subprocess.Popen[str]:
     )
 
 
-def committed_nodes(url: str) -> int:
+def committed_rows(url: str) -> int:
+    """Stored nodes plus edges: every committed batch of expansions adds edges."""
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
-            return int(conn.execute(text("SELECT count(*) FROM nodes")).scalar_one())
+            return int(conn.execute(text(
+                "SELECT (SELECT count(*) FROM nodes) + (SELECT count(*) FROM edges)"
+            )).scalar_one())
     finally:
         engine.dispose()
+
+
+def last_run_id(url: str) -> int:
+    """The newest ``solve_runs`` id (0 if none): runs started later have larger ids."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return int(conn.execute(text("SELECT coalesce(max(id), 0) FROM solve_runs"))
+                       .scalar_one())
+    finally:
+        engine.dispose()
+
+
+WAIT = 120.0
+"""Seconds a test waits for an event of a real process (a commit, a line, an exit)."""
+
+
+def wait_for_commit(
+    url: str, proc: subprocess.Popen[str], after_run: int, expansions: int = 1,
+    timeout: float = WAIT,
+) -> bool:
+    """Wait until the solve run that *proc* started (the first run with an id above
+    *after_run*) has committed at least *expansions* expansions: the event kill and
+    Ctrl-C tests act on, whatever the machine's speed. False if *proc* ended first."""
+    engine = make_engine(url)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            with engine.connect() as conn:
+                done = conn.execute(
+                    text("SELECT expansions FROM solve_runs WHERE id > :after ORDER BY id "
+                         "LIMIT 1"), {"after": after_run}).scalar()
+            if done is not None and done >= expansions:
+                return True
+            if proc.poll() is not None:
+                return False
+            time.sleep(0.02)
+    finally:
+        engine.dispose()
+    proc.kill()
+    _, err = proc.communicate()
+    raise AssertionError(
+        f"solve pid {proc.pid} committed no {expansions} expansions within {timeout:.0f} s; "
+        f"stderr: {err[-2000:]!r}")
 
 
 @pytest.mark.parametrize("full", [True, False], ids=["full", "partial"])
 def test_kill_9_at_random_moments_loses_nothing_committed(db_url: str, full: bool) -> None:
     rng = random.Random(20261122)
-    # A partial solve must outlast several kills: 4x4 now takes well under a second.
-    # A full 4x4 solve takes about 2.5 s of work after a 0.7 s start: kills come sooner.
+    # Kills come after each run has committed a random number of batches (1 to 3, seen
+    # in its run row), never at a time from its start: the same test on any machine.
+    # 4x4 full is ~190 batches of 700 expansions, 5x4 partial ~220.
     width = 4 if full else 5
-    latest = 1.2 if full else 2.0
+    batch = 700
     args = ["connect-four", "-p", f"width={width}", "-p", "height=4", "--db", db_url,
-            "--batch-size", "700", "--json"]
+            "--batch-size", str(batch), "--json"]
     if full:
         args.append("--full")
     kills = 0
     before = 0
     while kills < 6:
+        after = last_run_id(db_url)
         proc = start_solve(*args)
-        time.sleep(rng.uniform(0.3, latest))
-        if proc.poll() is not None:
-            proc.communicate()
+        if not wait_for_commit(db_url, proc, after, rng.randint(1, 3) * batch):
+            out, err = proc.communicate(timeout=WAIT)
+            assert proc.returncode == 0, err
             break  # finished before the kill
         proc.send_signal(signal.SIGKILL)
-        proc.communicate(timeout=30)
+        proc.communicate(timeout=WAIT)
         kills += 1
-        now = committed_nodes(db_url)
-        assert now >= before  # what was committed stays
+        now = committed_rows(db_url)
+        assert now > before  # what was committed stays, and each run committed more
         before = now
-    assert kills >= 5 and before > 0  # and some came after commits
+    assert kills == 6 and before > 0
     proc = start_solve(*args)
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err
     assert json.loads(out)["complete"] is True
-    g = reference("connect-four", {"width": width, "height": 4}, full=full, batch=700)
+    g = reference("connect-four", {"width": width, "height": 4}, full=full, batch=batch)
     assert stored_rows(db_url) == expected_rows(g)
     if db_url.startswith("sqlite"):
         engine = make_engine(db_url)
@@ -230,25 +280,25 @@ def test_kill_9_at_random_moments_loses_nothing_committed(db_url: str, full: boo
             engine.dispose()
 
 
-def wait_for_running_run(url: str, timeout: float = 30) -> None:
+def wait_for_running_run(url: str, timeout: float = WAIT) -> None:
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        engine = make_engine(url)
-        try:
+    engine = make_engine(url)
+    try:
+        while time.monotonic() < deadline:
             with engine.connect() as conn:
                 n = conn.execute(text(
                     "SELECT count(*) FROM solve_runs WHERE status = 'running'")).scalar_one()
-        finally:
-            engine.dispose()
-        if n:
-            return
-        time.sleep(0.1)
-    raise AssertionError("the first solve never started")
+            if n:
+                return
+            time.sleep(0.05)
+    finally:
+        engine.dispose()
+    raise AssertionError(f"no solve run was recorded as running within {timeout:.0f} s")
 
 
 def test_one_writer_per_variant_and_a_dead_writer_does_not_block(db_url: str) -> None:
     args = ["connect-four", "-p", "width=5", "-p", "height=4", "--full", "--db", db_url]
-    first = start_solve(*args, "--max-seconds", "60")
+    first = start_solve(*args, "--max-seconds", "600")
     try:
         wait_for_running_run(db_url)
         code, _, err = run("solve", *args, "--max-expansions", "10")
@@ -260,7 +310,7 @@ def test_one_writer_per_variant_and_a_dead_writer_does_not_block(db_url: str) ->
         assert code == 0, err
     finally:
         first.send_signal(signal.SIGKILL)
-        first.communicate(timeout=30)
+        first.communicate(timeout=WAIT)
     code, out, err = run("solve", *args, "--max-expansions", "10", "--json")
     assert code == 0, err
     assert json.loads(out)["status"] == "budget"
@@ -273,10 +323,9 @@ def test_ctrl_c_stops_after_the_batch_and_says_how_to_continue(tmp_path: Path) -
     args = ["connect-four", "-p", "width=4", "-p", "height=4", "--full", "--db", url,
             "--batch-size", "2000"]
     proc = start_solve(*args)
-    wait_for_running_run(url)
-    time.sleep(0.5)
+    assert wait_for_commit(url, proc, 0), proc.communicate()  # ~67 batches: one is done
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=WAIT)
     assert proc.returncode == 0, err
     assert "stopped on request" in err and "run the same command again" in err
     assert "Traceback" not in err
@@ -322,3 +371,297 @@ def test_e_valuate_lookups_report_max_side_values(tmp_path: Path) -> None:
     assert (view["to_move"], view["value"], view["max_value"]) == ("MIN", -18, 18)
     code, out, _ = run("query", "e-valuate", "x=?,y=?,z=?", "--db", url)
     assert code == 0 and "MAX to move; from MAX's side: 18" in out
+
+
+# -- progress output, and run records that tell the truth --------------------------------
+
+
+def read_lines_until(stream: Any, found: Any, timeout: float = WAIT) -> list[str]:
+    """Lines of *stream* (read in a thread) until one satisfies *found*; all of them."""
+    lines: list[str] = []
+    hit = threading.Event()
+
+    def reader() -> None:
+        for line in stream:
+            lines.append(line)
+            if found(line):
+                hit.set()
+        hit.set()
+
+    threading.Thread(target=reader, daemon=True).start()
+    assert hit.wait(timeout), f"no matching line within {timeout:.0f} s: {lines[-5:]}"
+    return lines
+
+
+def test_progress_is_logged_every_few_seconds_when_stderr_is_a_pipe(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    # 5x4 full: far more than one log period of work (~15 s here), whatever the machine
+    proc = start_solve("connect-four", "-p", "width=5", "-p", "height=4", "--full",
+                       "--db", url, "--max-expansions", "200000", "--json")
+    try:
+        lines = read_lines_until(proc.stderr, lambda line: line.startswith("progress: "))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=WAIT)
+    logged = [line for line in lines + err.splitlines(True) if line.startswith("progress: ")]
+    assert logged, lines
+    first = logged[0]
+    # the figures, the phase, and the ETA of an expansion budget
+    assert "expansions (" in first and "/s)" in first and " nodes " in first
+    assert " frontier " in first and "root [" in first
+    assert any(phase in first for phase in ("loading", "expanding", "committing"))
+    assert all("\r" not in line for line in logged)  # lines, not a redrawn line
+    assert json.loads(out)["status"] == "stopped"  # the JSON on stdout is untouched
+
+
+def test_progress_line_on_a_terminal_names_the_long_steps(tmp_path: Path) -> None:
+    import pty
+
+    url = f"sqlite:///{tmp_path / 't.db'}"
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(
+        [NEGAGRAPH, "solve", "connect-four", "-p", "width=4", "-p", "height=4", "--full",
+         "--db", url],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=secondary,
+    )
+    os.close(secondary)
+    seen = b""
+    deadline = time.monotonic() + WAIT
+    try:
+        while proc.poll() is None or seen[-1:] != b"":
+            if time.monotonic() > deadline:
+                raise AssertionError(f"solve did not end within {WAIT:.0f} s: {seen[-300:]!r}")
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # the pty's other side closed: the process ended
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(primary)
+        out, _ = proc.communicate(timeout=WAIT)
+    assert proc.returncode == 0, seen[-500:]
+    text_seen = seen.decode()
+    redraws = [part for part in text_seen.split("\r") if "expansions" in part]
+    assert redraws, text_seen[-500:]  # the line is redrawn in place (the first report
+    # is always drawn; later ones at most twice a second, and every second by the ticker)
+    assert all(" frontier " in part and "root [" in part for part in redraws)
+    assert all(any(phase in part for phase in PHASES) for part in redraws), redraws
+    assert text_seen.endswith(" " * 100 + "\r")  # the line is cleared at the end
+    assert "value 0" in out.decode()
+
+
+PHASES = ("loading the stored graph", "starting", "expanding", "committing", "retrograde",
+          "finality", "loading edges", "closing")
+
+
+@pytest.mark.parametrize("full", [True, False], ids=["full", "partial"])
+def test_the_solver_names_its_long_steps(tmp_path: Path, full: bool) -> None:
+    """What the progress line shows during a long step: the solver reports each phase
+    before it starts, in order, with the figures of the latest batch."""
+    from db.store import SqlStore
+
+    url = f"sqlite:///{tmp_path / 'phases.db'}"
+    assert run("db", "upgrade", "--db", url)[0] == 0
+    game = get_game("connect-four", width=4, height=3)
+    runs: list[list[tuple[str, int]]] = []
+    engine = make_engine(url)
+    try:
+        for budget in (2500 if full else 100, None):  # a budget, then resumed to the end
+            seen: list[tuple[str, int]] = []
+            solve(game, full=full, store=SqlStore(engine), batch_size=500 if full else 50,
+                  max_expansions=budget,
+                  progress=lambda p, seen=seen: seen.append((p.phase, p.expansions)))
+            runs.append(seen)
+    finally:
+        engine.dispose()
+    for seen in runs:
+        phases = [phase for phase, _ in seen]
+        assert all(p in PHASES or (p.startswith("committing ") and p.endswith(" nodes"))
+                   for p in phases), phases
+        assert phases[-1] == "closing"
+        expansions = [e for _, e in seen]
+        assert expansions == sorted(expansions)  # the figures of the latest batch
+    first, second = ([p for p, _ in seen] for seen in runs)
+    assert first[0].startswith("committing ")
+    if full:
+        assert "retrograde" not in first  # stopped by its budget before the end
+        assert second[-6:-3] == ["loading edges", "retrograde", "finality"]
+        assert second[-3].startswith("committing ") and second[-2:] == ["expanding",
+                                                                         "closing"]
+    else:
+        assert first[-4] == "retrograde" and first[-3].startswith("committing ")
+        assert second[0] == "retrograde"  # the stored graph's bounds recomputed first
+        assert second.count("retrograde") == 2
+
+
+def run_status(url: str) -> Any:
+    proc = subprocess.run([NEGAGRAPH, "status", "--db", url, "--json"], capture_output=True,
+                          text=True, timeout=WAIT, check=False)
+    assert proc.returncode == 0, proc.stderr
+    (variant,) = json.loads(proc.stdout)["variants"]
+    return variant
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+def test_ctrl_c_twice_is_recorded_as_stopped_with_the_committed_figures(db_url: str) -> None:
+    args = ["connect-four", "-p", "width=4", "-p", "height=4", "--full", "--db", db_url,
+            "--batch-size", "2000", "--json"]
+    proc = start_solve(*args)
+    assert wait_for_commit(db_url, proc, 0), proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    lines = read_lines_until(proc.stderr, lambda line: "stopping after" in line)
+    proc.send_signal(signal.SIGINT)  # the second: abort the batch in flight
+    out, err = proc.communicate(timeout=WAIT)
+    err = "".join(lines) + err
+    # a stop, not a failure: either the second Ctrl-C came in time or the run had closed
+    if proc.returncode == 130:
+        assert out == "" and "interrupted: every committed batch is kept" in err
+    else:
+        assert proc.returncode == 0 and json.loads(out)["status"] == "stopped", err
+    assert "Traceback" not in err and "Aborted!" not in err
+    (run_row,) = run_status(db_url)["runs"]
+    assert run_row["status"] == "stopped" and run_row["finished_at"] is not None
+    # the record says what is stored, not what was in memory
+    engine = make_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            nodes, edges = conn.execute(text(
+                "SELECT (SELECT count(*) FROM nodes), (SELECT count(*) FROM edges)")).one()
+    finally:
+        engine.dispose()
+    assert (run_row["nodes"], run_row["nodes_added"]) == (nodes, nodes)
+    assert run_row["edges_added"] == edges
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+def test_ctrl_c_twice_at_start_up_is_recorded_as_stopped(db_url: str) -> None:
+    args = ["connect-four", "-p", "width=4", "-p", "height=4", "--full", "--db", db_url,
+            "--json"]
+    proc = start_solve(*args)
+    wait_for_running_run(db_url)  # the run is recorded: it is opening or solving
+    proc.send_signal(signal.SIGINT)
+    read_lines_until(proc.stderr, lambda line: "stopping after" in line)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=WAIT)
+    assert proc.returncode in (0, 130), err
+    assert "Traceback" not in err and "Aborted!" not in err
+    assert run_status(db_url)["runs"][0]["status"] == "stopped"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+def test_a_killed_writer_is_shown_dead_at_once(db_url: str) -> None:
+    args = ["connect-four", "-p", "width=4", "-p", "height=4", "--full", "--db", db_url,
+            "--batch-size", "2000"]
+    proc = start_solve(*args)
+    assert wait_for_commit(db_url, proc, 0), proc.communicate()
+    assert run_status(db_url)["runs"][0]["status"] == "running"
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=WAIT)
+    # dead as soon as the writer is: no new solve needed (PostgreSQL frees the lock when
+    # it notices the closed connection: wait for that event)
+    deadline = time.monotonic() + WAIT
+    while (status := run_status(db_url)["runs"][0]["status"]) == "running":
+        assert time.monotonic() < deadline, "the killed run still shows as running"
+        time.sleep(0.1)
+    assert status == "dead"
+    code, out, _ = run("status", "--db", db_url)
+    assert code == 0 and " dead " in out
+    from tests.api.helpers import make_app
+
+    with make_app(db_url) as app:
+        client = app.test_client()
+        body = client.get("/api/solves").get_json()
+        assert body["solves"][0]["status"] == "dead"
+        run_id = body["solves"][0]["id"]
+        assert client.get(f"/api/solves/{run_id}").get_json()["status"] == "dead"
+    # the next writer takes the lease over and closes the dead run's row
+    code, out, err = run("solve", *args, "--max-expansions", "10", "--json")
+    assert code == 0, err
+    statuses = [r["status"] for r in run_status(db_url)["runs"]]
+    assert statuses == ["budget", "failed"]
+
+
+def test_ctrl_c_once_the_run_closes_is_ignored_so_the_result_is_printed() -> None:
+    from api.cli import Interrupts
+
+    interrupts = Interrupts()
+    interrupts.handler(signal.SIGINT, None)
+    assert interrupts()  # the first asks the solver to stop after its batch
+    interrupts.closing = True  # the solver reported its "closing" phase
+    interrupts.handler(signal.SIGINT, None)  # ignored: the result follows
+    interrupts.closing = False
+    with pytest.raises(KeyboardInterrupt):  # before closing, the second one aborts
+        interrupts.handler(signal.SIGINT, None)
+
+
+def test_the_eta_comes_from_what_is_known() -> None:
+    from api.cli import ProgressDisplay
+    from solver.store import Progress
+
+    def at(expansions: int, frontier: int, seconds: float) -> Progress:
+        return Progress("running", expansions, 0, 0, 0, 0, frontier, 0, 0, False, False,
+                        seconds)
+
+    display = ProgressDisplay("off", max_expansions=1000)
+    assert display.eta(at(250, 0, 10.0), 25.0, 0.0) == "~30s left (expansion budget)"
+    display = ProgressDisplay("off", max_seconds=100.0)
+    assert display.eta(at(250, 0, 40.0), 25.0, 0.0) == "~1m00s left (time budget)"
+    display = ProgressDisplay("off", full=True)
+    assert display.eta(at(0, 0, 1.0), 0.0, 0.0) is None  # nothing known yet
+    display.samples.extend([(0.0, 9000), (30.0, 6000)])  # shrinking by 100 a second
+    assert display.eta(at(0, 6000, 30.0), 0.0, 30.0) == "~1m00s left (frontier draining)"
+    display.samples.append((40.0, 7000))  # over the last minute: 2000 in 40 s
+    assert display.eta(at(0, 7000, 40.0), 0.0, 40.0) == "~2m20s left (frontier draining)"
+    growing = ProgressDisplay("off", full=True)
+    growing.samples.extend([(0.0, 100), (10.0, 200)])
+    assert growing.eta(at(0, 200, 10.0), 10.0, 10.0) is None
+    partial = ProgressDisplay("off")  # a partial solve's frontier says nothing of the end
+    partial.samples.extend([(0.0, 9000), (30.0, 6000)])
+    assert partial.eta(at(0, 6000, 30.0), 10.0, 30.0) is None
+
+
+def test_a_failed_run_records_what_is_committed_not_what_was_in_memory(db_url: str) -> None:
+    """A failure between a batch and its commit (here: the progress callback refusing
+    the third commit, as a full disk would refuse the commit itself): the run row keeps
+    the figures of its last commit, which are what the database holds."""
+    from db.store import SqlStore
+
+    class Refused(RuntimeError):
+        pass
+
+    commits = 0
+    committed: list[Any] = []  # the reports after each commit
+    refused: list[Any] = []
+
+    def progress(p: Any) -> None:
+        nonlocal commits
+        if p.phase == "expanding":
+            committed.append(p)
+        if p.phase.startswith("committing "):
+            commits += 1
+            if commits == 3:
+                refused.append(p)
+                raise Refused("no room left")
+
+    engine = make_engine(db_url)
+    try:
+        with pytest.raises(Refused):
+            solve(get_game("connect-four", width=4, height=3), full=True, batch_size=1000,
+                  store=SqlStore(engine), progress=progress)
+    finally:
+        engine.dispose()
+    (run_row,) = run_status(db_url)["runs"]
+    engine = make_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            nodes, edges = conn.execute(text(
+                "SELECT (SELECT count(*) FROM nodes), (SELECT count(*) FROM edges)")).one()
+    finally:
+        engine.dispose()
+    last = committed[-1]
+    assert refused[0].nodes > last.nodes  # the refused batch had found more
+    assert run_row["status"] == "failed" and run_row["expansions"] == last.expansions
+    assert (run_row["nodes"], run_row["nodes_added"], run_row["edges_added"]) == (
+        nodes, nodes, edges) == (last.nodes, last.nodes, last.edges)
