@@ -84,7 +84,11 @@ def parse_position(game: GameBase, text: str) -> int:
         fail(f"invalid {game.name} position: {exc}")
 
 
-def bound_text(v: float | int) -> str:
+def bound_text(v: float | int | None, infinite: str = "") -> str:
+    """A bound as the CLI shows it: ``-inf``/``+inf`` for the infinities (*infinite* for
+    ``None``, the JSON and SQL spelling of either, when the caller knows which)."""
+    if v is None:
+        return infinite
     if v == math.inf:
         return "+inf"
     if v == -math.inf:
@@ -122,7 +126,44 @@ def open_engine(url: str, *, create: bool = False) -> Iterator[Engine]:
         engine.dispose()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class Negagraph(click.Group):
+    """The command group: a usage error (an unknown option, a bad value, a missing
+    argument) is one ``error: ...`` line naming the command's help, exit status 1 —
+    not click's usage block."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        standalone = kwargs.pop("standalone_mode", True)
+        try:
+            rv = super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as exc:  # `negagraph` alone: its help
+            if not standalone:
+                raise
+            assert exc.ctx is not None
+            click.echo(exc.ctx.get_help())
+            sys.exit(0)
+        except click.UsageError as exc:
+            if not standalone:
+                raise
+            where = exc.ctx.command_path if exc.ctx is not None else "negagraph"
+            message = exc.format_message().rstrip(".")
+            click.echo(f"error: {message} (see `{where} --help`)", err=True)
+            sys.exit(1)
+        except click.ClickException as exc:
+            if not standalone:
+                raise
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            if not standalone:
+                raise
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        if standalone:
+            sys.exit(rv if isinstance(rv, int) else 0)
+        return rv
+
+
+@click.group(cls=Negagraph, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="negagraph")
 @click.option("-v", "--verbose", count=True, help="Log more (-v info, -vv debug).")
 def cli(verbose: int) -> None:
@@ -320,7 +361,13 @@ def graceful_interrupt() -> Iterator[Interrupts]:
         signal.signal(signal.SIGINT, previous)
 
 
-def result_json(game: GameBase, r: SolveResult) -> dict[str, Any]:
+def given_root(game: GameBase, r: SolveResult, root: str | None) -> str:
+    """The root as the user gave it (normalised), which a game with symmetry stores as
+    its canonical image (``r.root_text``)."""
+    return r.root_text if root is None else game.format(game.parse(root))
+
+
+def result_json(game: GameBase, r: SolveResult, root: str | None = None) -> dict[str, Any]:
     def bound(v: float | int) -> int | None:
         return None if isinstance(v, float) and math.isinf(v) else int(v)
 
@@ -328,7 +375,8 @@ def result_json(game: GameBase, r: SolveResult) -> dict[str, Any]:
         "game": r.game,
         "params": r.params,
         "rules_version": game.version,
-        "root": r.root_text,
+        "root": given_root(game, r, root),
+        "stored_root": r.root_text,
         "low": bound(r.low),
         "high": bound(r.high),
         "low_final": r.low_final,
@@ -347,9 +395,11 @@ def result_json(game: GameBase, r: SolveResult) -> dict[str, Any]:
     }
 
 
-def describe_result(game: GameBase, r: SolveResult) -> list[str]:
+def describe_result(game: GameBase, r: SolveResult, root: str | None = None) -> list[str]:
     params = ", ".join(f"{k}={v}" for k, v in r.params.items())
-    lines = [f"{r.game}{f' ({params})' if params else ''} from {r.root_text}"]
+    given = given_root(game, r, root)
+    stored = "" if given == r.root_text else f" (stored as its symmetric image {r.root_text})"
+    lines = [f"{r.game}{f' ({params})' if params else ''} from {given}{stored}"]
     flag = {True: "final", False: "not final"}
     if r.value is not None:
         lines.append(f"  value {r.value}" + (" (exact)" if r.complete else ""))
@@ -381,9 +431,10 @@ def describe_result(game: GameBase, r: SolveResult) -> list[str]:
 @click.option("--root", metavar="POSITION", help="Root position in the game's notation.")
 @click.option("--full", is_flag=True, help="Tablebase mode: expand everything reachable.")
 @click.option("--max-expansions", type=click.IntRange(min=0), metavar="N",
-              help="Stop after about N expansions (continue later).")
+              help="Stop after exactly N expansions (continue later).")
 @click.option("--max-seconds", type=click.FloatRange(min=0), metavar="S",
-              help="Stop after about S seconds (continue later).")
+              help="Stop at the first batch boundary after S seconds of work (continue "
+                   "later).")
 @click.option("--batch-size", type=click.IntRange(min=1), metavar="N",
               help="Expansions per batch, each one commit (default: adaptive; a full "
                    "solve commits when its new positions reach half the stored ones, "
@@ -437,9 +488,9 @@ def solve_command(
             raise click.exceptions.Exit(130) from None
         interrupts.closing = True
         if as_json:
-            click.echo(json.dumps(result_json(game, r)))
+            click.echo(json.dumps(result_json(game, r, root)))
             return
-        for line in describe_result(game, r):
+        for line in describe_result(game, r, root):
             click.echo(line)
         if url is not None:
             click.echo(f"  stored in {safe_url(url)}")
@@ -583,8 +634,10 @@ def status_command(db_url: str | None, as_json: bool) -> None:
     click.echo(f"{safe_url(url)}: {len(data)} variant{'s' if len(data) != 1 else ''}")
     for v in data:
         root = v["root_bounds"]
-        bounds = "" if root is None else f"  root {v['root']} [{root['low']}, {root['high']}]"
-        click.echo(f"  {v['game']} ({v['params']}) rules v{v['rules_version']}: "
+        bounds = "" if root is None else (
+            f"  root {v['root']} [{bound_text(root['low'], '-inf')}, "
+            f"{bound_text(root['high'], '+inf')}]")  # null in JSON
+        click.echo(f"  {v['game']} ({v['params_text']}) rules v{v['rules_version']}: "
                    f"{number(v['nodes'])} nodes{bounds}")
         for run in v["runs"]:
             click.echo(
@@ -606,7 +659,8 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
     return {
         "id": v.id,
         "game": v.game,
-        "params": v.params,
+        "params": dict(v.params_json),
+        "params_text": v.params,
         "rules_version": v.rules_version,
         "nodes": summary.nodes,
         "root": v.root_position,

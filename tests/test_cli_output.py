@@ -1,0 +1,66 @@
+"""What the command line prints for the small things a user trips on: usage errors in one
+line, infinite bounds in the CLI's notation, parameters as objects in JSON, and the root
+as typed beside its stored symmetric image."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from api.cli import cli
+
+NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["solve", "--bogus"], "No such option '--bogus' (see `negagraph solve --help`)"),
+    (["solve"], "Missing argument 'GAME' (see `negagraph solve --help`)"),
+    (["solve", "tic-tac-toe", "--max-expansions", "-3"], "'--max-expansions': -3"),
+    (["query", "tic-tac-toe"], "Missing argument 'POSITION'"),
+    (["frobnicate"], "No such command 'frobnicate'"),
+])
+def test_usage_errors_are_one_line_and_exit_1(args: list[str], message: str) -> None:
+    done = subprocess.run([NEGAGRAPH, *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
+
+
+def test_negagraph_alone_prints_its_help() -> None:
+    done = subprocess.run([NEGAGRAPH], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("Usage: negagraph")
+
+
+def test_status_shows_infinite_bounds_as_the_query_does_and_params_as_objects(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    runner = CliRunner()
+    done = runner.invoke(cli, ["solve", "number-game", "--max-expansions", "1", "--db", url])
+    assert done.exit_code == 0, done.output
+    text = runner.invoke(cli, ["status", "--db", url])
+    assert text.exit_code == 0
+    line = next(x for x in text.stdout.splitlines() if "number-game" in x)
+    assert "None" not in text.stdout and "[-inf, +inf]" in line and "(root=13)" in line
+    data = json.loads(runner.invoke(cli, ["status", "--db", url, "--json"]).stdout)
+    (variant,) = data["variants"]
+    assert variant["params"] == {"root": 13} and variant["params_text"] == "root=13"
+    assert variant["root_bounds"]["low"] is None and variant["root_bounds"]["high"] is None
+
+
+def test_a_root_given_is_shown_as_typed_beside_its_stored_image() -> None:
+    runner = CliRunner()
+    args = ["solve", "tic-tac-toe", "-p", "symmetry=true", "--root", "..x/.../...",
+            "--memory", "-q"]
+    result = json.loads(runner.invoke(cli, [*args, "--json"]).stdout)
+    assert (result["root"], result["stored_root"]) == ("..x/.../...", "x../.../...")
+    first = runner.invoke(cli, args).stdout.splitlines()[0]
+    assert first.endswith("from ..x/.../... (stored as its symmetric image x../.../...)")
+    plain = json.loads(runner.invoke(cli, ["solve", "tic-tac-toe", "--memory", "-q",
+                                           "--json"]).stdout)
+    assert plain["root"] == plain["stored_root"] == ".../.../..."
