@@ -925,7 +925,7 @@ def _value_columns(
 
 def _node_columns(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[list[Any]]:
     """Per chunk of nodes *ids*, their rows' columns (lists), in ``_NODE_COLUMNS`` order."""
-    format_many = getattr(game, "format_many", None) or (lambda ks: list(map(game.format, ks)))
+    format_many = game.format_many
     for start, stop in _chunks_of(ids):
         keys = graph.keys[start:stop]
         lo, hi, dl, dh, st, lf, hf = _value_columns(graph, slice(start, stop))
