@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import signal
 import sys
 import time
@@ -34,7 +35,7 @@ from db.session import (
 from db.store import SqlStore
 from solver.errors import InvalidPositionError, NegagraphError
 from solver.game import GameBase
-from solver.games import GAMES, find_game, get_game
+from solver.games import GAMES, GAMES_ENV, find_game, get_game, plugin_errors
 from solver.negamax import SolveResult, solve
 from solver.store import Progress, Store
 from solver.values import to_json
@@ -129,16 +130,45 @@ def cli(verbose: int) -> None:
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
 
 
+GAME_REF_OPTION = click.option(
+    "--game", "game_refs", multiple=True, metavar="MODULE:CLASS",
+    help="Also load the game class this reference names (module:Class or "
+         "path/to/file.py:Class; repeatable).")
+
+
+def load_game_refs(refs: tuple[str, ...]) -> None:
+    """Register the games *refs* name, here and (through ``$NEGAGRAPH_GAMES``) in any
+    process started from here, such as the server's workers."""
+    for ref in refs:
+        find_game(ref)
+    if refs:
+        old = os.environ.get(GAMES_ENV, "")
+        os.environ[GAMES_ENV] = ",".join(filter(None, (old, *refs)))
+
+
+def warn_plugin_errors() -> None:
+    """One ``warning:`` line per plugin or reference that could not be loaded."""
+    for line in plugin_errors():
+        click.echo(f"warning: {line}", err=True)
+
+
 @cli.command()
+@GAME_REF_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def games(as_json: bool) -> None:
-    """List the games negagraph can solve, with their parameters."""
-    described = [cls.describe() for cls in GAMES.values()]
+def games(game_refs: tuple[str, ...], as_json: bool) -> None:
+    """List the games negagraph can solve, with their parameters (plugins included)."""
+    with user_errors():
+        load_game_refs(game_refs)
+    warn_plugin_errors()
+    described = [
+        {**cls.describe(), "source": GAMES.source(name).text()} for name, cls in GAMES.items()
+    ]
     if as_json:
         click.echo(json.dumps(described, indent=2))
         return
     for d in described:
-        click.echo(f"{d['name']} (rules version {d['version']})")
+        source = "" if d["source"] == "builtin" else f", {d['source']}"
+        click.echo(f"{d['name']} (rules version {d['version']}{source})")
         click.echo(f"    {d['description']}")
         click.echo(f"    notation: {d['notation']}")
         for p in d["parameters"]:
@@ -419,8 +449,9 @@ def status_command(db_url: str | None, as_json: bool) -> None:
     for v in data:
         root = v["root_bounds"]
         bounds = "" if root is None else f"  root {v['root']} [{root['low']}, {root['high']}]"
+        missing = "" if v["installed"] else " [game not installed]"
         click.echo(f"  {v['game']} ({v['params']}) rules v{v['rules_version']}: "
-                   f"{number(v['nodes'])} nodes{bounds}")
+                   f"{number(v['nodes'])} nodes{bounds}{missing}")
         for run in v["runs"]:
             click.echo(
                 f"    run {run['id']} {run['status']:<8} {run['started_at']}  "
@@ -441,6 +472,7 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
     return {
         "id": v.id,
         "game": v.game,
+        "installed": v.game in GAMES,
         "params": v.params,
         "rules_version": v.rules_version,
         "nodes": summary.nodes,
@@ -471,8 +503,9 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
 @click.option("--connections", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Most simultaneous connections per worker (slow or idle clients hold "
                    "a connection, never a worker).")
+@GAME_REF_OPTION
 def serve_command(db_url: str | None, host: str, port: int, workers: int,
-                  connections: int) -> None:
+                  connections: int, game_refs: tuple[str, ...]) -> None:
     """Serve the read-only HTTP API (JSON under /api, docs at /api/docs) with gunicorn.
 
     The database must exist and be at the schema head, and the port free. Ctrl-C or
@@ -482,9 +515,11 @@ def serve_command(db_url: str | None, host: str, port: int, workers: int,
     from api.serve import check_port, serve
 
     with user_errors():
+        load_game_refs(game_refs)
         url = database_url(db_url)
         check_database(url)
         check_port(host, port)
+    warn_plugin_errors()
     shown = f"[{host}]" if ":" in host else host
     click.echo(
         f"negagraph: serving {safe_url(url)} at http://{shown}:{port}/api "
