@@ -34,7 +34,7 @@ from db.session import (
 )
 from db.store import SqlStore
 from solver.errors import InvalidPositionError, NegagraphError
-from solver.game import GameBase
+from solver.game import GameBase, params_text
 from solver.games import GAMES, GAMES_ENV, find_game, get_game, plugin_errors
 from solver.negamax import SolveResult, solve
 from solver.store import Progress, Store
@@ -430,6 +430,49 @@ def describe_view(view: dict[str, Any]) -> list[str]:
     return lines
 
 
+@cli.command("check")
+@click.argument("game_name", metavar="GAME")
+@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="A game parameter (repeatable).")
+@click.option("--positions", type=click.IntRange(min=1), default=2000, show_default=True,
+              help="Positions to sample and check.")
+@click.option("--max-seconds", type=click.FloatRange(min=0), default=60.0,
+              show_default=True, help="Time budget.")
+@click.option("--symmetry-pairs", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Positions whose bounds are solved and compared with their canonical "
+                   "image's (games with symmetry).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the random playouts.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def check_command(game_name: str, params: tuple[str, ...], positions: int,
+                  max_seconds: float, symmetry_pairs: int, seed: int, as_json: bool) -> None:
+    """Check GAME against the Game contract on sampled positions; each violation is
+    printed with a witness position. Exit status 1 if any is found."""
+    from solver.check import check_game
+
+    with user_errors():
+        game = get_game(game_name, **parse_params(params))
+        report = check_game(game, max_positions=positions, max_seconds=max_seconds,
+                            symmetry_pairs=symmetry_pairs, seed=seed)
+    if as_json:
+        click.echo(json.dumps(report.to_json()))
+    else:
+        reach = " (every reachable one)" if report.exhausted else ""
+        click.echo(f"{game.name} ({params_text(game.params) or 'no parameters'}): "
+                   f"{report.positions} positions checked{reach}, "
+                   f"{report.symmetry_pairs} symmetry pairs solved, {report.seconds:.1f}s")
+        for v in report.violations:
+            click.echo(f"  violation {v}")
+        for note in report.notes:
+            click.echo(f"  note: {note}")
+        if report.ok:
+            click.echo("  ok: no violation found")
+    if not report.ok:
+        n = len(report.violations)
+        fail(f"{game.name} breaks the Game contract: {n} violation{'s' if n != 1 else ''}"
+             + ("" if as_json else " (listed above)"))
+
+
 @cli.command("status")
 @DB_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -473,6 +516,7 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
         "id": v.id,
         "game": v.game,
         "installed": v.game in GAMES,
+        "game_source": v.game_source,
         "params": v.params,
         "rules_version": v.rules_version,
         "nodes": summary.nodes,

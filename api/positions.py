@@ -74,6 +74,7 @@ def variant_json(summary: VariantSummary, cls: type[GameBase]) -> dict[str, Any]
         "params": dict(v.params_json),
         "params_text": v.params,
         "rules_version": v.rules_version,
+        "game_source": v.game_source,
         "compatible": v.rules_version == cls.version,
         "nodes": summary.nodes,
         "root": v.root_position,

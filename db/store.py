@@ -89,6 +89,7 @@ from db.models import RUN_STATUSES, SolveRun, Variant, encode_key, utcnow
 from db.session import is_negagraph_engine, safe_url, translate_errors
 from solver.errors import SolveError
 from solver.game import Game, params_text
+from solver.games import source_of
 from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph, Labels
 from solver.store import Progress, RunOptions
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
@@ -366,6 +367,7 @@ class SqlStore:
                         params=params,
                         params_json=json.dumps(dict(game.params), sort_keys=True),
                         rules_version=game.version,
+                        game_source=source_of(game),
                         created_at=utcnow(),
                         settled=True,
                     )

@@ -34,7 +34,7 @@ from importlib import metadata
 from pathlib import Path
 
 from solver.errors import ContractError, UnknownGameError
-from solver.game import CONTRACT_VERSION, GameBase, GameFacts, Param
+from solver.game import CONTRACT_VERSION, Game, GameBase, GameFacts, Param
 from solver.games.chess_endgame import ChessGame
 from solver.games.connect_four import ConnectFour
 from solver.games.domino_tiling import DominoTiling
@@ -306,6 +306,13 @@ def get_game(name: str, **params: object) -> GameBase:
     return find_game(name)(**params)
 
 
+def source_of(game: GameBase | Game) -> str | None:
+    """Where *game*'s class comes from (:meth:`GameSource.text`), or ``None`` if it is not
+    the class registered under its name (a game solved from Python)."""
+    cls = GAMES.get(game.name)
+    return GAMES.source(game.name).text() if cls is type(game) else None
+
+
 def plugin_errors() -> list[str]:
     """One line per plugin or reference that could not be registered."""
     return GAMES.errors()
@@ -323,4 +330,5 @@ __all__ = [
     "get_game",
     "load_reference",
     "plugin_errors",
+    "source_of",
 ]
