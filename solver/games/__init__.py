@@ -251,6 +251,11 @@ class Registry(Mapping[str, type[GameBase]]):
         self._load()
         return list(self._errors.values())
 
+    def error_for(self, name: str) -> str | None:
+        """Why the plugin or reference *name* was left out, if it was."""
+        self._load()
+        return self._errors.get(name)
+
     def source(self, name: str) -> GameSource:
         """Where game *name* comes from (``KeyError`` if it is not registered)."""
         self._load()
