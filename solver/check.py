@@ -275,8 +275,8 @@ class _WithoutSymmetry:
         return None
 
 
-def _bounds(r: SolveResult) -> tuple[float, float]:
-    return r.low, r.high
+def _bounds(r: SolveResult) -> str:
+    return f"[{r.low}, {r.high}]"
 
 
 def check_symmetry(
@@ -312,8 +312,8 @@ def check_symmetry(
         if _bounds(mine) != _bounds(theirs):
             out.append(Violation(
                 "symmetry",
-                f"its canonical image {_text(game, rep)} has other bounds "
-                f"({_bounds(theirs)} against {_bounds(mine)}): the symmetry is unsound",
+                f"solved without symmetry it has bounds {_bounds(mine)} but its canonical "
+                f"image {_text(game, rep)} has {_bounds(theirs)}: the symmetry is unsound",
                 _text(game, key),
             ))
     return out, compared

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -255,3 +256,13 @@ def test_registry_in_python() -> None:
     assert registry.source("heap").kind == "reference"
     with pytest.raises(UnknownGameError, match="unknown game 'nope'"):
         registry.find("nope")
+
+
+def test_the_tutorial_shows_the_tested_example() -> None:
+    """docs/games.md's code is the example plugin these tests install and drive."""
+    blocks = re.findall(r"```(\w*)\n(.*?)```", (ROOT / "docs" / "games.md").read_text(),
+                        flags=re.DOTALL)
+    example = ROOT / "examples" / "subtraction"
+    assert ("python", (example / "subtraction_game.py").read_text()) in blocks
+    assert ("toml", (example / "pyproject.toml").read_text()) in blocks
+    assert len((example / "subtraction_game.py").read_text().splitlines()) <= 40
