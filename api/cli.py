@@ -475,10 +475,13 @@ def check_command(game_name: str, params: tuple[str, ...], positions: int,
 
 @cli.command("status")
 @DB_OPTION
+@GAME_REF_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def status_command(db_url: str | None, as_json: bool) -> None:
-    """List the stored variants with node counts, root bounds and solve runs."""
+def status_command(db_url: str | None, game_refs: tuple[str, ...], as_json: bool) -> None:
+    """List the stored variants with node counts, root bounds and solve runs (marking
+    those whose game is not installed here)."""
     with user_errors():
+        load_game_refs(game_refs)
         url = database_url(db_url)
         with open_engine(url) as engine:
             with session_scope(make_session_factory(engine)) as session:

@@ -348,9 +348,16 @@ def check_game(
             "error", f"exploring from the initial position: {type(e).__name__}: {e}", "-"))
         return report
     report.positions, report.exhausted = len(keys), exhausted
+    sampled = len(keys)
     other = _fresh(game)
     counts: dict[str, int] = {}
-    for key in keys:
+    for i, key in enumerate(keys):
+        if _late(deadline):
+            report.notes.append(f"time budget reached after checking {i} of the "
+                                f"{len(keys)} sampled positions")
+            keys = keys[:i]
+            report.positions = i
+            break
         for v in check_position(game, key, facts=facts, other=other):
             counts[v.check] = counts.get(v.check, 0) + 1
             if counts[v.check] <= WITNESSES:
@@ -373,7 +380,7 @@ def check_game(
         report.notes.append(f"finite is false but only {len(keys)} positions are reachable: "
                             "declaring finite=True allows full solves without a budget")
     if not exhausted and facts.finite:
-        report.notes.append(f"finite is declared; not confirmed: more than {len(keys)} "
+        report.notes.append(f"finite is declared; not confirmed: more than {sampled} "
                             "positions are reachable")
     if facts.uses_symmetry and symmetry_pairs > 0:
         found, report.symmetry_pairs = check_symmetry(  # the playouts' deep positions first

@@ -172,7 +172,8 @@ class GameFacts:
 
     def __post_init__(self) -> None:
         if self.value_range is not None:
-            lo, hi = self.value_range
+            lo, hi = (self.value_range if isinstance(self.value_range, tuple)
+                      and len(self.value_range) == 2 else (None, None))
             if not (_is_int(lo) and _is_int(hi) and lo <= hi):
                 raise ContractError(
                     f"value_range must be two integers (low, high) with low <= high, "
@@ -340,7 +341,7 @@ class GameBase(ABC):
         return GameFacts(
             finite=self.finite,
             acyclic=self.acyclic,
-            value_range=None if self.value_range is None else tuple(self.value_range),  # type: ignore[arg-type]
+            value_range=self.value_range,
             repetition_value=self.repetition_value,
             uses_symmetry=self.uses_symmetry,
             leak_order=self.leak_order,

@@ -208,6 +208,11 @@ def test_references_through_the_cli(tmp_path: Path) -> None:
     assert json.loads(solved.stdout)["value"] == 1
     query = run("query", "tests.games.bad_games:Heap", "8", "--db", url, "--json")
     assert query.returncode == 0 and json.loads(query.stdout)["value"] == -1
+    for args, installed in (((), False), (("--game", f"{BAD}:Heap"), True)):
+        status = run("status", "--db", url, "--json", *args)
+        [variant] = json.loads(status.stdout)["variants"]
+        assert variant["installed"] is installed
+        assert variant["game_source"] == f"reference {BAD}:Heap"
     with served(url, "--game", f"{BAD}:Heap") as base:
         status, _, body = fetch(f"{base}/api/games/heap/positions?p=21")
         assert status == 200 and body["value"] == 1

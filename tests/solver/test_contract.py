@@ -48,6 +48,8 @@ def test_builtin_games_declare_their_facts(
     [
         ({"value_range": (1, -1)}, "low <= high"),
         ({"value_range": (0.5, 1)}, "two integers"),
+        ({"value_range": [-1, 1]}, "two integers"),
+        ({"value_range": (1, 2, 3)}, "two integers"),
         ({"repetition_value": "draw"}, "repetition_value"),
         ({"leak_order": "random"}, "leak_order must be one of depth, breadth"),
         ({"acyclic": 1}, "acyclic must be true or false"),
