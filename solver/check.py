@@ -188,7 +188,7 @@ def sample_positions(
     queue = deque([start])
     half = max(1, max_positions // 2)
     while queue and len(order) < half and not _late(deadline):
-        for _, child in game.children(queue.popleft()):
+        for _, child in _moves(game, queue.popleft()):
             if child not in seen and (bound is None or bound(child)):
                 seen.add(child)
                 order.append(child)
@@ -202,7 +202,7 @@ def sample_positions(
         key = start
         for _ in range(10_000):
             tries += 1
-            children = game.children(key)
+            children = _moves(game, key)
             if not children:
                 break
             key = rng.choice(list(children))[1]
@@ -214,6 +214,15 @@ def sample_positions(
                 if len(order) >= max_positions:
                     break
     return order, False
+
+
+def _moves(game: Game, key: PositionKey) -> Sequence[tuple[MoveLabel, PositionKey]]:
+    """``children(key)``, or none if it raises (:func:`check_position` reports that, with
+    *key* as the witness)."""
+    try:
+        return game.children(key)
+    except Exception:
+        return ()
 
 
 def _late(deadline: float | None) -> bool:
@@ -352,7 +361,7 @@ def check_game(
     other = _fresh(game)
     counts: dict[str, int] = {}
     for i, key in enumerate(keys):
-        if _late(deadline):
+        if _late(deadline) and i > 0:
             report.notes.append(f"time budget reached after checking {i} of the "
                                 f"{len(keys)} sampled positions")
             keys = keys[:i]
@@ -367,7 +376,7 @@ def check_game(
             report.notes.append(f"{n - WITNESSES} more {check} violations not shown")
     if facts.acyclic:  # on the positions themselves: a wrong symmetry is reported apart
         try:
-            edges = {key: [c for _, c in game.children(key)] for key in keys}
+            edges = {key: [c for _, c in _moves(game, key)] for key in keys}
         except Exception:  # reported per position already
             edges = {}
         cycle = find_cycle(edges)

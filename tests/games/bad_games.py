@@ -89,6 +89,17 @@ class BadNotation(Heap):
         return "6" if key == 5 else str(key)
 
 
+class Crashing(Heap):
+    """Its children raise at heap 5."""
+
+    name: ClassVar[str] = "crashing"
+
+    def children(self, key: PositionKey) -> list[tuple[str, PositionKey]]:
+        if key == 5:
+            raise ValueError("no moves from 5 today")
+        return super().children(key)
+
+
 class Unfinished(GameBase):
     """Forgets children, terminal_value, parse and format."""
 

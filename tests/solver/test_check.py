@@ -26,6 +26,7 @@ def test_a_correct_game_passes_with_every_position_checked() -> None:
         (bad_games.OutOfRange, "range", {"0"}),
         (bad_games.Restless, "determinism", {"7"}),
         (bad_games.BadNotation, "notation", {"key 5 (written '6')"}),
+        (bad_games.Crashing, "error", {"5"}),
     ],
 )
 def test_each_breach_is_caught_with_a_witness(
