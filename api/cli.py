@@ -33,7 +33,7 @@ from db.session import (
     translate_errors,
 )
 from db.store import SqlStore
-from solver.errors import InvalidPositionError, NegagraphError
+from solver.errors import InvalidPositionError, NegagraphError, UnknownGameError
 from solver.game import GameBase, params_text
 from solver.games import GAMES, GAMES_ENV, find_game, get_game, plugin_errors
 from solver.negamax import SolveResult, solve
@@ -380,7 +380,14 @@ def query_command(
     """Look up POSITION (in GAME's notation): bounds, depths, value and moves best first."""
     with user_errors():
         given = parse_params(params)
-        implied = find_game(game_name).params_for(position)  # e.g. a FEN's material
+        try:
+            cls = find_game(game_name)
+        except UnknownGameError:
+            if stored_games(database_url(db_url)) & {game_name}:
+                fail(f"the database holds game {game_name!r} but it is not installed here "
+                     "(install its plugin package, or name its class as module:Class)")
+            raise
+        implied = cls.params_for(position)  # e.g. a FEN's material
         game = get_game(game_name, **{**implied, **given})
         key = parse_position(game, position)
         with open_engine(database_url(db_url)) as engine:
@@ -391,6 +398,17 @@ def query_command(
         return
     for line in describe_view(view):
         click.echo(line)
+
+
+def stored_games(url: str) -> set[str]:
+    """The names of the games database *url* holds variants of (none if it cannot be
+    read: the caller reports its own error)."""
+    try:
+        with open_engine(url) as engine:
+            with session_scope(make_session_factory(engine)) as session:
+                return {s.variant.game for s in list_variants(session)}
+    except (NegagraphError, Fail):
+        return set()
 
 
 def describe_view(view: dict[str, Any]) -> list[str]:

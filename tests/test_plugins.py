@@ -133,8 +133,12 @@ def test_installed_plugin_through_the_cli(plugin_path: Path, tmp_path: Path) -> 
     assert status.returncode == 0 and "subtraction" in status.stdout
     assert "[game not installed]" in status.stdout
     query = run("query", "subtraction", "20", "--db", url)
-    assert query.returncode == 1 and query.stderr.startswith("error: unknown game 'subtraction'")
-    assert len(query.stderr.splitlines()) == 1
+    assert query.returncode == 1
+    assert query.stderr == ("error: the database holds game 'subtraction' but it is not "
+                            "installed here (install its plugin package, or name its class "
+                            "as module:Class)\n")
+    query = run("query", "nim", "20", "--db", url)
+    assert query.returncode == 1 and query.stderr.startswith("error: unknown game 'nim'")
 
 
 def test_installed_plugin_served_and_missing_plugin_is_503(
