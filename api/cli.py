@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import signal
 import sys
 import threading
@@ -34,9 +35,9 @@ from db.session import (
     translate_errors,
 )
 from db.store import SqlStore
-from solver.errors import InvalidPositionError, NegagraphError
-from solver.game import GameBase
-from solver.games import GAMES, find_game, get_game
+from solver.errors import InvalidPositionError, NegagraphError, UnknownGameError
+from solver.game import GameBase, params_text
+from solver.games import GAMES, GAMES_ENV, find_game, get_game, plugin_errors
 from solver.negamax import SolveResult, solve
 from solver.store import Progress, Store
 from solver.values import to_json
@@ -172,16 +173,45 @@ def cli(verbose: int) -> None:
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
 
 
+GAME_REF_OPTION = click.option(
+    "--game", "game_refs", multiple=True, metavar="MODULE:CLASS",
+    help="Also load the game class this reference names (module:Class or "
+         "path/to/file.py:Class; repeatable).")
+
+
+def load_game_refs(refs: tuple[str, ...]) -> None:
+    """Register the games *refs* name, here and (through ``$NEGAGRAPH_GAMES``) in any
+    process started from here, such as the server's workers."""
+    for ref in refs:
+        find_game(ref)
+    if refs:
+        old = os.environ.get(GAMES_ENV, "")
+        os.environ[GAMES_ENV] = ",".join(filter(None, (old, *refs)))
+
+
+def warn_plugin_errors() -> None:
+    """One ``warning:`` line per plugin or reference that could not be loaded."""
+    for line in plugin_errors():
+        click.echo(f"warning: {line}", err=True)
+
+
 @cli.command()
+@GAME_REF_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def games(as_json: bool) -> None:
-    """List the games negagraph can solve, with their parameters."""
-    described = [cls.describe() for cls in GAMES.values()]
+def games(game_refs: tuple[str, ...], as_json: bool) -> None:
+    """List the games negagraph can solve, with their parameters (plugins included)."""
+    with user_errors():
+        load_game_refs(game_refs)
+    warn_plugin_errors()
+    described = [
+        {**cls.describe(), "source": GAMES.source(name).text()} for name, cls in GAMES.items()
+    ]
     if as_json:
         click.echo(json.dumps(described, indent=2))
         return
     for d in described:
-        click.echo(f"{d['name']} (rules version {d['version']})")
+        source = "" if d["source"] == "builtin" else f", {d['source']}"
+        click.echo(f"{d['name']} (rules version {d['version']}{source})")
         click.echo(f"    {d['description']}")
         click.echo(f"    notation: {d['notation']}")
         for p in d["parameters"]:
@@ -566,7 +596,14 @@ def query_command(
     """Look up POSITION (in GAME's notation): bounds, depths, value and moves best first."""
     with user_errors():
         given = parse_params(params)
-        implied = find_game(game_name).params_for(position)  # e.g. a FEN's material
+        try:
+            cls = find_game(game_name)
+        except UnknownGameError:
+            if stored_games(database_url(db_url)) & {game_name}:
+                fail(f"the database holds game {game_name!r} but it is not installed here "
+                     "(install its plugin package, or name its class as module:Class)")
+            raise
+        implied = cls.params_for(position)  # e.g. a FEN's material
         game = get_game(game_name, **{**implied, **given})
         key = parse_position(game, position)
         with open_engine(database_url(db_url)) as engine:
@@ -577,6 +614,17 @@ def query_command(
         return
     for line in describe_view(view):
         click.echo(line)
+
+
+def stored_games(url: str) -> set[str]:
+    """The names of the games database *url* holds variants of (none if it cannot be
+    read: the caller reports its own error)."""
+    try:
+        with open_engine(url) as engine:
+            with session_scope(make_session_factory(engine)) as session:
+                return {s.variant.game for s in list_variants(session)}
+    except (NegagraphError, Fail):
+        return set()
 
 
 def describe_view(view: dict[str, Any]) -> list[str]:
@@ -616,12 +664,58 @@ def describe_view(view: dict[str, Any]) -> list[str]:
     return lines
 
 
+@cli.command("check")
+@click.argument("game_name", metavar="GAME")
+@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="A game parameter (repeatable).")
+@click.option("--positions", type=click.IntRange(min=1), default=2000, show_default=True,
+              help="Positions to sample and check.")
+@click.option("--max-seconds", type=click.FloatRange(min=0), default=60.0,
+              show_default=True, help="Time budget.")
+@click.option("--symmetry-pairs", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Positions whose bounds are solved and compared with their canonical "
+                   "image's (games with symmetry).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the random playouts.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def check_command(game_name: str, params: tuple[str, ...], positions: int,
+                  max_seconds: float, symmetry_pairs: int, seed: int, as_json: bool) -> None:
+    """Check GAME against the Game contract on sampled positions; each violation is
+    printed with a witness position. Exit status 1 if any is found."""
+    from solver.check import check_game
+
+    with user_errors():
+        game = get_game(game_name, **parse_params(params))
+        report = check_game(game, max_positions=positions, max_seconds=max_seconds,
+                            symmetry_pairs=symmetry_pairs, seed=seed)
+    if as_json:
+        click.echo(json.dumps(report.to_json()))
+    else:
+        reach = " (every reachable one)" if report.exhausted else ""
+        click.echo(f"{game.name} ({params_text(game.params) or 'no parameters'}): "
+                   f"{report.positions} positions checked{reach}, "
+                   f"{report.symmetry_pairs} symmetry pairs solved, {report.seconds:.1f}s")
+        for v in report.violations:
+            click.echo(f"  violation {v}")
+        for note in report.notes:
+            click.echo(f"  note: {note}")
+        if report.ok:
+            click.echo("  ok: no violation found")
+    if not report.ok:
+        n = len(report.violations)
+        fail(f"{game.name} breaks the Game contract: {n} violation{'s' if n != 1 else ''}"
+             + ("" if as_json else " (listed above)"))
+
+
 @cli.command("status")
 @DB_OPTION
+@GAME_REF_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def status_command(db_url: str | None, as_json: bool) -> None:
-    """List the stored variants with node counts, root bounds and solve runs."""
+def status_command(db_url: str | None, game_refs: tuple[str, ...], as_json: bool) -> None:
+    """List the stored variants with node counts, root bounds and solve runs (marking
+    those whose game is not installed here)."""
     with user_errors():
+        load_game_refs(game_refs)
         url = database_url(db_url)
         with open_engine(url) as engine:
             with session_scope(make_session_factory(engine)) as session:
@@ -637,8 +731,9 @@ def status_command(db_url: str | None, as_json: bool) -> None:
         bounds = "" if root is None else (
             f"  root {v['root']} [{bound_text(root['low'], '-inf')}, "
             f"{bound_text(root['high'], '+inf')}]")  # null in JSON
+        missing = "" if v["installed"] else " [game not installed]"
         click.echo(f"  {v['game']} ({v['params_text']}) rules v{v['rules_version']}: "
-                   f"{number(v['nodes'])} nodes{bounds}")
+                   f"{number(v['nodes'])} nodes{bounds}{missing}")
         for run in v["runs"]:
             click.echo(
                 f"    run {run['id']} {run['status']:<8} {run['started_at']}  "
@@ -659,6 +754,8 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
     return {
         "id": v.id,
         "game": v.game,
+        "installed": v.game in GAMES,
+        "game_source": v.game_source,
         "params": dict(v.params_json),
         "params_text": v.params,
         "rules_version": v.rules_version,
@@ -690,8 +787,9 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
 @click.option("--connections", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Most simultaneous connections per worker (slow or idle clients hold "
                    "a connection, never a worker).")
+@GAME_REF_OPTION
 def serve_command(db_url: str | None, host: str, port: int, workers: int,
-                  connections: int) -> None:
+                  connections: int, game_refs: tuple[str, ...]) -> None:
     """Serve the read-only HTTP API (JSON under /api, docs at /api/docs) with gunicorn.
 
     The database must exist and be at the schema head, and the port free. Ctrl-C or
@@ -701,9 +799,11 @@ def serve_command(db_url: str | None, host: str, port: int, workers: int,
     from api.serve import check_port, serve
 
     with user_errors():
+        load_game_refs(game_refs)
         url = database_url(db_url)
         check_database(url)
         check_port(host, port)
+    warn_plugin_errors()
     shown = f"[{host}]" if ":" in host else host
     click.echo(
         f"negagraph: serving {safe_url(url)} at http://{shown}:{port}/api "

@@ -45,10 +45,16 @@ class RunNotFoundError(NegagraphError, LookupError):
     """No solve run has the requested id."""
 
 
+class GameNotInstalledError(NegagraphError, LookupError):
+    """The database holds a game that is not installed on this server (a plugin
+    missing, or a reference the server was not started with)."""
+
+
 STATUS: tuple[tuple[type[Exception], int], ...] = (
     (InvalidPositionError, 400),
     (InvalidParameterError, 400),
     (InvalidRequestError, 400),
+    (GameNotInstalledError, 503),
     (UnknownGameError, 404),
     (PositionNotFoundError, 404),
     (RunNotFoundError, 404),
@@ -126,6 +132,7 @@ def init_app(app: Flask) -> None:
 __all__ = [
     "STATUS",
     "BatchTooLargeError",
+    "GameNotInstalledError",
     "InvalidRequestError",
     "RunNotFoundError",
     "error_body",

@@ -208,6 +208,9 @@ def _schemas() -> dict[str, Any]:
                 "params": _ref("Params"),
                 "params_text": {"type": "string"},
                 "rules_version": {"type": "integer"},
+                "game_source": {"type": ["string", "null"],
+                                "description": "where the game came from when the variant "
+                                               "was created"},
                 "compatible": {"type": "boolean",
                                "description": "stored under this server's rules version"},
                 "nodes": {"type": "integer", "minimum": 0},
@@ -224,6 +227,9 @@ def _schemas() -> dict[str, Any]:
         "Game": _obj(
             {
                 "name": {"type": "string"},
+                "installed": {"type": "boolean", "const": True},
+                "source": {"type": "string", "description": "builtin, plugin <distribution> "
+                                                           "<version> or reference <ref>"},
                 "version": {"type": "integer", "description": "rules version"},
                 "description": {"type": "string"},
                 "notation": {"type": "string", "description": "how positions are written"},
@@ -234,7 +240,26 @@ def _schemas() -> dict[str, Any]:
                              "description": "the variants this database holds"},
             }
         ),
-        "Games": _obj({"games": {"type": "array", "items": _ref("Game")}}),
+        "MissingGame": _obj(
+            {
+                "name": {"type": "string"},
+                "installed": {"type": "boolean", "const": False},
+                "variants": {"type": "array", "items": _obj({
+                    "id": {"type": "integer"},
+                    "params_text": {"type": "string"},
+                    "nodes": {"type": "integer", "minimum": 0},
+                    "rules_version": {"type": "integer"},
+                })},
+            },
+            description="A game this database holds that this server does not have "
+                        "(its lookups are a 503)",
+        ),
+        "Games": _obj({
+            "games": {"type": "array",
+                      "items": {"anyOf": [_ref("Game"), _ref("MissingGame")]}},
+            "plugin_errors": {"type": "array", "items": {"type": "string"},
+                              "description": "one line per plugin that could not be loaded"},
+        }),
         "SolveRun": _obj(
             {
                 "id": {"type": "integer"},

@@ -11,12 +11,15 @@ from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple
 
 from flask import request
+from sqlalchemy import select
 from werkzeug.exceptions import UnsupportedMediaType
 
-from api.errors import BatchTooLargeError, InvalidRequestError
-from solver.errors import InvalidPositionError
+from api.database import get_session
+from api.errors import BatchTooLargeError, GameNotInstalledError, InvalidRequestError
+from db.models import Variant as VariantRow
+from solver.errors import InvalidPositionError, UnknownGameError
 from solver.game import GameBase, ParamValue, PositionKey, params_text
-from solver.games import find_game
+from solver.games import GAME_NAME, GAMES
 
 POSITION_ARG = "p"
 """The query parameter holding a position in the game's notation."""
@@ -29,6 +32,37 @@ SYMMETRY_PARAM = "symmetry"
 
 GAME_CACHE_SIZE = 32
 """Configured games each thread keeps (least recently used ones are dropped)."""
+
+
+def find_game(name: str) -> type[GameBase]:
+    """The registered game *name* (plugins included). Game references (``module:Class``)
+    are not taken over HTTP: a server loads them at start (``serve --game``).
+
+    :raises UnknownGameError: if no game is called *name* (saying why, when it is a
+        plugin that could not be loaded).
+    :raises GameNotInstalledError: if the database holds game *name* but this server
+        does not have it (its plugin is not installed, or broken).
+    """
+    if ":" in name:
+        error = UnknownGameError(
+            f"unknown game {name!r}: the API takes game names, not references "
+            "(start the server with --game MODULE:CLASS)"
+        )
+    else:
+        try:
+            return GAMES.find(name)
+        except UnknownGameError as e:
+            error = e
+    if GAME_NAME.match(name) and get_session().execute(
+        select(VariantRow.id).where(VariantRow.game == name).limit(1)
+    ).first() is not None:
+        broken = GAMES.error_for(name)
+        raise GameNotInstalledError(
+            f"the database holds game {name!r} but it is not installed on this server "
+            "(install its plugin package, or start the server with --game MODULE:CLASS)"
+            + ("" if broken is None else f": {broken}")
+        )
+    raise error
 
 
 class _Games(threading.local):

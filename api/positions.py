@@ -39,7 +39,7 @@ from db.records import VariantRecord, VariantSummary
 from db.repository import list_variants
 from solver.errors import InvalidPositionError
 from solver.game import GameBase, PositionKey
-from solver.games import GAMES
+from solver.games import GAMES, plugin_errors
 from solver.strategy import BOUNDS
 from solver.values import Bounds
 
@@ -74,6 +74,7 @@ def variant_json(summary: VariantSummary, cls: type[GameBase]) -> dict[str, Any]
         "params": dict(v.params_json),
         "params_text": v.params,
         "rules_version": v.rules_version,
+        "game_source": v.game_source,
         "compatible": v.rules_version == cls.version,
         "nodes": summary.nodes,
         "root": v.root_position,
@@ -92,10 +93,16 @@ def list_games() -> Response:
     games = []
     for name, cls in GAMES.items():
         entry = cls.describe()
+        entry["source"] = GAMES.source(name).text()
+        entry["installed"] = True
         entry["initial"] = initial_text(cls)
         entry["variants"] = [variant_json(s, cls) for s in stored.get(name, [])]
         games.append(entry)
-    return json_answer({"games": games})
+    for name in sorted(set(stored) - set(GAMES)):  # stored by a plugin not installed here
+        games.append({"name": name, "installed": False, "variants": [
+            {"id": s.variant.id, "params_text": s.variant.params, "nodes": s.nodes,
+             "rules_version": s.variant.rules_version} for s in stored[name]]})
+    return json_answer({"games": games, "plugin_errors": plugin_errors()})
 
 
 def is_final_view(view: dict[str, Any]) -> bool:

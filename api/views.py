@@ -70,8 +70,7 @@ def position_fields(game: Game, rec: PositionRecord | None) -> dict[str, Any]:
 def max_view(game: Game, key: PositionKey, low: int, high: int) -> dict[str, Any]:
     """The bounds from MAX's (the first player's) side, for games that say who is to move
     (``player_to_move``); empty otherwise. MIN to move: MAX's bounds are ``-high, -low``."""
-    who = getattr(game, "player_to_move", None)
-    side = who(key) if who is not None else None
+    side = game.player_to_move(key)
     if side is None:
         return {}
     mlow, mhigh = (low, high) if side == 0 else (-high, -low)

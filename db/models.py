@@ -119,6 +119,10 @@ class Variant(Base):
     """The stored depths and finality flags are those of a run's closing pass over the
     stored graph (no batch committed since). False while a solve is under way, or after
     a run died before its closing pass; the next solve finishes the pass."""
+    game_source: Mapped[str | None] = mapped_column(Text)
+    """Where the game came from when the variant was created: ``builtin``, ``plugin
+    <distribution> <version>`` or ``reference <module:Class>``; NULL if unknown (a game
+    outside the registry, or a variant older than revision 0005 of a game not built in)."""
 
     def __repr__(self) -> str:
         return f"<Variant {self.id} {self.game} {self.params!r} v{self.rules_version}>"

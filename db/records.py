@@ -53,6 +53,9 @@ class VariantRecord:
     """Root of the latest solve run (``None`` if never solved)."""
     root_position: str | None = None
     """The same root in the game's notation."""
+    game_source: str | None = None
+    """Where the game came from (``builtin``, ``plugin <dist> <version>``, ``reference
+    <ref>``), or ``None`` if unknown."""
 
 
 @dataclass(frozen=True)

@@ -396,6 +396,7 @@ def _variant(v: Any) -> VariantRecord:
         created_at=aware(v.created_at) or v.created_at,
         root_key=None if v.root_key is None else decode_key(v.root_key),
         root_position=v.root_notation,
+        game_source=v.game_source,
     )
 
 

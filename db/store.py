@@ -90,6 +90,7 @@ from db.models import RUN_STATUSES, SolveRun, Variant, encode_key, utcnow
 from db.session import is_negagraph_engine, safe_url, translate_errors
 from solver.errors import SolveError
 from solver.game import Game, params_text
+from solver.games import source_of
 from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph, Labels
 from solver.store import Progress, RunOptions
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
@@ -421,6 +422,7 @@ class SqlStore:
                         params=params,
                         params_json=json.dumps(dict(game.params), sort_keys=True),
                         rules_version=game.version,
+                        game_source=source_of(game),
                         created_at=utcnow(),
                         settled=True,
                     )
@@ -978,7 +980,7 @@ def _value_columns(
 
 def _node_columns(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[list[Any]]:
     """Per chunk of nodes *ids*, their rows' columns (lists), in ``_NODE_COLUMNS`` order."""
-    format_many = getattr(game, "format_many", None) or (lambda ks: list(map(game.format, ks)))
+    format_many = game.format_many
     for start, stop in _chunks_of(ids):
         keys = graph.keys[start:stop]
         lo, hi, dl, dh, st, lf, hf = _value_columns(graph, slice(start, stop))

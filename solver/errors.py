@@ -29,3 +29,8 @@ class InvalidPositionError(NegagraphError, ValueError):
 
 class SolveError(NegagraphError, RuntimeError):
     """The solver cannot go on (for example, a store that belongs to another game)."""
+
+
+class ContractError(NegagraphError, TypeError):
+    """A game breaks the Game contract (a missing method, a malformed declared fact, a
+    plugin that is not a game class)."""

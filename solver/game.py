@@ -6,6 +6,14 @@ and reversible — every game can turn a key back into its position. The text no
 solver and the database.
 
 Values are integers from the point of view of the player to move (negamax convention).
+
+The contract has two parts (OpenSpiel's ``GameType``/``GameInfo`` split, in one record):
+the *hooks* a game implements (:class:`Game`: ``initial``, ``children``, ... each optional
+one with its default on :class:`GameBase`), and the *facts* it declares about itself
+(:class:`GameFacts`, frozen: value range, finiteness, acyclicity, repetition value,
+symmetry, leak order). The solver reads facts only through :attr:`Game.facts`. The contract
+is versioned (:data:`CONTRACT_VERSION`); a game written for a newer contract is refused at
+registration rather than misread.
 """
 
 from __future__ import annotations
@@ -13,9 +21,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, TypeAlias, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, TypeAlias, runtime_checkable
 
-from solver.errors import InvalidParameterError
+from solver.errors import ContractError, InvalidParameterError
+
+CONTRACT_VERSION = 1
+"""The version of the Game contract this negagraph implements. A game declares the one it
+was written for (:attr:`GameBase.contract`); games written for a later one are refused."""
 
 PositionKey: TypeAlias = int
 """A reversible integer encoding of a position (canonical when symmetry is on)."""
@@ -118,31 +130,136 @@ _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
 
 
+LeakOrder: TypeAlias = Literal["depth", "breadth"]
+"""How a partial solve picks leaves to expand when the game has no ``priority``."""
+
+LEAK_ORDERS: tuple[LeakOrder, ...] = ("depth", "breadth")
+
+
+@dataclass(frozen=True)
+class GameFacts:
+    """What a configured game declares about itself; the solver trusts these, and
+    ``negagraph check`` tests them on sampled positions.
+
+    Every field has the safe default: a game that declares nothing is solved correctly,
+    only perhaps more slowly. Fields for later contract extensions (``chance``, ``tiers``)
+    are reserved: declaring them true is refused by this version.
+    """
+
+    finite: bool = True
+    """False for games with infinitely many positions (a full solve needs a budget)."""
+    acyclic: bool = False
+    """True if no line of play ever repeats a position (e.g. every move adds a stone).
+    The partial solver then uses a recursive null-window search that keeps bounds along
+    its path only; a game that says so and repeats a position gets a
+    :class:`~solver.errors.SolveError` (when the solver notices)."""
+    value_range: tuple[int, int] | None = None
+    """The smallest and largest value any position can have, if known (e.g. ``(-1, 1)``);
+    a bound at the edge of the range is final at once, which shortens partial solves."""
+    repetition_value: int | None = None
+    """The value of endless play for both sides (e.g. 0: a draw), or ``None`` if the rules
+    give none (acyclic games, or games where the solver's bounds are the answer)."""
+    uses_symmetry: bool = False
+    """Whether :meth:`Game.canonical` can change a key; if false the solver never calls
+    it. When true, a position and its canonical image must have the same value."""
+    leak_order: LeakOrder = "depth"
+    """Without a ``priority``: ``"depth"`` (the leftmost leaves of a depth-first walk in
+    move order) or ``"breadth"`` (the shallowest leaves first: short forced wins)."""
+    chance: bool = False
+    """Reserved for chance nodes (a later contract version); must be false."""
+    tiers: bool = False
+    """Reserved for tiered solving (a later contract version); must be false."""
+
+    def __post_init__(self) -> None:
+        if self.value_range is not None:
+            lo, hi = (self.value_range if isinstance(self.value_range, tuple)
+                      and len(self.value_range) == 2 else (None, None))
+            if not (_is_int(lo) and _is_int(hi) and lo <= hi):
+                raise ContractError(
+                    f"value_range must be two integers (low, high) with low <= high, "
+                    f"not {self.value_range!r}"
+                )
+        if self.repetition_value is not None and not _is_int(self.repetition_value):
+            raise ContractError(
+                f"repetition_value must be an integer or None, not {self.repetition_value!r}"
+            )
+        if self.leak_order not in LEAK_ORDERS:
+            raise ContractError(
+                f"leak_order must be one of {', '.join(LEAK_ORDERS)}, not {self.leak_order!r}"
+            )
+        flags = {"finite": self.finite, "acyclic": self.acyclic,
+                 "uses_symmetry": self.uses_symmetry, "chance": self.chance,
+                 "tiers": self.tiers}
+        for name, flag in flags.items():
+            if not isinstance(flag, bool):
+                raise ContractError(f"{name} must be true or false, not {flag!r}")
+        if self.chance:
+            raise ContractError(
+                f"chance nodes are not supported by Game contract {CONTRACT_VERSION}"
+            )
+        if self.tiers:
+            raise ContractError(f"tiers are not supported by Game contract {CONTRACT_VERSION}")
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 @runtime_checkable
 class Game(Protocol):
-    """What the solver needs from a configured game (one variant: game + parameters)."""
+    """What the solver needs from a configured game (one variant: game + parameters).
 
-    name: ClassVar[str]
-    """The registry name, e.g. ``"connect-four"``."""
-    version: ClassVar[int]
-    """The rules version; bump it whenever keys, moves or values change meaning."""
-    description: ClassVar[str]
-    notation: ClassVar[str]
-    """Help text for the position notation accepted by :meth:`parse`."""
-    parameters: ClassVar[tuple[Param, ...]]
+    Every member is read-only, so a plain class with attributes satisfies it as well as
+    :class:`GameBase` does. Optional hooks are part of the protocol too; :class:`GameBase`
+    gives each its default (documented there), so games written on it implement only the
+    required ones: ``initial``, ``children``, ``terminal_value``, ``parse``, ``format``.
+    """
+
+    @property
+    def name(self) -> str:
+        """The registry name, e.g. ``"connect-four"``."""
+        ...
+
+    @property
+    def version(self) -> int:
+        """The rules version; bump it whenever keys, moves or values change meaning."""
+        ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def notation(self) -> str:
+        """Help text for the position notation accepted by :meth:`parse`."""
+        ...
+
+    @property
+    def parameters(self) -> tuple[Param, ...]: ...
 
     @property
     def params(self) -> Mapping[str, ParamValue]:
         """Every parameter's value, defaults included (the variant's identity)."""
         ...
 
-    repetition_value: int | None
-    """The value of endless play for both sides (e.g. 0: a draw), or ``None`` if the rules
-    give none (acyclic games, or games where the solver's bounds are the answer)."""
-    uses_symmetry: bool
-    """Whether :meth:`canonical` can change a key; if false the solver never calls it."""
-    priority: Callable[[PositionKey], float] | None
-    """Expansion priority (smaller first), or ``None`` for breadth-first order."""
+    @property
+    def facts(self) -> GameFacts:
+        """What the game declares about itself (:class:`GameFacts`)."""
+        ...
+
+    @property
+    def repetition_value(self) -> int | None:
+        """``facts.repetition_value`` (kept as its own member: results report it)."""
+        ...
+
+    @property
+    def uses_symmetry(self) -> bool:
+        """``facts.uses_symmetry``."""
+        ...
+
+    @property
+    def priority(self) -> Callable[[PositionKey], float] | None:
+        """Expansion priority (smaller first), or ``None`` (the facts' leak order)."""
+        ...
 
     def initial(self) -> PositionKey:
         """The default root position."""
@@ -175,6 +292,18 @@ class Game(Protocol):
         """Write a position in the game's notation; ``parse(format(k)) == k``."""
         ...
 
+    def format_many(self, keys: Sequence[PositionKey]) -> list[str]:
+        """:meth:`format` of each of *keys* (optional; for speed)."""
+        ...
+
+    def tablebase_positions(self) -> Iterable[PositionKey] | None:
+        """Where a full solve starts besides the root (optional; ``None``: the root)."""
+        ...
+
+    def player_to_move(self, key: PositionKey) -> int | None:
+        """0 for MAX, 1 for MIN, ``None`` if the game does not say (optional)."""
+        ...
+
 
 class GameBase(ABC):
     """Shared plumbing for the built-in games: parameter handling, defaults, ``repr``.
@@ -188,21 +317,35 @@ class GameBase(ABC):
     description: ClassVar[str] = ""
     notation: ClassVar[str] = ""
     parameters: ClassVar[tuple[Param, ...]] = ()
+    contract: ClassVar[int] = CONTRACT_VERSION
+    """The Game contract version the class was written for (:data:`CONTRACT_VERSION`)."""
 
+    # The facts (see GameFacts for each one's meaning), declared per class or, when they
+    # depend on the parameters, set per instance in _configure; read through `facts`.
     finite: ClassVar[bool] = True
-    """False for games with infinitely many positions (a full solve needs a budget)."""
     acyclic: ClassVar[bool] = False
-    """True if no line of play ever repeats a position (e.g. every move adds a stone).
-    The partial solver then uses a recursive null-window search that keeps bounds along
-    its path only and restores the fixpoint once per pass; a game that says so and
-    repeats a position gets a :class:`~solver.errors.SolveError`."""
-
+    leak_order: ClassVar[LeakOrder] = "depth"
     repetition_value: int | None = None
     value_range: tuple[int, int] | None = None
-    """The smallest and largest value any position can have, if known (e.g. ``(-1, 1)``);
-    a bound at the edge of the range is final at once, which shortens partial solves."""
     uses_symmetry: bool = False
+
     priority: Callable[[PositionKey], float] | None = None
+    """Expansion priority of a partial solve (smaller first), or ``None``."""
+
+    @property
+    def facts(self) -> GameFacts:
+        """The declared facts as one frozen, validated record.
+
+        :raises ContractError: if a declared fact has the wrong type or is unsupported.
+        """
+        return GameFacts(
+            finite=self.finite,
+            acyclic=self.acyclic,
+            value_range=self.value_range,
+            repetition_value=self.repetition_value,
+            uses_symmetry=self.uses_symmetry,
+            leak_order=self.leak_order,
+        )
 
     def __init__(self, **params: object) -> None:
         self.params: dict[str, ParamValue] = self.variant_params(params)
@@ -271,6 +414,8 @@ class GameBase(ABC):
         return list(map(self.format, keys))
 
     def canonical(self, key: PositionKey) -> PositionKey:
+        """The representative of *key*'s symmetry class; the identity by default (called
+        only when ``uses_symmetry`` is set)."""
         return key
 
     @classmethod
@@ -330,8 +475,12 @@ def _param_str(value: ParamValue) -> str:
 
 
 __all__ = [
+    "CONTRACT_VERSION",
+    "LEAK_ORDERS",
     "Game",
     "GameBase",
+    "GameFacts",
+    "LeakOrder",
     "MoveLabel",
     "Param",
     "ParamValue",

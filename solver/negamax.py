@@ -167,7 +167,7 @@ def solve(
             f"solve() takes a game object, not its name {game!r}: "
             f"use solve(solver.games.get_game({game!r}, ...))"
         )
-    if not all(callable(getattr(game, name, None)) for name in ("initial", "children")):
+    if not isinstance(game, Game):
         raise TypeError(
             f"solve() takes a game object (see solver.game.Game), not {type(game).__name__}"
             ": use solver.games.get_game(name, ...)"
@@ -180,8 +180,7 @@ def solve(
         raise InvalidParameterError(f"until must be 'bounds' or 'value', not {until!r}")
     if batch_size is not None and batch_size < 1:
         raise InvalidParameterError(f"batch_size must be >= 1, not {batch_size}")
-    if full and not getattr(game, "finite", True) and max_expansions is None \
-            and max_seconds is None:
+    if full and not game.facts.finite and max_expansions is None and max_seconds is None:
         raise InvalidParameterError(
             f"{game.name} has infinitely many positions: a full solve needs a budget "
             "(max_expansions or max_seconds)"
@@ -260,16 +259,17 @@ class _Solver:
         self.nodes_at_start = graph.num_nodes
         self.edges_at_start = graph.total_edges
         self.canon = game.canonical if game.uses_symmetry else None
-        value_range: tuple[int, int] | None = getattr(game, "value_range", None)
+        facts = game.facts
+        self.facts = facts
+        value_range = facts.value_range
         self.vmin: int = NEG_INF if value_range is None else value_range[0]
         self.vmax: int = POS_INF if value_range is None else value_range[1]
         self.until = until
         self.seeds: list[NodeId] = []
         """Nodes whose flags may follow locally from a search's expansions (pending)."""
-        self.searching = game.priority is None and getattr(
-            game, "leak_order", "depth") != "breadth"
+        self.searching = game.priority is None and facts.leak_order != "breadth"
         """Depth-first mode: leaks are chosen by :meth:`search`."""
-        self.acyclic = bool(getattr(game, "acyclic", False))
+        self.acyclic = facts.acyclic
         """The game never repeats a position: :meth:`search_acyclic` instead, and no
         periodic finality refreshes (flags propagated upwards are then exact)."""
         self.root = self._ensure_root(root_key)
@@ -471,9 +471,8 @@ class _Solver:
                 seeds.append(n)
                 seeds.extend(g.parents(n))
             propagate_finality(g, seeds, vmin=self.vmin, vmax=self.vmax)
-            if self.game.priority is not None or getattr(
-                self.game, "leak_order", "depth"
-            ) == "breadth" or refresh_due(expanded, expanded + len(batch)):
+            if self.game.priority is not None or self.facts.leak_order == "breadth" \
+                    or refresh_due(expanded, expanded + len(batch)):
                 self.refresh_finality()
             expanded += len(batch)
             self.commit()
@@ -520,7 +519,7 @@ class _Solver:
         depth-first walk in move order."""
         g = self.g
         prio = self.game.priority
-        breadth = getattr(self.game, "leak_order", "depth") == "breadth"
+        breadth = self.facts.leak_order == "breadth"
         if prio is None and not breadth:
             k = self.batch_size or max(1, g.num_nodes // 256)
             return first_leaks(g, self.root, k)[0]
@@ -859,8 +858,7 @@ class _Solver:
 
         Deterministic (the game's order, skipping stored keys), so a seeding lost to a
         crash is redone identically; committed as one batch."""
-        positions = getattr(self.game, "tablebase_positions", None)
-        seeds = positions() if positions is not None else None
+        seeds = self.game.tablebase_positions()
         if seeds is None:
             return
         g, canon, terminal_value = self.g, self.canon, self.game.terminal_value

@@ -28,6 +28,9 @@ from db.migrate import (
 )
 from db.models import Base
 from db.session import make_engine
+from db.store import SqlStore
+from solver.games import get_game
+from solver.negamax import solve
 from tests.db.helpers import pg_database
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,7 +91,7 @@ def test_upgrade_downgrade_upgrade(empty_url: str, empty_engine: Engine) -> None
         require_head(empty_engine)
 
     upgrade(empty_url)
-    assert current_revision(empty_engine) == head_revision() == "0004"
+    assert current_revision(empty_engine) == head_revision() == "0005"
     require_head(empty_engine)
     assert tables(empty_engine) == TABLES
     assert views(empty_engine) == {"position_values"}
@@ -204,7 +207,7 @@ def test_alembic_command_line_upgrade_and_check(tmp_path: Path) -> None:
             [alembic, *command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
         )
         assert done.returncode == 0, done.stderr
-    assert "0004 (head)" in done.stdout
+    assert "0005 (head)" in done.stdout
 
 
 def test_ensure_schema_creates_only_in_empty_databases(
@@ -296,7 +299,7 @@ def test_0004_leaves_stored_variants_unsettled_and_keeps_their_nodes(
         conn.execute(text(
             "INSERT INTO nodes (variant_id, id, dist, state, low_final, high_final, "
             '"key", notation) VALUES (1, 0, 0, 0, false, false, :k, \'p0\')'), {"k": b"\0"})
-    upgrade(empty_url)
+    upgrade(empty_url, "0004")
     assert current_revision(empty_engine) == "0004"
 
     def settled() -> list[tuple[int, bool]]:
@@ -315,3 +318,34 @@ def test_0004_leaves_stored_variants_unsettled_and_keeps_their_nodes(
     with empty_engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM nodes")).scalar_one() == 1
         assert conn.execute(text("SELECT count(*) FROM variants")).scalar_one() == 2
+
+
+def test_0005_marks_builtin_variants_and_keeps_everything(
+    empty_url: str, empty_engine: Engine
+) -> None:
+    """Variants stored before 0005 of a built-in game are marked ``builtin``, others stay
+    unknown (NULL); the solver records the source of new ones; a downgrade keeps rows."""
+    upgrade(empty_url, "0004")
+    with empty_engine.begin() as conn:
+        for game in ("tic-tac-toe", "someones-plugin"):
+            conn.execute(text(
+                "INSERT INTO variants (game, params, params_json, rules_version, "
+                "created_at) VALUES (:game, '', '{}', 1, CURRENT_TIMESTAMP)"),
+                {"game": game})
+    upgrade(empty_url)
+    assert current_revision(empty_engine) == "0005"
+
+    def sources() -> list[tuple[str, str | None]]:
+        with empty_engine.connect() as conn:
+            return [(r[0], r[1]) for r in conn.execute(text(
+                "SELECT game, game_source FROM variants ORDER BY id"))]
+
+    assert sources() == [("tic-tac-toe", "builtin"), ("someones-plugin", None)]
+    store = SqlStore(empty_engine)
+    solve(get_game("nap", n=3), full=True, store=store)
+    assert sources()[-1] == ("nap", "builtin")
+    downgrade(empty_url, "0004")
+    assert "game_source" not in {
+        c["name"] for c in inspect(empty_engine).get_columns("variants")}
+    with empty_engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM variants")).scalar_one() == 3

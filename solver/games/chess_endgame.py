@@ -51,7 +51,7 @@ from typing import ClassVar
 import chess
 
 from solver.errors import InvalidParameterError, InvalidPositionError, NegagraphError
-from solver.game import GameBase, MoveLabel, Param, ParamValue, PositionKey
+from solver.game import GameBase, LeakOrder, MoveLabel, Param, ParamValue, PositionKey
 
 logger = logging.getLogger(__name__)
 
@@ -298,7 +298,7 @@ class ChessGame(GameBase):
 
     repetition_value: int | None = 0
     value_range: tuple[int, int] | None = (-1, 1)
-    leak_order: ClassVar[str] = "breadth"
+    leak_order: ClassVar[LeakOrder] = "breadth"
 
     @classmethod
     def _normalize_params(cls, values: dict[str, ParamValue]) -> None:

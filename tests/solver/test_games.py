@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from solver.check import check_game, check_position
 from solver.errors import (
     InvalidParameterError,
     InvalidPositionError,
@@ -129,41 +130,41 @@ def test_class_attributes(name: str) -> None:
 
 
 def test_walk_round_trip_and_terminals(explored: tuple[Game, list[int]]) -> None:
+    """The contract's per-position checks (solver.check, as ``negagraph check`` runs them:
+    notation round trip, terminal iff no moves, integer terminal values within the
+    declared range, distinct labels, deterministic children, also across instances)."""
     game, keys = explored
     assert keys[0] == game.initial()
+    other = get_game(game.name, **game.params)
     for key in keys:
         assert isinstance(key, int)
         text = game.format(key)
-        assert isinstance(text, str) and text
         assert " " not in text
-        assert game.parse(text) == key, text
-        children = game.children(key)
-        value = game.terminal_value(key)
-        if value is None:
-            assert children, f"non-terminal {text} has no moves"
-        else:
-            assert isinstance(value, int)
-            assert children == [], f"terminal {text} has moves"
-        labels = [label for label, _ in children]
-        assert len(set(labels)) == len(labels), f"duplicate move labels at {text}"
-        assert all(isinstance(label, str) and label and " " not in label for label in labels)
-        assert game.children(key) == children, "children() is not deterministic"
+        assert all(isinstance(label, str) and label and " " not in label
+                   for label, _ in game.children(key))
+        assert check_position(game, key, other=other) == [], text
 
 
 def test_walk_canonical(explored: tuple[Game, list[int]]) -> None:
+    """Canonical images: the identity without symmetry; with it idempotent, writable,
+    with the same terminal value and the same moves up to symmetry (solver.check)."""
     game, keys = explored
     for key in keys:
-        rep = game.canonical(key)
         if not game.uses_symmetry:
-            assert rep == key
-            continue
-        assert game.canonical(rep) == rep
-        assert game.parse(game.format(rep)) == rep
-        assert game.terminal_value(rep) == game.terminal_value(key)
-        # A symmetry maps the moves of a position onto the moves of its image.
-        assert sorted(game.canonical(c) for _, c in game.children(rep)) == sorted(
-            game.canonical(c) for _, c in game.children(key)
-        )
+            assert game.canonical(key) == key
+        assert [v for v in check_position(game, key) if v.check == "canonical"] == []
+
+
+@pytest.mark.parametrize(("name", "params", "bound"), CONFIGS, ids=CONFIG_IDS)
+def test_check_game_finds_nothing_wrong(
+    name: str, params: dict[str, object], bound: Callable[[int], bool] | None
+) -> None:
+    """The whole of ``negagraph check`` (acyclic claims on the explored graph, symmetry
+    soundness on a solved sample) on a small budget."""
+    report = check_game(make(name, **params), max_positions=300, max_seconds=20,
+                        symmetry_pairs=2, solve_expansions=500, bound=bound)
+    assert report.ok, [str(v) for v in report.violations]
+    assert report.positions > 0
 
 
 def test_symmetry_flag_follows_parameter() -> None:

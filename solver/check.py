@@ -1,0 +1,414 @@
+"""Conformance checks of a game against the Game contract, on sampled positions.
+
+:func:`check_game` samples positions (breadth first from the initial position, then random
+playouts), runs :func:`check_position` on each, checks the declared ``acyclic`` and
+``finite`` facts on the explored graph, and checks that symmetry is sound on a small solved
+sample (a position and its canonical image, solved without symmetry, have the same
+bounds). Every violation carries a *witness*: a position that shows it. ``negagraph check``
+prints the report; the test suite runs the same checks over the built-in games.
+
+>>> from solver.games import get_game
+>>> check_game(get_game("tic-tac-toe", symmetry=True), max_positions=300).ok
+True
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from solver.errors import NegagraphError
+from solver.game import Game, GameBase, GameFacts, MoveLabel, Param, ParamValue, PositionKey
+from solver.negamax import SolveResult, solve
+
+WITNESSES = 5
+"""Violations of one kind reported with their witness (the rest are counted)."""
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken promise, with a position that shows it."""
+
+    check: str
+    """Which check: ``notation``, ``moves``, ``terminal``, ``range``, ``determinism``,
+    ``canonical``, ``symmetry``, ``acyclic``, ``finite`` or ``error``."""
+    message: str
+    witness: str
+    """The position in the game's notation (its key if it cannot be written)."""
+
+    def __str__(self) -> str:
+        return f"{self.check}: {self.message} (witness: {self.witness})"
+
+
+@dataclass
+class CheckReport:
+    """What :func:`check_game` found."""
+
+    game: str
+    params: dict[str, ParamValue]
+    positions: int = 0
+    """Positions checked."""
+    exhausted: bool = False
+    """Whether every reachable position was explored (the exploration ran out of
+    positions before the budget)."""
+    symmetry_pairs: int = 0
+    """Position/image pairs whose solved bounds were compared."""
+    violations: list[Violation] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Remarks that are not violations (e.g. a claim the budget could not confirm)."""
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "game": self.game, "params": self.params, "ok": self.ok,
+            "positions": self.positions, "exhausted": self.exhausted,
+            "symmetry_pairs": self.symmetry_pairs,
+            "violations": [
+                {"check": v.check, "message": v.message, "witness": v.witness}
+                for v in self.violations
+            ],
+            "notes": self.notes, "seconds": round(self.seconds, 3),
+        }
+
+
+def _text(game: Game, key: PositionKey) -> str:
+    try:
+        return game.format(key)
+    except Exception:
+        return f"key {key}"
+
+
+def _fresh(game: Game) -> Game | None:
+    """Another instance of *game*'s variant, to compare against (``None`` if the game is
+    not built on :class:`GameBase`, whose constructor takes the parameters)."""
+    if not isinstance(game, GameBase):
+        return None
+    try:
+        return type(game)(**game.params)
+    except Exception:
+        return None
+
+
+def check_position(
+    game: Game, key: PositionKey, *, facts: GameFacts | None = None,
+    other: Game | None = None,
+) -> list[Violation]:
+    """The contract's per-position checks at *key*: notation round trip, terminal iff no
+    moves, terminal values (integers, within the declared range), distinct move labels,
+    deterministic children (also against *other*, another instance of the variant), and
+    with symmetry: the canonical image is idempotent, writable, has the same terminal
+    value and the same moves up to symmetry."""
+    facts = game.facts if facts is None else facts
+    out: list[Violation] = []
+
+    def bad(check: str, message: str, at: PositionKey = key) -> None:
+        out.append(Violation(check, message, _text(game, at)))
+
+    try:
+        text = game.format(key)
+        if not isinstance(text, str) or not text:
+            bad("notation", f"format() gave {text!r}, not a non-empty text")
+        elif (back := game.parse(text)) != key:
+            out.append(Violation("notation", f"parse(format(key)) is key {back}, not {key}",
+                                 f"key {key} (written {text!r})"))
+        children = list(game.children(key))
+        value = game.terminal_value(key)
+        if value is None and not children:
+            bad("terminal", "no moves but terminal_value() is None")
+        elif value is not None and children:
+            bad("terminal", f"terminal_value() is {value} but there are {len(children)} moves")
+        if value is not None:
+            if not isinstance(value, int) or isinstance(value, bool):
+                bad("terminal", f"terminal_value() is {value!r}, not an integer")
+            elif facts.value_range is not None and not (
+                facts.value_range[0] <= value <= facts.value_range[1]
+            ):
+                bad("range", f"terminal value {value} is outside the declared value_range "
+                             f"{facts.value_range}")
+        labels = [label for label, _ in children]
+        if len(set(labels)) != len(labels):
+            bad("moves", "two moves have the same label")
+        if not all(isinstance(label, str) and label for label in labels):
+            bad("moves", "a move label is not a non-empty text")
+        if list(game.children(key)) != children:
+            bad("determinism", "children() gave different moves on a second call")
+        if other is not None and list(other.children(key)) != children:
+            bad("determinism", "children() differs between two instances of the variant")
+        if facts.uses_symmetry:
+            out.extend(_check_canonical(game, key, value, children))
+        elif game.canonical(key) != key:
+            bad("canonical", "canonical() changes the key but uses_symmetry is false")
+    except Exception as e:
+        bad("error", f"{type(e).__name__}: {e}")
+    return out
+
+
+def _check_canonical(
+    game: Game, key: PositionKey, value: int | None,
+    children: Sequence[tuple[MoveLabel, PositionKey]],
+) -> list[Violation]:
+    out: list[Violation] = []
+    rep = game.canonical(key)
+    if game.canonical(rep) != rep:
+        out.append(Violation("canonical", "canonical() is not idempotent",
+                             _text(game, key)))
+        return out
+    if game.parse(game.format(rep)) != rep:
+        out.append(Violation("canonical", "the canonical image does not round-trip through "
+                                          "the notation", _text(game, key)))
+    if game.terminal_value(rep) != value:
+        out.append(Violation("canonical", f"the canonical image {_text(game, rep)} has "
+                                          "another terminal value", _text(game, key)))
+    mine = sorted(game.canonical(c) for _, c in children)
+    theirs = sorted(game.canonical(c) for _, c in game.children(rep))
+    if mine != theirs:
+        out.append(Violation("canonical", f"the canonical image {_text(game, rep)} has "
+                                          "other moves up to symmetry", _text(game, key)))
+    return out
+
+
+def sample_positions(
+    game: Game, max_positions: int, *, seed: int = 0, deadline: float | None = None,
+    bound: Callable[[PositionKey], bool] | None = None,
+) -> tuple[list[PositionKey], bool]:
+    """Up to *max_positions* distinct positions: breadth first from the initial position
+    (half the budget), then random playouts from it. Also whether the breadth-first search
+    reached every position (then the sample is all of them, when they fit)."""
+    start = game.initial()
+    seen = {start}
+    order = [start]
+    queue = deque([start])
+    half = max(1, max_positions // 2)
+    while queue and len(order) < half and not _late(deadline):
+        for _, child in _moves(game, queue.popleft()):
+            if child not in seen and (bound is None or bound(child)):
+                seen.add(child)
+                order.append(child)
+                queue.append(child)
+    exhausted = not queue
+    if exhausted:
+        return order, True
+    rng = random.Random(seed)
+    tries = 0
+    while len(order) < max_positions and tries < 4 * max_positions and not _late(deadline):
+        key = start
+        for _ in range(10_000):
+            tries += 1
+            children = _moves(game, key)
+            if not children:
+                break
+            key = rng.choice(list(children))[1]
+            if bound is not None and not bound(key):
+                break
+            if key not in seen:
+                seen.add(key)
+                order.append(key)
+                if len(order) >= max_positions:
+                    break
+    return order, False
+
+
+def _moves(game: Game, key: PositionKey) -> Sequence[tuple[MoveLabel, PositionKey]]:
+    """``children(key)``, or none if it raises (:func:`check_position` reports that, with
+    *key* as the witness)."""
+    try:
+        return game.children(key)
+    except Exception:
+        return ()
+
+
+def _late(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() > deadline
+
+
+def find_cycle(edges: Mapping[PositionKey, Iterable[PositionKey]]) -> list[PositionKey] | None:
+    """A cycle of the graph *edges* (keys of a cycle, first repeated last), or ``None``."""
+    colour: dict[PositionKey, int] = {}  # 1: on the stack, 2: done
+    for root in edges:
+        if root in colour:
+            continue
+        colour[root] = 1
+        path = [root]
+        stack = [iter(edges.get(root, ()))]
+        while stack:
+            child = next(stack[-1], None)
+            if child is None:
+                colour[path.pop()] = 2
+                stack.pop()
+                continue
+            state = colour.get(child)
+            if state == 1:
+                return [*path[path.index(child):], child]
+            if state is None and child in edges:
+                colour[child] = 1
+                path.append(child)
+                stack.append(iter(edges[child]))
+    return None
+
+
+class _WithoutSymmetry:
+    """*game* with symmetry off: the same positions, never canonicalised."""
+
+    def __init__(self, game: Game) -> None:
+        self._game = game
+        self.facts = GameFacts(**{**game.facts.__dict__, "uses_symmetry": False})
+        self.name: str = game.name
+        self.version: int = game.version
+        self.description: str = game.description
+        self.notation: str = game.notation
+        self.parameters: tuple[Param, ...] = game.parameters
+        self.params: Mapping[str, ParamValue] = game.params
+        self.repetition_value = game.repetition_value
+        self.uses_symmetry = False
+        self.priority = game.priority
+        self.initial = game.initial
+        self.children = game.children
+        self.terminal_value = game.terminal_value
+        self.parse = game.parse
+        self.format = game.format
+        self.format_many = game.format_many
+        self.player_to_move = game.player_to_move
+
+    def canonical(self, key: PositionKey) -> PositionKey:
+        return key
+
+    def tablebase_positions(self) -> Iterable[PositionKey] | None:
+        return None
+
+
+def _bounds(r: SolveResult) -> str:
+    return f"[{r.low}, {r.high}]"
+
+
+def check_symmetry(
+    game: Game, keys: Sequence[PositionKey], *, pairs: int, max_expansions: int,
+    deadline: float | None = None,
+) -> tuple[list[Violation], int]:
+    """Solve up to *pairs* positions of *keys* whose canonical image differs, and their
+    images, without symmetry (each within *max_expansions*); where both are solved the
+    bounds must be equal (at most ``4 * pairs`` pairs are tried). Returns the violations
+    and the pairs compared. Put the
+    positions most likely to be solved (deep ones) first in *keys*."""
+    plain = _WithoutSymmetry(game)
+    out: list[Violation] = []
+    compared = tried = 0
+    for key in keys:
+        if compared >= pairs or tried >= 4 * pairs or _late(deadline):
+            break
+        rep = game.canonical(key)
+        if rep == key:
+            continue
+        tried += 1
+        seconds = None if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            mine = solve(plain, key, max_expansions=max_expansions,  # type: ignore[arg-type]
+                         max_seconds=seconds)
+            theirs = solve(plain, rep, max_expansions=max_expansions,  # type: ignore[arg-type]
+                           max_seconds=seconds)
+        except NegagraphError:
+            continue  # a solve error is reported by the other checks
+        if not (mine.complete and theirs.complete):
+            continue
+        compared += 1
+        if _bounds(mine) != _bounds(theirs):
+            out.append(Violation(
+                "symmetry",
+                f"solved without symmetry it has bounds {_bounds(mine)} but its canonical "
+                f"image {_text(game, rep)} has {_bounds(theirs)}: the symmetry is unsound",
+                _text(game, key),
+            ))
+    return out, compared
+
+
+def check_game(
+    game: Game, *, max_positions: int = 2000, max_seconds: float | None = 60.0,
+    symmetry_pairs: int = 20, solve_expansions: int = 2_000, seed: int = 0,
+    bound: Callable[[PositionKey], bool] | None = None,
+) -> CheckReport:
+    """Every conformance check of *game* within the budget (see the module docstring).
+
+    :param max_positions: positions to sample and check.
+    :param max_seconds: time budget (sampling and the symmetry solves stop at it).
+    :param symmetry_pairs: position/image pairs to solve and compare.
+    :param solve_expansions: expansions per solve of the symmetry check.
+    :param bound: keys beyond which not to explore (for infinite games).
+    """
+    started = time.monotonic()
+    deadline = None if max_seconds is None else started + max_seconds
+    report = CheckReport(game.name, dict(game.params))
+    try:
+        facts = game.facts
+    except NegagraphError as e:
+        report.violations.append(Violation("facts", str(e), "-"))
+        return report
+    try:
+        keys, exhausted = sample_positions(game, max_positions, seed=seed,
+                                           deadline=deadline, bound=bound)
+    except Exception as e:
+        report.violations.append(Violation(
+            "error", f"exploring from the initial position: {type(e).__name__}: {e}", "-"))
+        return report
+    report.positions, report.exhausted = len(keys), exhausted
+    sampled = len(keys)
+    other = _fresh(game)
+    counts: dict[str, int] = {}
+    for i, key in enumerate(keys):
+        if _late(deadline) and i > 0:
+            report.notes.append(f"time budget reached after checking {i} of the "
+                                f"{len(keys)} sampled positions")
+            keys = keys[:i]
+            report.positions = i
+            break
+        for v in check_position(game, key, facts=facts, other=other):
+            counts[v.check] = counts.get(v.check, 0) + 1
+            if counts[v.check] <= WITNESSES:
+                report.violations.append(v)
+    for check, n in sorted(counts.items()):
+        if n > WITNESSES:
+            report.notes.append(f"{n - WITNESSES} more {check} violations not shown")
+    if facts.acyclic:  # on the positions themselves: a wrong symmetry is reported apart
+        try:
+            edges = {key: [c for _, c in _moves(game, key)] for key in keys}
+        except Exception:  # reported per position already
+            edges = {}
+        cycle = find_cycle(edges)
+        if cycle is not None:
+            path = " -> ".join(_text(game, k) for k in cycle)
+            report.violations.append(Violation(
+                "acyclic", f"the game declares acyclic but play repeats: {path}",
+                _text(game, cycle[0])))
+    if exhausted and not facts.finite:
+        report.notes.append(f"finite is false but only {len(keys)} positions are reachable: "
+                            "declaring finite=True allows full solves without a budget")
+    if not exhausted and facts.finite:
+        report.notes.append(f"finite is declared; not confirmed: more than {sampled} "
+                            "positions are reachable")
+    if facts.uses_symmetry and symmetry_pairs > 0:
+        found, report.symmetry_pairs = check_symmetry(  # the playouts' deep positions first
+            game, keys[::-1], pairs=symmetry_pairs, max_expansions=solve_expansions,
+            deadline=deadline)
+        report.violations.extend(found)
+        if report.symmetry_pairs == 0:
+            report.notes.append("symmetry not checked: no sampled position with another "
+                                "canonical image was solved within the budget")
+    report.seconds = time.monotonic() - started
+    return report
+
+
+__all__ = [
+    "CheckReport",
+    "Violation",
+    "check_game",
+    "check_position",
+    "check_symmetry",
+    "find_cycle",
+    "sample_positions",
+]

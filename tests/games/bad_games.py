@@ -1,0 +1,126 @@
+"""Games that break the Game contract on purpose, each in one way, for ``negagraph check``
+and the plugin loader (loaded by reference: ``tests/games/bad_games.py:WrongSymmetry``)."""
+
+from __future__ import annotations
+
+import itertools
+from typing import ClassVar
+
+from solver.errors import InvalidPositionError
+from solver.game import GameBase, Param, PositionKey
+
+
+class Heap(GameBase):
+    """Take 1 to 3 counters from a heap; who cannot move loses (a correct game)."""
+
+    name: ClassVar[str] = "heap"
+    description: ClassVar[str] = "take 1 to 3 counters"
+    notation: ClassVar[str] = "the counters left"
+    parameters: ClassVar[tuple[Param, ...]] = (Param("heap", int, 21, "counters", min=0),)
+    acyclic: ClassVar[bool] = True
+    value_range = (-1, 1)
+
+    def initial(self) -> PositionKey:
+        return int(self.params["heap"])
+
+    def children(self, key: PositionKey) -> list[tuple[str, PositionKey]]:
+        return [(str(n), key - n) for n in range(1, min(3, key) + 1)]
+
+    def terminal_value(self, key: PositionKey) -> int | None:
+        return -1 if key == 0 else None
+
+    def parse(self, text: str) -> PositionKey:
+        if not text.isdigit():
+            raise InvalidPositionError(f"not a heap: {text!r}")
+        return int(text)
+
+    def format(self, key: PositionKey) -> str:
+        return str(key)
+
+
+class WrongSymmetry(Heap):
+    """Claims heaps 2k and 2k+1 are alike: they are not (21 wins, 20 loses)."""
+
+    name: ClassVar[str] = "wrong-symmetry"
+    uses_symmetry = True
+
+    def canonical(self, key: PositionKey) -> PositionKey:
+        return key - key % 2
+
+
+class FakeAcyclic(Heap):
+    """Declares acyclic, yet a counter may be put back (below the starting heap)."""
+
+    name: ClassVar[str] = "fake-acyclic"
+
+    def children(self, key: PositionKey) -> list[tuple[str, PositionKey]]:
+        moves = super().children(key)
+        if 0 < key < int(self.params["heap"]):
+            moves.append(("+1", key + 1))
+        return moves
+
+
+class OutOfRange(Heap):
+    """Declares values in [-1, 1] but a heap of 0 is worth -2."""
+
+    name: ClassVar[str] = "out-of-range"
+
+    def terminal_value(self, key: PositionKey) -> int | None:
+        return -2 if key == 0 else None
+
+
+class Restless(Heap):
+    """Its children change from call to call."""
+
+    name: ClassVar[str] = "restless"
+    _calls = itertools.count()
+
+    def children(self, key: PositionKey) -> list[tuple[str, PositionKey]]:
+        moves = super().children(key)
+        return moves[::-1] if key == 7 and next(self._calls) % 2 else moves
+
+
+class BadNotation(Heap):
+    """Writes heap 5 as "6"."""
+
+    name: ClassVar[str] = "bad-notation"
+
+    def format(self, key: PositionKey) -> str:
+        return "6" if key == 5 else str(key)
+
+
+class Crashing(Heap):
+    """Its children raise at heap 5."""
+
+    name: ClassVar[str] = "crashing"
+
+    def children(self, key: PositionKey) -> list[tuple[str, PositionKey]]:
+        if key == 5:
+            raise ValueError("no moves from 5 today")
+        return super().children(key)
+
+
+class Unfinished(GameBase):
+    """Forgets children, terminal_value, parse and format."""
+
+    name: ClassVar[str] = "unfinished"
+
+    def initial(self) -> PositionKey:
+        return 0
+
+
+NotAGame = 42
+"""Not a class at all."""
+
+
+class BadFacts(Heap):
+    """Declares a value range upside down."""
+
+    name: ClassVar[str] = "bad-facts"
+    value_range = (1, -1)
+
+
+class TicTacToeAgain(Heap):
+    """Takes the name of a built-in game."""
+
+    name: ClassVar[str] = "tic-tac-toe"

@@ -1,0 +1,63 @@
+"""``solver.check``: each kind of contract breach is caught with a witness position, and a
+correct game passes."""
+
+from __future__ import annotations
+
+import pytest
+
+from solver.check import check_game, find_cycle
+from solver.game import GameBase
+from solver.games import get_game
+from tests.games import bad_games
+
+
+def test_a_correct_game_passes_with_every_position_checked() -> None:
+    report = check_game(bad_games.Heap())
+    assert report.ok and report.exhausted and report.positions == 22
+    assert report.notes == []
+
+
+@pytest.mark.parametrize(
+    ("cls", "check", "witnesses"),
+    [
+        (bad_games.WrongSymmetry, "symmetry", {"21", "17", "13", "9", "5", "1"}),
+        (bad_games.WrongSymmetry, "canonical", {"21", "19", "17", "15", "13"}),
+        (bad_games.FakeAcyclic, "acyclic", {"2"}),
+        (bad_games.OutOfRange, "range", {"0"}),
+        (bad_games.Restless, "determinism", {"7"}),
+        (bad_games.BadNotation, "notation", {"key 5 (written '6')"}),
+        (bad_games.Crashing, "error", {"5"}),
+    ],
+)
+def test_each_breach_is_caught_with_a_witness(
+    cls: type[GameBase], check: str, witnesses: set[str]
+) -> None:
+    report = check_game(cls())
+    assert not report.ok
+    found = {v.witness for v in report.violations if v.check == check}
+    assert found == witnesses, [str(v) for v in report.violations]
+
+
+def test_wrong_symmetry_names_the_unsound_pair() -> None:
+    report = check_game(bad_games.WrongSymmetry(), symmetry_pairs=1)
+    [v] = [v for v in report.violations if v.check == "symmetry"]
+    assert report.symmetry_pairs == 1
+    assert v.witness == "1" and "unsound" in v.message
+    assert "canonical image 0 has [-1, -1]" in v.message
+
+
+def test_a_lie_about_acyclic_shows_the_cycle() -> None:
+    [v] = check_game(bad_games.FakeAcyclic()).violations
+    assert v.message.endswith("play repeats: 2 -> 1 -> 2")
+
+
+def test_symmetry_of_a_builtin_game_is_compared_on_solved_pairs() -> None:
+    report = check_game(get_game("tic-tac-toe", symmetry=True), max_positions=500,
+                        symmetry_pairs=5)
+    assert report.ok and report.symmetry_pairs == 5
+
+
+def test_find_cycle() -> None:
+    assert find_cycle({1: [2], 2: [3], 3: []}) is None
+    assert find_cycle({1: [2], 2: [3], 3: [1]}) == [1, 2, 3, 1]
+    assert find_cycle({0: [1], 1: [1]}) == [1, 1]
