@@ -612,7 +612,7 @@ def query_command(
     if as_json:
         click.echo(json.dumps({"game": game.name, "params": dict(game.params), **view}))
         return
-    for line in describe_view(view):
+    for line in describe_view(view, game.facts.players):
         click.echo(line)
 
 
@@ -627,7 +627,11 @@ def stored_games(url: str) -> set[str]:
         return set()
 
 
-def describe_view(view: dict[str, Any]) -> list[str]:
+def describe_view(view: dict[str, Any], players: tuple[str, str] = ("MAX", "MIN")
+                  ) -> list[str]:
+    """``query``'s text: *players* name the first and the second player (the game's
+    :attr:`~solver.game.GameFacts.players`, e.g. White and Black)."""
+
     def b(v: int | None, inf: str) -> str:
         return inf if v is None else str(v)
 
@@ -637,7 +641,8 @@ def describe_view(view: dict[str, Any]) -> list[str]:
     lines = [f"{view['position']}  ({view['state']})"]
     if "max_low" in view:
         lo, hi = b(view["max_low"], "-inf"), b(view["max_high"], "+inf")
-        lines.append(f"  {view['to_move']} to move; from MAX's side: "
+        mover = players[0] if view["to_move"] == "MAX" else players[1]
+        lines.append(f"  {mover} to move; from {players[0]}'s side: "
                      + (lo if lo == hi else f"[{lo}, {hi}]"))
     if view["value"] is not None:
         lines.append(f"  value {view['value']}")

@@ -165,6 +165,9 @@ class GameFacts:
     leak_order: LeakOrder = "depth"
     """Without a ``priority``: ``"depth"`` (the leftmost leaves of a depth-first walk in
     move order) or ``"breadth"`` (the shallowest leaves first: short forced wins)."""
+    players: tuple[str, str] = ("MAX", "MIN")
+    """What people call the first player and the second (who is which at a position:
+    :meth:`Game.player_to_move`), e.g. ``("White", "Black")``; for what the CLI prints."""
     chance: bool = False
     """Reserved for chance nodes (a later contract version); must be false."""
     tiers: bool = False
@@ -183,6 +186,9 @@ class GameFacts:
             raise ContractError(
                 f"repetition_value must be an integer or None, not {self.repetition_value!r}"
             )
+        if not (isinstance(self.players, tuple) and len(self.players) == 2
+                and all(isinstance(p, str) and p for p in self.players)):
+            raise ContractError(f"players must be two names, not {self.players!r}")
         if self.leak_order not in LEAK_ORDERS:
             raise ContractError(
                 f"leak_order must be one of {', '.join(LEAK_ORDERS)}, not {self.leak_order!r}"
@@ -325,6 +331,7 @@ class GameBase(ABC):
     finite: ClassVar[bool] = True
     acyclic: ClassVar[bool] = False
     leak_order: ClassVar[LeakOrder] = "depth"
+    players: ClassVar[tuple[str, str]] = ("MAX", "MIN")
     repetition_value: int | None = None
     value_range: tuple[int, int] | None = None
     uses_symmetry: bool = False
@@ -345,6 +352,7 @@ class GameBase(ABC):
             repetition_value=self.repetition_value,
             uses_symmetry=self.uses_symmetry,
             leak_order=self.leak_order,
+            players=self.players,
         )
 
     def __init__(self, **params: object) -> None:

@@ -64,3 +64,18 @@ def test_a_root_given_is_shown_as_typed_beside_its_stored_image() -> None:
     plain = json.loads(runner.invoke(cli, ["solve", "tic-tac-toe", "--memory", "-q",
                                            "--json"]).stdout)
     assert plain["root"] == plain["stored_root"] == ".../.../..."
+
+
+def test_chess_answers_name_white_and_black(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'kqvk.db'}"
+    runner = CliRunner()
+    fen = "k7/8/1K6/8/8/8/8/6Q1 w - -"
+    done = runner.invoke(cli, ["solve", "chess", "-p", "material=KQvK", "--root", fen,
+                               "--db", url, "-q"])
+    assert done.exit_code == 0, done.output
+    out = runner.invoke(cli, ["query", "chess", fen, "--db", url]).stdout
+    assert "White to move; from White's side: [1, +inf]" in out and "MAX" not in out
+    view = json.loads(runner.invoke(cli, ["query", "chess", fen, "--db", url, "--json"]).stdout)
+    reply = view["moves"][-1]["position"]  # a stored position with Black to move
+    out = runner.invoke(cli, ["query", "chess", reply, "--db", url]).stdout
+    assert "Black to move; from White's side: " in out

@@ -299,6 +299,7 @@ class ChessGame(GameBase):
     repetition_value: int | None = 0
     value_range: tuple[int, int] | None = (-1, 1)
     leak_order: ClassVar[LeakOrder] = "breadth"
+    players: ClassVar[tuple[str, str]] = ("White", "Black")
 
     @classmethod
     def _normalize_params(cls, values: dict[str, ParamValue]) -> None:

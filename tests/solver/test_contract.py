@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
         ("nap", {}, GameFacts(acyclic=True)),
         ("chess", {"material": "KRvK"}, GameFacts(
             value_range=(-1, 1), repetition_value=0, uses_symmetry=True,
-            leak_order="breadth")),
+            leak_order="breadth", players=("White", "Black"))),
         ("domino-tiling", {"rows": 3, "cols": 4, "symmetry": False},
          GameFacts(acyclic=True, value_range=(-6, 6))),
     ],
