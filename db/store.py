@@ -223,6 +223,7 @@ class SqlStore:
                     if graph is None:
                         graph = _load(conn, variant_id, edges=not run.full)
                     graph.settled = self._settled = _settled(conn, variant_id)
+                    graph.after_crash = self._previous_died(conn, variant_id)
                 if graph.deferred_edges:
                     graph.edge_loader = self._reload_edges
                 if self._postgres:
@@ -296,6 +297,17 @@ class SqlStore:
         meta = {"variant_id": self.variant_id, "full": self._resume_full, **marks}
         if resume.write(path, graph, meta):
             log.info("wrote %s in %.1f s", path, time.perf_counter() - t0)
+
+    def _previous_died(self, conn: Connection, variant_id: int) -> bool:
+        """Whether the variant's run before this one died (still ``running`` with a dead
+        writer, or ``failed``: a lease taken over is marked failed)."""
+        status = conn.execute(
+            select(SolveRun.status)
+            .where(SolveRun.variant_id == variant_id, SolveRun.id != self.run_id)
+            .order_by(SolveRun.id.desc())
+            .limit(1)
+        ).scalar()
+        return status in ("running", "failed")
 
     def _reload_edges(self, graph: Graph) -> None:
         """:attr:`Graph.edge_loader` of a full solve's graph (see :func:`_load`)."""

@@ -136,6 +136,10 @@ class Graph:
         that finds its root decided while this is false finishes the closing pass that a
         crash interrupted (see :meth:`solver.negamax._Solver.close_pass`). Stores keep it
         with the graph; a new graph is trivially settled."""
+        self.after_crash = False
+        """The last run on this graph died (killed, crashed, failed) instead of ending
+        cleanly: a full solve then commits its first batch at once, so that a solve
+        killed again and again still makes progress (a store sets it on opening)."""
 
         self.deferred_edges = 0
         """Stored edges not loaded (yet): a store may leave them out of a full solve's

@@ -880,8 +880,10 @@ class _Solver:
         nodes reach half of those committed (:data:`FULL_COMMIT_GROWTH`) or every
         :data:`FULL_COMMIT_SECONDS`, so a big solve commits a few dozen times, not
         thousands (each SQLite commit rewrites the pages of the key index it touched,
-        which is nearly all of them). The nodes found after the last commit are written
-        once, with their final values. With 64-bit keys
+        which is nearly all of them); after a run that died (``Graph.after_crash``) the
+        first batch is committed at once too, so that a solve killed again and again
+        still progresses. The nodes found after the last commit are written once, with
+        their final values. With 64-bit keys
         the batches go through :func:`expand_bulk` (sorted key arrays instead of the
         dict, no reverse edges until needed)."""
         g = self.g
@@ -913,6 +915,7 @@ class _Solver:
             new = g.num_nodes - g.committed_nodes
             if (
                 self.batch_size
+                or (g.after_crash and self.expansions == len(batch))  # a first batch
                 or new >= max(DEFAULT_FULL_BATCH, g.committed_nodes * FULL_COMMIT_GROWTH)
                 or time.monotonic() - last_commit >= FULL_COMMIT_SECONDS
             ):

@@ -109,3 +109,54 @@ def test_every_batch_commit_leaves_the_variant_unsettled(db_url: str) -> None:
                          "--json")
     assert code == 0, err
     assert json.loads(out)["status"] == "budget" and variant_settled(db_url)
+
+
+def test_a_full_solve_killed_after_every_first_commit_still_progresses(db_url: str) -> None:
+    """A full run after one that died commits its first batch at once (not when the new
+    positions reach half of those stored): killed right after its first commit, again
+    and again, a solve still gains one batch per run, and then finishes identical."""
+    from solver.negamax import DEFAULT_FULL_BATCH
+
+    args = ["connect-four", "--full", "-p", "width=4", "-p", "height=4"]
+    store = MemoryStore()
+    solve(get_game("connect-four", width=4, height=4), full=True, store=store)
+    (g,) = store.graphs.values()
+    total = sum(1 for s in g.state if s == 1)  # expanded positions
+    runs = 0
+    while True:
+        engine = make_engine(db_url)
+        try:
+            with engine.connect() as conn:
+                done = conn.execute(text("SELECT coalesce(sum(expansions), 0) FROM solve_runs"
+                                         )).scalar_one()
+        finally:
+            engine.dispose()
+        if done >= total:
+            break
+        proc = subprocess.run(
+            [NEGAGRAPH, "solve", *args, "--db", db_url, "--json"],
+            env={**os.environ, CRASH_ENV: "commit:1"}, capture_output=True, text=True,
+            timeout=600)
+        assert proc.returncode == -signal.SIGKILL, proc.stderr
+        runs += 1
+        assert runs < 50
+    engine = make_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            recorded = [r[0] for r in conn.execute(text(
+                "SELECT expansions FROM solve_runs ORDER BY id"))]
+    finally:
+        engine.dispose()
+    assert runs >= 4 and sum(recorded) == total
+    # every run committed after its first batch (at most DEFAULT_FULL_BATCH expansions:
+    # fewer while the breadth-first frontier is smaller)
+    assert all(0 < n <= DEFAULT_FULL_BATCH for n in recorded), recorded
+    result = resumed_full(db_url, args)
+    assert result["complete"] and stored_rows(db_url) == expected_rows(g)
+
+
+def resumed_full(url: str, args: list[str]) -> dict[str, Any]:
+    code, out, err = run("solve", *args, "--db", url, "--json")
+    assert code == 0, err
+    result: dict[str, Any] = json.loads(out)
+    return result
