@@ -39,7 +39,12 @@ from solver.bulk import (
     settle_all_flags,
     unexpanded_from,
 )
-from solver.errors import InvalidParameterError, InvalidPositionError, SolveError
+from solver.errors import (
+    InvalidParameterError,
+    InvalidPositionError,
+    NegagraphError,
+    SolveError,
+)
 from solver.game import Game, PositionKey
 from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph, NodeId
 from solver.store import MemoryStore, Progress, RunOptions, Store
@@ -213,9 +218,32 @@ def solve(
         # Ctrl-C (KeyboardInterrupt) is a stop on request that lost the batch in flight.
         store.close(solver.progress("stopped" if isinstance(exc, KeyboardInterrupt)
                                     else "failed"))
+        failure = _game_failure(game, exc)
+        if failure is not None:
+            raise failure from exc
         raise
     store.close(final)
     return solver.result(status)
+
+
+def _game_failure(game: Game, exc: BaseException) -> SolveError | None:
+    """A one-line :class:`SolveError` for *exc* if the game's own code raised it (a bug
+    in a plugin, say: its traceback passes through the module of the game's class), else
+    ``None`` (negagraph's own errors, Ctrl-C, failures elsewhere keep their type)."""
+    if not isinstance(exc, Exception) or isinstance(exc, NegagraphError):
+        return None
+    source = sys.modules.get(type(game).__module__)
+    path = getattr(source, "__file__", None)
+    tb = exc.__traceback__
+    while tb is not None:
+        if path is not None and tb.tb_frame.f_code.co_filename == path:
+            return SolveError(
+                f"{game.name}: the game's own code failed "
+                f"({type(game).__qualname__} in {path}): "
+                f"{type(exc).__name__}: {exc}"
+            )
+        tb = tb.tb_next
+    return None
 
 
 def _opening(graph: Graph, status: str) -> Progress:

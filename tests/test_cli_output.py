@@ -79,3 +79,54 @@ def test_chess_answers_name_white_and_black(tmp_path: Path) -> None:
     reply = view["moves"][-1]["position"]  # a stored position with Black to move
     out = runner.invoke(cli, ["query", "chess", reply, "--db", url]).stdout
     assert "Black to move; from White's side: " in out
+
+
+BUGGY_GAME = '''
+from solver.game import GameBase
+
+
+class Buggy(GameBase):
+    """Counts down from 5; its rules crash at 2 (a plugin's bug)."""
+
+    name = "buggy"
+    description = "a game with a bug"
+    notation = "<number>"
+
+    def initial(self):
+        return 5
+
+    def children(self, key):
+        if key == 2:
+            raise ZeroDivisionError("the plugin divided by zero")
+        return [("-1", key - 1)]
+
+    def terminal_value(self, key):
+        return -1 if key == 0 else None
+
+    def parse(self, text):
+        return int(text)
+
+    def format(self, key):
+        return str(key)
+'''
+
+
+def test_a_game_whose_code_fails_is_one_line_naming_the_game(tmp_path: Path) -> None:
+    from solver import solve
+    from solver.errors import SolveError
+    from solver.games import get_game
+
+    source = tmp_path / "buggy.py"
+    source.write_text(BUGGY_GAME)
+    ref = f"{source}:Buggy"
+    url = f"sqlite:///{tmp_path / 'b.db'}"
+    done = subprocess.run([NEGAGRAPH, "solve", ref, "--db", url, "-q"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    (line,) = [x for x in done.stderr.strip().splitlines()
+               if not x.startswith("created the negagraph schema")]
+    assert line.startswith("error: buggy: the game's own code failed")
+    assert f"(Buggy in {source}): ZeroDivisionError: the plugin divided by zero" in line
+    with pytest.raises(SolveError, match="own code failed") as caught:
+        solve(get_game(ref))
+    assert isinstance(caught.value.__cause__, ZeroDivisionError)
