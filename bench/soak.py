@@ -121,7 +121,9 @@ class Reference:
     wall: float
 
 
-class _CountingStore(MemoryStore):
+class CountingStore(MemoryStore):
+    """A memory store that counts the solver's commits."""
+
     def __init__(self) -> None:
         super().__init__()
         self.commits = 0
@@ -189,7 +191,7 @@ def sqlite_intact(url: str) -> bool:
 
 def reference(case: Case) -> Reference:
     """The uninterrupted solve: its graph in memory, its commits, its CLI wall time."""
-    store = _CountingStore()
+    store = CountingStore()
     game = get_game(case.game, **case.params)
     solve(game, case.root, full=case.full, store=store, batch_size=case.batch_size)
     (g,) = store.graphs.values()

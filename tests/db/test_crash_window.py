@@ -16,28 +16,19 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+from bench.soak import CountingStore
 from db.session import make_engine
 from db.store import CRASH_ENV
 from solver.games import get_game
 from solver.graph import Graph
 from solver.negamax import solve
-from solver.store import MemoryStore, Progress
+from solver.store import MemoryStore
 from tests.db.test_solve_cli import NEGAGRAPH, expected_rows, run, stored_rows
 
 CASES = {
     "tic-tac-toe": "acyclic",
     "number-game": "cyclic",
 }
-
-
-class CountingStore(MemoryStore):
-    def __init__(self) -> None:
-        super().__init__()
-        self.commits = 0
-
-    def commit(self, graph: Graph, progress: Progress) -> None:
-        self.commits += 1
-        super().commit(graph, progress)
 
 
 def uninterrupted(name: str) -> tuple[Graph, int]:

@@ -19,13 +19,12 @@ from click.testing import CliRunner
 from sqlalchemy import text
 
 from api.cli import cli
-from db.models import encode_key
+from bench.soak import graph_rows, stored_rows
 from db.session import make_engine
 from solver.games import get_game
 from solver.graph import Graph
 from solver.negamax import solve
 from solver.store import MemoryStore
-from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
 
@@ -35,43 +34,9 @@ def run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def expected_rows(g: Graph) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """What the database must hold for graph *g* (as the uninterrupted solve built it)."""
-
-    def b(v: int) -> int | None:
-        return None if v >= POS_INF or v <= NEG_INF else v
-
-    def d(v: int) -> int | None:
-        return None if v >= DEPTH_INF else v
-
-    nodes = [
-        (n, encode_key(g.keys[n]), b(g.low[n]), b(g.high[n]), bool(g.low_final[n]),
-         bool(g.high_final[n]), d(g.depth_low[n]), d(g.depth_high[n]), g.state[n], g.dist[n])
-        for n in range(g.num_nodes)
-    ]
-    edges = sorted(
-        (g.edge_parent[e], e - g.first_edge[g.edge_parent[e]], g.edge_child[e], g.edge_move[e])
-        for e in range(g.num_edges)
-    )
-    return nodes, edges
-
-
-def stored_rows(url: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    engine = make_engine(url)
-    try:
-        with engine.connect() as conn:
-            nodes = [
-                (r[0], bytes(r[1]), r[2], r[3], bool(r[4]), bool(r[5]), r[6], r[7], r[8], r[9])
-                for r in conn.execute(text(
-                    "SELECT id, key, low, high, low_final, high_final, depth_low, depth_high,"
-                    " state, dist FROM nodes ORDER BY id"))
-            ]
-            edges = [tuple(r) for r in conn.execute(text(
-                "SELECT parent, move_order, child, move FROM edges ORDER BY parent, move_order"
-            ))]
-    finally:
-        engine.dispose()
-    return nodes, edges
+# What the database must hold for a graph (as the uninterrupted solve built it), and what
+# it holds: bench.soak's snapshots, shared so that the soak and the tests compare alike.
+expected_rows = graph_rows
 
 
 def reference(name: str, params: dict[str, Any], *, full: bool, batch: int | None) -> Graph:
