@@ -8,6 +8,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -153,23 +154,27 @@ def test_serve_stops_on_ctrl_c(tmp_path: Path) -> None:
 
 @contextmanager
 def served(url: str, *args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """``negagraph serve`` on *url* at a free loopback port (its base URL), stopped after."""
+    """``negagraph serve`` on *url* at a free loopback port (its base URL), stopped after.
+
+    Its output goes to a file, not a pipe: gunicorn logs a line per refused request, and
+    a pipe nobody reads fills up and blocks the workers (requests then go unanswered)."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen(
-        [NEGAGRAPH, "serve", "--db", url, "--port", str(port), *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        wait_until_up(proc, f"{base}/api/health", timeout=120)
-        yield base, proc
-    finally:
-        proc.send_signal(signal.SIGTERM)
+    with tempfile.TemporaryFile("w+") as log:
+        proc = subprocess.Popen(
+            [NEGAGRAPH, "serve", "--db", url, "--port", str(port), *args],
+            stdout=log, stderr=log, text=True,
+        )
         try:
-            proc.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
+            wait_until_up(proc, f"{base}/api/health", timeout=120)
+            yield base, proc
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 @pytest.fixture(scope="module")
@@ -263,9 +268,7 @@ def test_hostile_load_gets_no_5xx_and_only_json_errors(ttt_url: str) -> None:
     print(f"\nhostile: {report}")
     assert report["server_errors"] == 0, report["examples"]
     assert report["non_json_errors"] == 0, report["examples"]
-    # Not asserted: "unanswered" (a refused request whose answer a client missed: the
-    # server closes such connections with the rest of the request unread, and the TCP
-    # reset can drop its answer before the client reads it). Printed above.
+    assert report["unanswered"] == 0, report["examples"]
     assert report["normal"]["count"] > 0 and report["normal"]["not_200"] == 0
     for kind in ("costly_variant", "long_uri", "bad_request_line", "options", "bad_json"):
         assert report["requests"][kind] > 0, report["requests"]
