@@ -18,6 +18,7 @@ from flask import Flask
 
 from api import create_app
 from api.database import get_database
+from db.migrate import upgrade
 from db.session import make_engine
 from db.store import SqlStore
 from solver.games import get_game
@@ -158,3 +159,18 @@ def closed_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
     return port
+
+
+@contextmanager
+def solved_postgres_behind_proxy() -> Iterator[tuple[str, TcpProxy]]:
+    """A fresh PostgreSQL database holding tic-tac-toe's full solve, and its URL through a
+    :class:`TcpProxy` that the test closes to make the server go away."""
+    with pg_database() as direct:
+        upgrade(direct)
+        solve_into(direct, "tic-tac-toe", {}, True)
+        proxy = TcpProxy((PG_HOST, PG_PORT))
+        name = direct.rsplit("/", 1)[1]
+        try:
+            yield f"postgresql+psycopg://{PG_USER}@127.0.0.1:{proxy.port}/{name}", proxy
+        finally:
+            proxy.close()

@@ -11,18 +11,13 @@ from urllib.parse import urlencode
 import pytest
 from flask.testing import FlaskClient
 
-from db.migrate import upgrade
 from solver.games import get_game
 from tests.api.helpers import (
-    PG_HOST,
-    PG_PORT,
     PG_USER,
-    TcpProxy,
     assert_error,
     closed_port,
     make_app,
-    pg_database,
-    solve_into,
+    solved_postgres_behind_proxy,
 )
 
 COSTLY = {"graph": "complete-30", "mode": "edges", "colors": "6"}
@@ -92,29 +87,21 @@ def test_spellings_of_a_stored_variant_find_it(client: FlaskClient) -> None:
 
 @pytest.mark.postgres
 def test_a_postgres_server_gone_away_is_503_not_500() -> None:
-    with pg_database() as direct:
-        upgrade(direct)
-        solve_into(direct, "tic-tac-toe", {}, True)
-        proxy = TcpProxy((PG_HOST, PG_PORT))
-        url = f"postgresql+psycopg://{PG_USER}@127.0.0.1:{proxy.port}/{direct.rsplit('/', 1)[1]}"
-        try:
-            with make_app(url) as app:
-                client = app.test_client()
-                ok = client.get("/api/games/tic-tac-toe/positions?p=.........")
-                assert ok.status_code == 200, ok.get_json()
-                proxy.close()
-                for path in ("/api/games/tic-tac-toe/positions?p=.........",
-                             "/api/games/tic-tac-toe/positions?p=x........",
-                             "/api/games/tic-tac-toe/line?p=.........",
-                             "/api/games", "/api/solves"):
-                    r = client.get(path)
-                    assert r.mimetype == "application/json", path
-                    assert_error(r.status_code, r.get_json(), 503)
-                health = client.get("/api/health")
-                assert health.status_code == 503
-                assert health.get_json()["database"]["reachable"] is False
-        finally:
-            proxy.close()
+    with solved_postgres_behind_proxy() as (url, proxy), make_app(url) as app:
+        client = app.test_client()
+        ok = client.get("/api/games/tic-tac-toe/positions?p=.........")
+        assert ok.status_code == 200, ok.get_json()
+        proxy.close()
+        for path in ("/api/games/tic-tac-toe/positions?p=.........",
+                     "/api/games/tic-tac-toe/positions?p=x........",
+                     "/api/games/tic-tac-toe/line?p=.........",
+                     "/api/games", "/api/solves"):
+            r = client.get(path)
+            assert r.mimetype == "application/json", path
+            assert_error(r.status_code, r.get_json(), 503)
+        health = client.get("/api/health")
+        assert health.status_code == 503
+        assert health.get_json()["database"]["reachable"] is False
 
 
 @pytest.mark.postgres

@@ -25,8 +25,7 @@ from click.testing import CliRunner
 from api.cli import cli
 from bench import hostile
 from bench.hostile import run_hostile
-from db.migrate import upgrade
-from tests.api.helpers import PG_HOST, PG_PORT, PG_USER, TcpProxy, pg_database, solve_into
+from tests.api.helpers import solved_postgres_behind_proxy
 
 NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
 
@@ -276,20 +275,13 @@ def test_hostile_load_gets_no_5xx_and_only_json_errors(ttt_url: str) -> None:
 
 @pytest.mark.postgres
 def test_served_postgres_gone_away_is_503(tmp_path: Path) -> None:
-    with pg_database() as direct:
-        upgrade(direct)
-        solve_into(direct, "tic-tac-toe", {}, True)
-        proxy = TcpProxy((PG_HOST, PG_PORT))
-        url = f"postgresql+psycopg://{PG_USER}@127.0.0.1:{proxy.port}/{direct.rsplit('/', 1)[1]}"
-        try:
-            with served(url, "--workers", "1") as (base, _):
-                lookup = f"{base}/api/games/tic-tac-toe/positions?p=x........"
-                assert fetch(lookup)[0] == 200
-                proxy.close()
-                for _ in range(5):
-                    status, headers, body = fetch(lookup)
-                    assert status == 503, body
-                    assert headers["Content-Type"] == "application/json"
-                    assert set(body) == {"error"} and body["error"]["code"] == 503
-        finally:
-            proxy.close()
+    with solved_postgres_behind_proxy() as (url, proxy), \
+            served(url, "--workers", "1") as (base, _):
+        lookup = f"{base}/api/games/tic-tac-toe/positions?p=x........"
+        assert fetch(lookup)[0] == 200
+        proxy.close()
+        for _ in range(5):
+            status, headers, body = fetch(lookup)
+            assert status == 503, body
+            assert headers["Content-Type"] == "application/json"
+            assert set(body) == {"error"} and body["error"]["code"] == 503

@@ -39,6 +39,18 @@ def run(*args: str) -> tuple[int, str, str]:
 expected_rows = graph_rows
 
 
+def stored_counts(url: str) -> tuple[int, int]:
+    """The stored nodes and edges."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            nodes, edges = conn.execute(text(
+                "SELECT (SELECT count(*) FROM nodes), (SELECT count(*) FROM edges)")).one()
+    finally:
+        engine.dispose()
+    return int(nodes), int(edges)
+
+
 def reference(name: str, params: dict[str, Any], *, full: bool, batch: int | None) -> Graph:
     store = MemoryStore()
     solve(get_game(name, **params), full=full, store=store, batch_size=batch)
@@ -489,13 +501,7 @@ def test_ctrl_c_twice_is_recorded_as_stopped_with_the_committed_figures(db_url: 
     (run_row,) = run_status(db_url)["runs"]
     assert run_row["status"] == "stopped" and run_row["finished_at"] is not None
     # the record says what is stored, not what was in memory
-    engine = make_engine(db_url)
-    try:
-        with engine.connect() as conn:
-            nodes, edges = conn.execute(text(
-                "SELECT (SELECT count(*) FROM nodes), (SELECT count(*) FROM edges)")).one()
-    finally:
-        engine.dispose()
+    nodes, edges = stored_counts(db_url)
     assert (run_row["nodes"], run_row["nodes_added"]) == (nodes, nodes)
     assert run_row["edges_added"] == edges
 
@@ -618,13 +624,7 @@ def test_a_failed_run_records_what_is_committed_not_what_was_in_memory(db_url: s
     finally:
         engine.dispose()
     (run_row,) = run_status(db_url)["runs"]
-    engine = make_engine(db_url)
-    try:
-        with engine.connect() as conn:
-            nodes, edges = conn.execute(text(
-                "SELECT (SELECT count(*) FROM nodes), (SELECT count(*) FROM edges)")).one()
-    finally:
-        engine.dispose()
+    nodes, edges = stored_counts(db_url)
     last = committed[-1]
     assert refused[0].nodes > last.nodes  # the refused batch had found more
     assert run_row["status"] == "failed" and run_row["expansions"] == last.expansions
