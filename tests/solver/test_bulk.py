@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import solver.negamax
+from solver.errors import SolveError
 from solver.games import get_game
 from solver.graph import Graph, Labels
 from solver.negamax import solve
@@ -133,8 +134,10 @@ class Faulty(ExplicitGame):
 @pytest.mark.parametrize("full", [False, True])
 def test_an_expansion_the_game_fails_leaves_the_graph_as_it_was(full: bool) -> None:
     store = MemoryStore()
-    with pytest.raises(ValueError, match="no rules for 3"):
+    # the game's own failure comes back as one SolveError naming the game, caused by it
+    with pytest.raises(SolveError, match="own code failed.*ValueError: no rules for 3") as e:
         solve(Faulty([[1, 2], [2, 3], [], []], {2: 0, 3: 1}), full=full, store=store)
+    assert isinstance(e.value.__cause__, ValueError)
     (g,) = store.graphs.values()
     # 0 expanded (children 1 and 2); 1's expansion failed on its new child 3
     assert list(g.keys) == [0, 1, 2] and g.index == {0: 0, 1: 1, 2: 2}
