@@ -57,8 +57,9 @@ def variant_settled(url: str) -> bool:
         engine.dispose()
 
 
-def resumed(name: str, url: str) -> dict[str, Any]:
-    code, out, err = run("solve", name, "--db", url, "--json")
+def resumed(url: str, *args: str) -> dict[str, Any]:
+    """``negagraph solve ARGS`` run to its end on *url*: its JSON result."""
+    code, out, err = run("solve", *args, "--db", url, "--json")
     assert code == 0, err
     result: dict[str, Any] = json.loads(out)
     return result
@@ -79,12 +80,12 @@ def test_a_kill_in_the_closing_sequence_resumes_to_the_uninterrupted_graph(
     assert variant_settled(db_url) is (step != "last-batch")
     if step == "last-batch":
         assert stored_rows(db_url) != expected_rows(g)  # depths (and flags) still missing
-    first = resumed(name, db_url)
+    first = resumed(db_url, name)
     assert first["complete"] is True and first["expansions"] == 0
     assert stored_rows(db_url) == expected_rows(g)
     assert variant_settled(db_url)
     # and nothing changes any more
-    again = resumed(name, db_url)
+    again = resumed(db_url, name)
     assert again["complete"] is True and again["expansions"] == 0
     assert (again["depth_low"], again["depth_high"]) == (first["depth_low"],
                                                          first["depth_high"])
@@ -142,12 +143,5 @@ def test_a_full_solve_killed_after_every_first_commit_still_progresses(db_url: s
     # every run committed after its first batch (at most DEFAULT_FULL_BATCH expansions:
     # fewer while the breadth-first frontier is smaller)
     assert all(0 < n <= DEFAULT_FULL_BATCH for n in recorded), recorded
-    result = resumed_full(db_url, args)
+    result = resumed(db_url, *args)
     assert result["complete"] and stored_rows(db_url) == expected_rows(g)
-
-
-def resumed_full(url: str, args: list[str]) -> dict[str, Any]:
-    code, out, err = run("solve", *args, "--db", url, "--json")
-    assert code == 0, err
-    result: dict[str, Any] = json.loads(out)
-    return result
