@@ -102,7 +102,9 @@ def number(n: float) -> str:
 
 
 DB_OPTION = click.option(
-    "--db", "db_url", metavar="URL",
+    "--db",
+    "db_url",
+    metavar="URL",
     help="Database URL (default: $NEGAGRAPH_DATABASE_URL, else sqlite:///negagraph.db).",
 )
 
@@ -174,9 +176,13 @@ def cli(verbose: int) -> None:
 
 
 GAME_REF_OPTION = click.option(
-    "--game", "game_refs", multiple=True, metavar="MODULE:CLASS",
+    "--game",
+    "game_refs",
+    multiple=True,
+    metavar="MODULE:CLASS",
     help="Also load the game class this reference names (module:Class or "
-         "path/to/file.py:Class; repeatable).")
+    "path/to/file.py:Class; repeatable).",
+)
 
 
 def load_game_refs(refs: tuple[str, ...]) -> None:
@@ -218,7 +224,7 @@ def games(game_refs: tuple[str, ...], as_json: bool) -> None:
             rng = ""
             if "min" in p or "max" in p:
                 rng = f", {p.get('min', '')}..{p.get('max', '')}"
-            default = str(p['default']).lower() if p['type'] == 'bool' else p['default']
+            default = str(p["default"]).lower() if p["type"] == "bool" else p["default"]
             click.echo(f"    -p {p['name']}={default}  ({p['type']}{rng}) {p['help']}")
 
 
@@ -350,8 +356,11 @@ class ProgressDisplay:
             self._ticker.join()
         with self.lock:
             if self.drawn:
-                click.echo("\r" + " " * max(100, len(self.text(time.monotonic()))) + "\r",
-                           nl=False, err=True)
+                click.echo(
+                    "\r" + " " * max(100, len(self.text(time.monotonic()))) + "\r",
+                    nl=False,
+                    err=True,
+                )
                 self.drawn = False
 
 
@@ -456,29 +465,54 @@ def describe_result(game: GameBase, r: SolveResult, root: str | None = None) -> 
 
 @cli.command("solve")
 @click.argument("game_name", metavar="GAME")
-@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE",
-              help="A game parameter (repeatable), e.g. -p width=5 -p height=4.")
+@click.option(
+    "-p",
+    "--param",
+    "params",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A game parameter (repeatable), e.g. -p width=5 -p height=4.",
+)
 @click.option("--root", metavar="POSITION", help="Root position in the game's notation.")
 @click.option("--full", is_flag=True, help="Tablebase mode: expand everything reachable.")
-@click.option("--max-expansions", type=click.IntRange(min=0), metavar="N",
-              help="Stop after exactly N expansions (continue later).")
-@click.option("--max-seconds", type=click.FloatRange(min=0), metavar="S",
-              help="Stop at the first batch boundary after S seconds of work (continue "
-                   "later).")
-@click.option("--batch-size", type=click.IntRange(min=1), metavar="N",
-              help="Expansions per batch, each one commit (default: adaptive; a full "
-                   "solve commits when its new positions reach half the stored ones, "
-                   "or every 30 s).")
-@click.option("--until", type=click.Choice(["bounds", "value"]), default="bounds",
-              show_default=True,
-              help="End a partial solve when both root bounds are final, or as soon as "
-                   "the value under the game's repetition rule is decided.")
+@click.option(
+    "--max-expansions",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Stop after exactly N expansions (continue later).",
+)
+@click.option(
+    "--max-seconds",
+    type=click.FloatRange(min=0),
+    metavar="S",
+    help="Stop at the first batch boundary after S seconds of work (continue later).",
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Expansions per batch, each one commit (default: adaptive; a full "
+    "solve commits when its new positions reach half the stored ones, "
+    "or every 30 s).",
+)
+@click.option(
+    "--until",
+    type=click.Choice(["bounds", "value"]),
+    default="bounds",
+    show_default=True,
+    help="End a partial solve when both root bounds are final, or as soon as "
+    "the value under the game's repetition rule is decided.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @DB_OPTION
 @click.option("--memory", is_flag=True, help="Solve in memory and store nothing.")
-@click.option("-q", "--quiet", is_flag=True,
-              help="No progress on stderr (by default: a line redrawn in place on a "
-                   "terminal, else a line every 5 s).")
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="No progress on stderr (by default: a line redrawn in place on a "
+    "terminal, else a line every 5 s).",
+)
 def solve_command(
     game_name: str,
     params: tuple[str, ...],
@@ -505,14 +539,27 @@ def solve_command(
     with graceful_interrupt() as interrupts:
         try:
             r, url, game = _solve(
-                game_name, params, root, full, max_expansions, max_seconds, batch_size,
-                until, db_url, memory, mode, interrupts,
+                game_name,
+                params,
+                root,
+                full,
+                max_expansions,
+                max_seconds,
+                batch_size,
+                until,
+                db_url,
+                memory,
+                mode,
+                interrupts,
             )
         except KeyboardInterrupt:
             click.echo(
                 "\ninterrupted: "
-                + ("nothing is stored" if memory else "every committed batch is kept; "
-                   "run the same command again to continue"),
+                + (
+                    "nothing is stored"
+                    if memory
+                    else "every committed batch is kept; run the same command again to continue"
+                ),
                 err=True,
             )
             raise click.exceptions.Exit(130) from None
@@ -548,7 +595,8 @@ def _solve(
     with user_errors():
         game = get_game(game_name, **parse_params(params))
         display = ProgressDisplay(
-            mode, full=full, max_expansions=max_expansions, max_seconds=max_seconds)
+            mode, full=full, max_expansions=max_expansions, max_seconds=max_seconds
+        )
         if memory:
             display.phase = "starting"
 
@@ -585,12 +633,21 @@ def _solve(
 @cli.command("query")
 @click.argument("game_name", metavar="GAME")
 @click.argument("position")
-@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE",
-              help="A game parameter (repeatable).")
+@click.option(
+    "-p",
+    "--param",
+    "params",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A game parameter (repeatable).",
+)
 @DB_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def query_command(
-    game_name: str, position: str, params: tuple[str, ...], db_url: str | None,
+    game_name: str,
+    position: str,
+    params: tuple[str, ...],
+    db_url: str | None,
     as_json: bool,
 ) -> None:
     """Look up POSITION (in GAME's notation): bounds, depths, value and moves best first."""
@@ -600,8 +657,10 @@ def query_command(
             cls = find_game(game_name)
         except UnknownGameError:
             if stored_games(database_url(db_url)) & {game_name}:
-                fail(f"the database holds game {game_name!r} but it is not installed here "
-                     "(install its plugin package, or name its class as module:Class)")
+                fail(
+                    f"the database holds game {game_name!r} but it is not installed here "
+                    "(install its plugin package, or name its class as module:Class)"
+                )
             raise
         implied = cls.params_for(position)  # e.g. a FEN's material
         game = get_game(game_name, **{**implied, **given})
@@ -627,8 +686,7 @@ def stored_games(url: str) -> set[str]:
         return set()
 
 
-def describe_view(view: dict[str, Any], players: tuple[str, str] = ("MAX", "MIN")
-                  ) -> list[str]:
+def describe_view(view: dict[str, Any], players: tuple[str, str] = ("MAX", "MIN")) -> list[str]:
     """``query``'s text: *players* name the first and the second player (the game's
     :attr:`~solver.game.GameFacts.players`, e.g. White and Black)."""
 
@@ -642,8 +700,9 @@ def describe_view(view: dict[str, Any], players: tuple[str, str] = ("MAX", "MIN"
     if "max_low" in view:
         lo, hi = b(view["max_low"], "-inf"), b(view["max_high"], "+inf")
         mover = players[0] if view["to_move"] == "MAX" else players[1]
-        lines.append(f"  {mover} to move; from {players[0]}'s side: "
-                     + (lo if lo == hi else f"[{lo}, {hi}]"))
+        lines.append(
+            f"  {mover} to move; from {players[0]}'s side: " + (lo if lo == hi else f"[{lo}, {hi}]")
+        )
     if view["value"] is not None:
         lines.append(f"  value {view['value']}")
     lines.append(
@@ -671,35 +730,69 @@ def describe_view(view: dict[str, Any], players: tuple[str, str] = ("MAX", "MIN"
 
 @cli.command("check")
 @click.argument("game_name", metavar="GAME")
-@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE",
-              help="A game parameter (repeatable).")
-@click.option("--positions", type=click.IntRange(min=1), default=2000, show_default=True,
-              help="Positions to sample and check.")
-@click.option("--max-seconds", type=click.FloatRange(min=0), default=60.0,
-              show_default=True, help="Time budget.")
-@click.option("--symmetry-pairs", type=click.IntRange(min=0), default=20, show_default=True,
-              help="Positions whose bounds are solved and compared with their canonical "
-                   "image's (games with symmetry).")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of the random playouts.")
+@click.option(
+    "-p",
+    "--param",
+    "params",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A game parameter (repeatable).",
+)
+@click.option(
+    "--positions",
+    type=click.IntRange(min=1),
+    default=2000,
+    show_default=True,
+    help="Positions to sample and check.",
+)
+@click.option(
+    "--max-seconds",
+    type=click.FloatRange(min=0),
+    default=60.0,
+    show_default=True,
+    help="Time budget.",
+)
+@click.option(
+    "--symmetry-pairs",
+    type=click.IntRange(min=0),
+    default=20,
+    show_default=True,
+    help="Positions whose bounds are solved and compared with their canonical "
+    "image's (games with symmetry).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random playouts.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def check_command(game_name: str, params: tuple[str, ...], positions: int,
-                  max_seconds: float, symmetry_pairs: int, seed: int, as_json: bool) -> None:
+def check_command(
+    game_name: str,
+    params: tuple[str, ...],
+    positions: int,
+    max_seconds: float,
+    symmetry_pairs: int,
+    seed: int,
+    as_json: bool,
+) -> None:
     """Check GAME against the Game contract on sampled positions; each violation is
     printed with a witness position. Exit status 1 if any is found."""
     from solver.check import check_game
 
     with user_errors():
         game = get_game(game_name, **parse_params(params))
-        report = check_game(game, max_positions=positions, max_seconds=max_seconds,
-                            symmetry_pairs=symmetry_pairs, seed=seed)
+        report = check_game(
+            game,
+            max_positions=positions,
+            max_seconds=max_seconds,
+            symmetry_pairs=symmetry_pairs,
+            seed=seed,
+        )
     if as_json:
         click.echo(json.dumps(report.to_json()))
     else:
         reach = " (every reachable one)" if report.exhausted else ""
-        click.echo(f"{game.name} ({params_text(game.params) or 'no parameters'}): "
-                   f"{report.positions} positions checked{reach}, "
-                   f"{report.symmetry_pairs} symmetry pairs solved, {report.seconds:.1f}s")
+        click.echo(
+            f"{game.name} ({params_text(game.params) or 'no parameters'}): "
+            f"{report.positions} positions checked{reach}, "
+            f"{report.symmetry_pairs} symmetry pairs solved, {report.seconds:.1f}s"
+        )
         for v in report.violations:
             click.echo(f"  violation {v}")
         for note in report.notes:
@@ -708,8 +801,10 @@ def check_command(game_name: str, params: tuple[str, ...], positions: int,
             click.echo("  ok: no violation found")
     if not report.ok:
         n = len(report.violations)
-        fail(f"{game.name} breaks the Game contract: {n} violation{'s' if n != 1 else ''}"
-             + ("" if as_json else " (listed above)"))
+        fail(
+            f"{game.name} breaks the Game contract: {n} violation{'s' if n != 1 else ''}"
+            + ("" if as_json else " (listed above)")
+        )
 
 
 @cli.command("status")
@@ -733,12 +828,19 @@ def status_command(db_url: str | None, game_refs: tuple[str, ...], as_json: bool
     click.echo(f"{safe_url(url)}: {len(data)} variant{'s' if len(data) != 1 else ''}")
     for v in data:
         root = v["root_bounds"]
-        bounds = "" if root is None else (
-            f"  root {v['root']} [{bound_text(root['low'], '-inf')}, "
-            f"{bound_text(root['high'], '+inf')}]")  # null in JSON
+        bounds = (
+            ""
+            if root is None
+            else (
+                f"  root {v['root']} [{bound_text(root['low'], '-inf')}, "
+                f"{bound_text(root['high'], '+inf')}]"
+            )
+        )  # null in JSON
         missing = "" if v["installed"] else " [game not installed]"
-        click.echo(f"  {v['game']} ({v['params_text']}) rules v{v['rules_version']}: "
-                   f"{number(v['nodes'])} nodes{bounds}{missing}")
+        click.echo(
+            f"  {v['game']} ({v['params_text']}) rules v{v['rules_version']}: "
+            f"{number(v['nodes'])} nodes{bounds}{missing}"
+        )
         for run in v["runs"]:
             click.echo(
                 f"    run {run['id']} {run['status']:<8} {run['started_at']}  "
@@ -752,7 +854,8 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
         return {
             "low": None if math.isinf(b.low) else b.low,
             "high": None if math.isinf(b.high) else b.high,
-            "low_final": b.low_final, "high_final": b.high_final,
+            "low_final": b.low_final,
+            "high_final": b.high_final,
         }
 
     v = summary.variant
@@ -769,12 +872,19 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
         "root_bounds": None if summary.root_bounds is None else bounds(summary.root_bounds),
         "runs": [
             {
-                "id": r.id, "status": r.status, "started_at": r.started_at.isoformat(),
+                "id": r.id,
+                "status": r.status,
+                "started_at": r.started_at.isoformat(),
                 "finished_at": None if r.finished_at is None else r.finished_at.isoformat(),
-                "root": r.root_position, "full": r.tablebase,
-                "expansions": r.expansions, "nodes_added": r.nodes_added,
-                "edges_added": r.edges_added, "nodes": r.nodes, "frontier": r.frontier,
-                "root_bounds": bounds(r.root_bounds), "seconds": r.seconds,
+                "root": r.root_position,
+                "full": r.tablebase,
+                "expansions": r.expansions,
+                "nodes_added": r.nodes_added,
+                "edges_added": r.edges_added,
+                "nodes": r.nodes,
+                "frontier": r.frontier,
+                "root_bounds": bounds(r.root_bounds),
+                "seconds": r.seconds,
             }
             for r in runs
         ],
@@ -783,18 +893,39 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
 
 @cli.command("serve")
 @DB_OPTION
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to listen on (0.0.0.0: every interface).")
-@click.option("--port", type=click.IntRange(1, 65535), default=5000, show_default=True,
-              help="TCP port to listen on.")
-@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Worker processes.")
-@click.option("--connections", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Most simultaneous connections per worker (slow or idle clients hold "
-                   "a connection, never a worker).")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on (0.0.0.0: every interface).",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=5000,
+    show_default=True,
+    help="TCP port to listen on.",
+)
+@click.option(
+    "--workers", type=click.IntRange(min=1), default=2, show_default=True, help="Worker processes."
+)
+@click.option(
+    "--connections",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="Most simultaneous connections per worker (slow or idle clients hold "
+    "a connection, never a worker).",
+)
 @GAME_REF_OPTION
-def serve_command(db_url: str | None, host: str, port: int, workers: int,
-                  connections: int, game_refs: tuple[str, ...]) -> None:
+def serve_command(
+    db_url: str | None,
+    host: str,
+    port: int,
+    workers: int,
+    connections: int,
+    game_refs: tuple[str, ...],
+) -> None:
     """Serve the read-only HTTP API (JSON under /api, docs at /api/docs) with gunicorn.
 
     The database must exist and be at the schema head, and the port free. Ctrl-C or
@@ -817,8 +948,13 @@ def serve_command(db_url: str | None, host: str, port: int, workers: int,
         f"{'s' if connections != 1 else ''}",
         err=True,
     )
-    serve(create_app({"DATABASE_URL": url}), host=host, port=port, workers=workers,
-          connections=connections)
+    serve(
+        create_app({"DATABASE_URL": url}),
+        host=host,
+        port=port,
+        workers=workers,
+        connections=connections,
+    )
 
 
 @cli.group("db")
@@ -828,9 +964,12 @@ def db_group() -> None:
 
 @db_group.command("upgrade")
 @DB_OPTION
-@click.option("--allow-other-tables", is_flag=True,
-              help="Create the schema even in a database that holds other tables "
-                   "(one shared with another application).")
+@click.option(
+    "--allow-other-tables",
+    is_flag=True,
+    help="Create the schema even in a database that holds other tables "
+    "(one shared with another application).",
+)
 def db_upgrade(db_url: str | None, allow_other_tables: bool) -> None:
     """Create the schema, or upgrade it to the newest revision."""
     with user_errors():

@@ -53,6 +53,7 @@ log = logging.getLogger(__name__)
 EXTENSION = "negagraph"
 """Key of the app's :class:`Database` in ``app.extensions``."""
 
+
 def missing_sqlite_file(url: str) -> Path | None:
     """The file of a SQLite *url* if it does not exist (``None`` otherwise, and for
     in-memory databases, URI file names and other databases)."""
@@ -170,7 +171,11 @@ class Database:
             # The pool hands out the driver's own error (not SQLAlchemy's) when it cannot
             # connect: a database that went away under a running server.
             raise sa_exc.DBAPIError.instance(
-                "connect", None, exc, dialect.loaded_dbapi.Error, dialect=dialect,
+                "connect",
+                None,
+                exc,
+                dialect.loaded_dbapi.Error,
+                dialect=dialect,
                 connection_invalidated=True,
             ) from exc
         try:
@@ -183,7 +188,10 @@ class Database:
             if dialect.is_disconnect(exc, connection.dbapi_connection, None):
                 connection.invalidate(exc)
             raise sa_exc.DBAPIError.instance(
-                "fetch_positions", None, exc, dialect.loaded_dbapi.Error,
+                "fetch_positions",
+                None,
+                exc,
+                dialect.loaded_dbapi.Error,
                 dialect=dialect,
             ) from exc
         finally:

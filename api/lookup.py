@@ -49,8 +49,12 @@ class SolvedDatabase:
     def __enter__(self) -> SolvedDatabase:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
 
     def close(self) -> None:
@@ -89,8 +93,15 @@ class SolvedDatabase:
             answer = describe_position(session, g, key)
         return {"game": g.name, "params": dict(g.params), **answer}
 
-    def line(self, game: str | GameBase, position: str, *, bound: str = "value",
-             max_plies: int | None = None, **params: object) -> dict[str, Any]:
+    def line(
+        self,
+        game: str | GameBase,
+        position: str,
+        *,
+        bound: str = "value",
+        max_plies: int | None = None,
+        **params: object,
+    ) -> dict[str, Any]:
         """The answer of ``GET /api/games/<game>/line``: the principal line from
         *position* realising its value (default) or its ``low`` or ``high`` *bound*.
 

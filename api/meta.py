@@ -35,13 +35,15 @@ def index() -> Response:
         for method, operation in item.items()
         if method != "parameters"
     ]
-    return json_answer({
-        "name": "negagraph",
-        "version": version(),
-        "docs": "/api/docs",
-        "openapi": "/api/openapi.json",
-        "endpoints": endpoints,
-    })
+    return json_answer(
+        {
+            "name": "negagraph",
+            "version": version(),
+            "docs": "/api/docs",
+            "openapi": "/api/openapi.json",
+            "endpoints": endpoints,
+        }
+    )
 
 
 @bp.get("/health")

@@ -49,8 +49,9 @@ POSITION_FIELDS: dict[str, Any] = {
 }
 
 
-def _obj(properties: dict[str, Any], *, required: list[str] | None = None,
-         description: str | None = None) -> dict[str, Any]:
+def _obj(
+    properties: dict[str, Any], *, required: list[str] | None = None, description: str | None = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "type": "object",
         "properties": properties,
@@ -92,8 +93,10 @@ def _schemas() -> dict[str, Any]:
             }
         ),
         "PositionFields": _obj(
-            {"position": {"type": "string", "description": "in the game's notation"},
-             **POSITION_FIELDS},
+            {
+                "position": {"type": "string", "description": "in the game's notation"},
+                **POSITION_FIELDS,
+            },
             description="A position with its bounds, flags, value, depths and state.",
         ),
         "Move": _obj(
@@ -119,8 +122,11 @@ def _schemas() -> dict[str, Any]:
                 "params": _ref("Params"),
                 "position": {"type": "string", "description": "the position, normalised"},
                 **POSITION_FIELDS,
-                "moves": {"type": "array", "items": _ref("Move"),
-                          "description": "best first for the player to move"},
+                "moves": {
+                    "type": "array",
+                    "items": _ref("Move"),
+                    "description": "best first for the player to move",
+                },
             }
         ),
         "PositionError": _obj(
@@ -164,9 +170,12 @@ def _schemas() -> dict[str, Any]:
             {
                 "ply": {"type": "integer", "minimum": 1},
                 "move": {"type": "string"},
-                "bound": {"type": "string", "enum": ["low", "high", "value"],
-                          "description": "the bound this step's mover realises (value: a "
-                          "move that keeps a value only endless play gives)"},
+                "bound": {
+                    "type": "string",
+                    "enum": ["low", "high", "value"],
+                    "description": "the bound this step's mover realises (value: a "
+                    "move that keeps a value only endless play gives)",
+                },
                 "position": {"type": "string", "description": "the position reached"},
                 **POSITION_FIELDS,
             }
@@ -208,11 +217,14 @@ def _schemas() -> dict[str, Any]:
                 "params": _ref("Params"),
                 "params_text": {"type": "string"},
                 "rules_version": {"type": "integer"},
-                "game_source": {"type": ["string", "null"],
-                                "description": "where the game came from when the variant "
-                                               "was created"},
-                "compatible": {"type": "boolean",
-                               "description": "stored under this server's rules version"},
+                "game_source": {
+                    "type": ["string", "null"],
+                    "description": "where the game came from when the variant was created",
+                },
+                "compatible": {
+                    "type": "boolean",
+                    "description": "stored under this server's rules version",
+                },
                 "nodes": {"type": "integer", "minimum": 0},
                 "root": {"type": ["string", "null"]},
                 "root_bounds": {"anyOf": [_ref("Bounds"), {"type": "null"}]},
@@ -228,38 +240,54 @@ def _schemas() -> dict[str, Any]:
             {
                 "name": {"type": "string"},
                 "installed": {"type": "boolean", "const": True},
-                "source": {"type": "string", "description": "builtin, plugin <distribution> "
-                                                           "<version> or reference <ref>"},
+                "source": {
+                    "type": "string",
+                    "description": "builtin, plugin <distribution> <version> or reference <ref>",
+                },
                 "version": {"type": "integer", "description": "rules version"},
                 "description": {"type": "string"},
                 "notation": {"type": "string", "description": "how positions are written"},
                 "parameters": {"type": "array", "items": _ref("GameParameter")},
-                "initial": {"type": "string",
-                            "description": "the initial position with default parameters"},
-                "variants": {"type": "array", "items": _ref("Variant"),
-                             "description": "the variants this database holds"},
+                "initial": {
+                    "type": "string",
+                    "description": "the initial position with default parameters",
+                },
+                "variants": {
+                    "type": "array",
+                    "items": _ref("Variant"),
+                    "description": "the variants this database holds",
+                },
             }
         ),
         "MissingGame": _obj(
             {
                 "name": {"type": "string"},
                 "installed": {"type": "boolean", "const": False},
-                "variants": {"type": "array", "items": _obj({
-                    "id": {"type": "integer"},
-                    "params_text": {"type": "string"},
-                    "nodes": {"type": "integer", "minimum": 0},
-                    "rules_version": {"type": "integer"},
-                })},
+                "variants": {
+                    "type": "array",
+                    "items": _obj(
+                        {
+                            "id": {"type": "integer"},
+                            "params_text": {"type": "string"},
+                            "nodes": {"type": "integer", "minimum": 0},
+                            "rules_version": {"type": "integer"},
+                        }
+                    ),
+                },
             },
             description="A game this database holds that this server does not have "
-                        "(its lookups are a 503)",
+            "(its lookups are a 503)",
         ),
-        "Games": _obj({
-            "games": {"type": "array",
-                      "items": {"anyOf": [_ref("Game"), _ref("MissingGame")]}},
-            "plugin_errors": {"type": "array", "items": {"type": "string"},
-                              "description": "one line per plugin that could not be loaded"},
-        }),
+        "Games": _obj(
+            {
+                "games": {"type": "array", "items": {"anyOf": [_ref("Game"), _ref("MissingGame")]}},
+                "plugin_errors": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "one line per plugin that could not be loaded",
+                },
+            }
+        ),
         "SolveRun": _obj(
             {
                 "id": {"type": "integer"},
@@ -267,12 +295,16 @@ def _schemas() -> dict[str, Any]:
                 "game": {"type": ["string", "null"]},
                 "params": {"anyOf": [_ref("Params"), {"type": "null"}]},
                 "rules_version": {"type": ["integer", "null"]},
-                "status": {"type": "string",
-                           "enum": ["running", "complete", "budget", "stopped", "failed",
-                                    "dead"]},
+                "status": {
+                    "type": "string",
+                    "enum": ["running", "complete", "budget", "stopped", "failed", "dead"],
+                },
                 "started_at": {"type": "string", "format": "date-time"},
-                "heartbeat_at": {"type": "string", "format": "date-time",
-                                 "description": "time of the run's latest commit"},
+                "heartbeat_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "description": "time of the run's latest commit",
+                },
                 "finished_at": {"type": ["string", "null"], "format": "date-time"},
                 "root": {"type": "string"},
                 "full": {"type": "boolean", "description": "tablebase mode"},
@@ -403,16 +435,20 @@ def _game_parameters() -> list[dict[str, Any]]:
             choices = [p.choices for p in params]
             if kinds == {str} and all(c is not None for c in choices):
                 schema["enum"] = sorted({c for cs in choices if cs is not None for c in cs})
-        helps = "; ".join(f"{g}: {p.help} (default {json.dumps(p.default)})"
-                          for g, p in zip(users["games"], params, strict=True))
-        out.append({
-            "name": name,
-            "in": "query",
-            "required": False,
-            "schema": schema,
-            "description": f"Game parameter of {', '.join(users['games'])} ({helps}). "
-            "A parameter the game does not have is a 400.",
-        })
+        helps = "; ".join(
+            f"{g}: {p.help} (default {json.dumps(p.default)})"
+            for g, p in zip(users["games"], params, strict=True)
+        )
+        out.append(
+            {
+                "name": name,
+                "in": "query",
+                "required": False,
+                "schema": schema,
+                "description": f"Game parameter of {', '.join(users['games'])} ({helps}). "
+                "A parameter the game does not have is a 400.",
+            }
+        )
     return out
 
 
@@ -482,11 +518,15 @@ def openapi_document(*, max_batch: int = 1000, max_line_plies: int = 1000) -> di
                     "operationId": "health",
                     "summary": "Database reachability and schema state",
                     "responses": {
-                        "200": {"description": "Ready to answer",
-                                "content": {JSON: {"schema": _ref("Health")}}},
-                        "503": {"description": "Not ready: the database is unreachable, "
-                                "missing, or not at the schema head",
-                                "content": {JSON: {"schema": _ref("Health")}}},
+                        "200": {
+                            "description": "Ready to answer",
+                            "content": {JSON: {"schema": _ref("Health")}},
+                        },
+                        "503": {
+                            "description": "Not ready: the database is unreachable, "
+                            "missing, or not at the schema head",
+                            "content": {JSON: {"schema": _ref("Health")}},
+                        },
                     },
                 }
             },
@@ -553,15 +593,22 @@ def openapi_document(*, max_batch: int = 1000, max_line_plies: int = 1000) -> di
                             "name": "bound",
                             "in": "query",
                             "required": False,
-                            "schema": {"type": "string", "enum": ["value", "low", "high"],
-                                       "default": "value"},
+                            "schema": {
+                                "type": "string",
+                                "enum": ["value", "low", "high"],
+                                "default": "value",
+                            },
                         },
                         {
                             "name": "max_plies",
                             "in": "query",
                             "required": False,
-                            "schema": {"type": "integer", "minimum": 0,
-                                       "maximum": max_line_plies, "default": max_line_plies},
+                            "schema": {
+                                "type": "integer",
+                                "minimum": 0,
+                                "maximum": max_line_plies,
+                                "default": max_line_plies,
+                            },
                         },
                         *game_params,
                         if_none_match,
@@ -582,8 +629,12 @@ def openapi_document(*, max_batch: int = 1000, max_line_plies: int = 1000) -> di
                             "name": "limit",
                             "in": "query",
                             "required": False,
-                            "schema": {"type": "integer", "minimum": 1, "maximum": 1000,
-                                       "default": 100},
+                            "schema": {
+                                "type": "integer",
+                                "minimum": 1,
+                                "maximum": 1000,
+                                "default": 100,
+                            },
                         },
                         if_none_match,
                     ],
@@ -604,8 +655,7 @@ def openapi_document(*, max_batch: int = 1000, max_line_plies: int = 1000) -> di
                             "name": "run_id",
                             "in": "path",
                             "required": True,
-                            "schema": {"type": "integer", "minimum": 0,
-                                       "maximum": 2**31 - 1},
+                            "schema": {"type": "integer", "minimum": 0, "maximum": 2**31 - 1},
                         },
                         if_none_match,
                     ],
@@ -623,9 +673,11 @@ def openapi_document(*, max_batch: int = 1000, max_line_plies: int = 1000) -> di
                     "summary": "This document",
                     "parameters": [if_none_match],
                     "responses": {
-                        "200": {"description": "The OpenAPI document",
-                                "content": {JSON: {"schema": {"type": "object"}}},
-                                "headers": CACHE_HEADERS},
+                        "200": {
+                            "description": "The OpenAPI document",
+                            "content": {JSON: {"schema": {"type": "object"}}},
+                            "headers": CACHE_HEADERS,
+                        },
                         "304": NOT_MODIFIED,
                     },
                 }
@@ -636,9 +688,11 @@ def openapi_document(*, max_batch: int = 1000, max_line_plies: int = 1000) -> di
                     "summary": "This document as a web page",
                     "parameters": [if_none_match],
                     "responses": {
-                        "200": {"description": "HTML",
-                                "content": {"text/html": {"schema": {"type": "string"}}},
-                                "headers": CACHE_HEADERS},
+                        "200": {
+                            "description": "HTML",
+                            "content": {"text/html": {"schema": {"type": "string"}}},
+                            "headers": CACHE_HEADERS,
+                        },
                         "304": NOT_MODIFIED,
                     },
                 }
@@ -679,8 +733,9 @@ def _schema_text(schema: dict[str, Any]) -> str:
         text = f"array of {_schema_text(schema['items'])}"
     extras = []
     if "enum" in schema:
-        extras.append("one of " + ", ".join(f"<code>{escape(str(v))}</code>"
-                                            for v in schema["enum"]))
+        extras.append(
+            "one of " + ", ".join(f"<code>{escape(str(v))}</code>" for v in schema["enum"])
+        )
     if "minimum" in schema or "maximum" in schema:
         extras.append(f"{schema.get('minimum', '')}..{schema.get('maximum', '')}")
     if "default" in schema:
@@ -741,8 +796,9 @@ def render_docs(doc: dict[str, Any]) -> str:
                 parts.append(f"<p>{_inline(op['description'])}</p>")
             params = [*shared, *op.get("parameters", [])]
             if params:
-                parts.append("<table><tr><th>parameter</th><th>in</th><th>type</th>"
-                             "<th>meaning</th></tr>")
+                parts.append(
+                    "<table><tr><th>parameter</th><th>in</th><th>type</th><th>meaning</th></tr>"
+                )
                 for p in params:
                     req = " (required)" if p.get("required") else ""
                     parts.append(
@@ -754,15 +810,20 @@ def render_docs(doc: dict[str, Any]) -> str:
             body = op.get("requestBody")
             if body:
                 schema = next(iter(body["content"].values()))["schema"]
-                parts.append(f"<p>Request body ({escape(', '.join(body['content']))}): "
-                             f"{_schema_text(schema)}</p>")
+                parts.append(
+                    f"<p>Request body ({escape(', '.join(body['content']))}): "
+                    f"{_schema_text(schema)}</p>"
+                )
             parts.append("<table><tr><th>status</th><th>meaning</th><th>body</th></tr>")
             for status, resp in op["responses"].items():
                 content = resp.get("content", {})
-                schema_html = (_schema_text(next(iter(content.values()))["schema"])
-                               if content else "—")
-                parts.append(f"<tr><td>{escape(status)}</td><td>{_inline(resp['description'])}"
-                             f"</td><td>{schema_html}</td></tr>")
+                schema_html = (
+                    _schema_text(next(iter(content.values()))["schema"]) if content else "—"
+                )
+                parts.append(
+                    f"<tr><td>{escape(status)}</td><td>{_inline(resp['description'])}"
+                    f"</td><td>{schema_html}</td></tr>"
+                )
             parts.append("</table>")
     parts.append("<h2>Schemas</h2>")
     for name, schema in doc["components"]["schemas"].items():

@@ -53,9 +53,13 @@ def find_game(name: str) -> type[GameBase]:
             return GAMES.find(name)
         except UnknownGameError as e:
             error = e
-    if GAME_NAME.match(name) and get_session().execute(
-        select(VariantRow.id).where(VariantRow.game == name).limit(1)
-    ).first() is not None:
+    if (
+        GAME_NAME.match(name)
+        and get_session()
+        .execute(select(VariantRow.id).where(VariantRow.game == name).limit(1))
+        .first()
+        is not None
+    ):
         broken = GAMES.error_for(name)
         raise GameNotInstalledError(
             f"the database holds game {name!r} but it is not installed on this server "
@@ -202,8 +206,7 @@ def choice_from_query(name: str, choices: tuple[str, ...], default: str) -> str:
     value = request.args.get(name, default)
     if value not in choices:
         raise InvalidRequestError(
-            f"query parameter {name!r} must be one of {', '.join(choices)}, "
-            f"not {shorten(value)!r}"
+            f"query parameter {name!r} must be one of {', '.join(choices)}, not {shorten(value)!r}"
         )
     return value
 
@@ -311,8 +314,7 @@ def batch_from_body(name: str, *, max_batch: int) -> tuple[Variant, list[str]]:
     for index, text in enumerate(positions):
         if not isinstance(text, str):
             raise InvalidRequestError(
-                f"positions[{index}] must be a string in {name}'s notation, "
-                f"not {json_type(text)}"
+                f"positions[{index}] must be a string in {name}'s notation, not {json_type(text)}"
             )
     return Variant(cls, cls.variant_params(params)), positions
 

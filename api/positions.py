@@ -99,9 +99,21 @@ def list_games() -> Response:
         entry["variants"] = [variant_json(s, cls) for s in stored.get(name, [])]
         games.append(entry)
     for name in sorted(set(stored) - set(GAMES)):  # stored by a plugin not installed here
-        games.append({"name": name, "installed": False, "variants": [
-            {"id": s.variant.id, "params_text": s.variant.params, "nodes": s.nodes,
-             "rules_version": s.variant.rules_version} for s in stored[name]]})
+        games.append(
+            {
+                "name": name,
+                "installed": False,
+                "variants": [
+                    {
+                        "id": s.variant.id,
+                        "params_text": s.variant.params,
+                        "nodes": s.nodes,
+                        "rules_version": s.variant.rules_version,
+                    }
+                    for s in stored[name]
+                ],
+            }
+        )
     return json_answer({"games": games, "plugin_errors": plugin_errors()})
 
 

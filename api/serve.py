@@ -57,8 +57,10 @@ def write_json_error(sock: socket.socket, status_int: int, reason: str, mesg: st
     """gunicorn's error answer for requests it refuses before the app sees them (bad
     request line, URI too long, header fields too large...), as the API's JSON error."""
     message = mesg or reason
-    body = json.dumps({"error": {"code": status_int, "message": message}},
-                      separators=(",", ":")) + "\n"
+    body = (
+        json.dumps({"error": {"code": status_int, "message": message}}, separators=(",", ":"))
+        + "\n"
+    )
     data = body.encode()
     head = (
         f"HTTP/1.1 {status_int} {reason}\r\n"
@@ -120,8 +122,7 @@ def check_port(host: str, port: int) -> None:
     :raises ServeError: if it cannot.
     """
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                   flags=socket.AI_PASSIVE)
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
         raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
     family, kind, proto, _, address = infos[0]
@@ -138,8 +139,9 @@ def check_port(host: str, port: int) -> None:
             ) from None
 
 
-def serve(app: Flask, *, host: str, port: int, workers: int,
-          connections: int = CONNECTIONS) -> None:
+def serve(
+    app: Flask, *, host: str, port: int, workers: int, connections: int = CONNECTIONS
+) -> None:
     """Serve *app* on ``host:port`` with *workers* gevent worker processes of up to
     *connections* connections each, until stopped by a signal."""
     options: dict[str, Any] = {

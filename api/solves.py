@@ -81,4 +81,5 @@ def get_solve(run_id: int) -> Response:
         raise RunNotFoundError(f"no solve run {run_id} in this database")
     return json_answer(runs_json(session, [run])[0])
 
+
 __all__ = ["MAX_RUN_ID", "bp", "run_json"]

@@ -43,9 +43,15 @@ def position_fields(game: Game, rec: PositionRecord | None) -> dict[str, Any]:
     under the game's repetition rule, depths and state (``unknown`` if not stored)."""
     if rec is None:
         return {
-            "low": None, "high": None, "low_final": False, "high_final": False,
-            "value": None, "repetition_value": None, "depth_low": None,
-            "depth_high": None, "state": UNKNOWN,
+            "low": None,
+            "high": None,
+            "low_final": False,
+            "high_final": False,
+            "value": None,
+            "repetition_value": None,
+            "depth_low": None,
+            "depth_high": None,
+            "state": UNKNOWN,
         }
     low, high = int_bound(rec.bounds.low), int_bound(rec.bounds.high)
     rep = game.repetition_value
@@ -57,8 +63,7 @@ def position_fields(game: Game, rec: PositionRecord | None) -> dict[str, Any]:
         "high_final": rec.bounds.high_final,
         "value": low if low == high and json_bound(low) is not None else None,
         "repetition_value": (
-            clamp(rep, low, high) if rep is not None and decided(rep, low, high, lf, hf)
-            else None
+            clamp(rep, low, high) if rep is not None and decided(rep, low, high, lf, hf) else None
         ),
         "depth_low": rec.depth_low,
         "depth_high": rec.depth_high,
@@ -92,7 +97,9 @@ def describe_position(session: Reader, game: Game, key: PositionKey) -> dict[str
     :raises RulesVersionError: if the variant is stored under another rules version.
     """
     return describe_stored_position(
-        game, key, find_variant(session, game),
+        game,
+        key,
+        find_variant(session, game),
         lambda variant_id, keys: stored_positions(session, variant_id, keys),
     )
 
@@ -169,9 +176,19 @@ def _ranked_moves(
         entry.update(fields)
         entry["move_low"] = json_bound(-high)
         entry["move_high"] = json_bound(-low)
-        rank = move_sort_key(Child(order, move, child_key, low, high, dlow, dhigh,
-                                   crec is not None and crec.state == "terminal",
-                                   crec is not None and crec.state == "expanded"))
+        rank = move_sort_key(
+            Child(
+                order,
+                move,
+                child_key,
+                low,
+                high,
+                dlow,
+                dhigh,
+                crec is not None and crec.state == "terminal",
+                crec is not None and crec.state == "expanded",
+            )
+        )
         ranked.append((rank, entry))
     ranked.sort(key=lambda item: item[0])
     return [entry for _, entry in ranked]
@@ -296,21 +313,42 @@ def describe_line(
         for order, (move, child, stored) in enumerate(moves):
             rec = records[stored]
             if rec is None:
-                out.append(Child(order, move, _At(stored, child), NEG_INF, POS_INF,
-                                 DEPTH_INF, DEPTH_INF, False, False))
+                out.append(
+                    Child(
+                        order,
+                        move,
+                        _At(stored, child),
+                        NEG_INF,
+                        POS_INF,
+                        DEPTH_INF,
+                        DEPTH_INF,
+                        False,
+                        False,
+                    )
+                )
                 continue
-            out.append(Child(
-                order, move, _At(stored, child),
-                int_bound(rec.bounds.low), int_bound(rec.bounds.high),
-                DEPTH_INF if rec.depth_low is None else rec.depth_low,
-                DEPTH_INF if rec.depth_high is None else rec.depth_high,
-                rec.state == "terminal", rec.state == "expanded",
-            ))
+            out.append(
+                Child(
+                    order,
+                    move,
+                    _At(stored, child),
+                    int_bound(rec.bounds.low),
+                    int_bound(rec.bounds.high),
+                    DEPTH_INF if rec.depth_low is None else rec.depth_low,
+                    DEPTH_INF if rec.depth_high is None else rec.depth_high,
+                    rec.state == "terminal",
+                    rec.state == "expanded",
+                )
+            )
         return out
 
     line = principal_line(
-        _At(start.key, key), bound,
-        bounds=bounds, state=state, children=children, max_plies=max_plies,
+        _At(start.key, key),
+        bound,
+        bounds=bounds,
+        state=state,
+        children=children,
+        max_plies=max_plies,
         repetition=game.repetition_value,
     )
     first: dict[str, Any] = {"position": game.format(key)}

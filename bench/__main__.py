@@ -40,9 +40,11 @@ from solver.negamax import solve
 def full_solve_rows(repeat: int, smoke: bool) -> list[Row]:
     """negagraph's in-memory full solve against the memoised negamax baseline."""
     cases: list[tuple[str, dict[str, Any]]] = [("tic-tac-toe", {})]
-    cases += [("connect-four", {"width": 4, "height": 3})] if smoke else [
-        ("connect-four", {"width": 4, "height": 4})
-    ]
+    cases += (
+        [("connect-four", {"width": 4, "height": 3})]
+        if smoke
+        else [("connect-four", {"width": 4, "height": 4})]
+    )
     rows = []
     for name, params in cases:
         game = get_game(name, **params)
@@ -50,26 +52,31 @@ def full_solve_rows(repeat: int, smoke: bool) -> list[Row]:
         t, r = timed(partial(solve, game, full=True), repeat)
         if r.value != base_value:
             raise SystemExit(f"{name}: negagraph says {r.value}, baseline {base_value}")
-        rows.append({
-            "benchmark": "full solve in memory",
-            "case": f"{name} {params_label(params)}".strip(),
-            "positions": r.nodes,
-            "edges": r.edges,
-            "value": r.value,
-            "seconds": round(t, 4),
-            "positions_per_s": round(r.nodes / t),
-            "baseline": "memoised negamax",
-            "baseline_seconds": round(base_t, 4),
-            "baseline_positions_per_s": round(base_positions / base_t),
-            "ratio": round(t / base_t, 2),
-        })
+        rows.append(
+            {
+                "benchmark": "full solve in memory",
+                "case": f"{name} {params_label(params)}".strip(),
+                "positions": r.nodes,
+                "edges": r.edges,
+                "value": r.value,
+                "seconds": round(t, 4),
+                "positions_per_s": round(r.nodes / t),
+                "baseline": "memoised negamax",
+                "baseline_seconds": round(base_t, 4),
+                "baseline_positions_per_s": round(base_positions / base_t),
+                "ratio": round(t / base_t, 2),
+            }
+        )
     return rows
 
 
 def partial_solve_rows(repeat: int, smoke: bool) -> list[Row]:
     """Expansions negagraph needs to prove a root against alpha-beta's positions."""
     cases: list[tuple[str, dict[str, Any]]] = [
-        ("number-game", {}), ("tic-tac-toe", {}), ("grundy", {"n": 17}), ("nap", {"n": 12}),
+        ("number-game", {}),
+        ("tic-tac-toe", {}),
+        ("grundy", {"n": 17}),
+        ("nap", {"n": 12}),
     ]
     if not smoke:
         cases.append(("connect-four", {"width": 4, "height": 4}))
@@ -90,12 +97,14 @@ def partial_solve_rows(repeat: int, smoke: bool) -> list[Row]:
             ab_t, ab = timed(partial(alphabeta, game, ordering=True), repeat)
             if ab.value != r.value:
                 raise SystemExit(f"{name}: negagraph says {r.value}, alpha-beta {ab.value}")
-            row.update({
-                "baseline": "alpha-beta + TT + ordering",
-                "baseline_positions": ab.stats.distinct,
-                "baseline_seconds": round(ab_t, 4),
-                "ratio": round(r.expansions / ab.stats.distinct, 2),
-            })
+            row.update(
+                {
+                    "baseline": "alpha-beta + TT + ordering",
+                    "baseline_positions": ab.stats.distinct,
+                    "baseline_seconds": round(ab_t, 4),
+                    "ratio": round(r.expansions / ab.stats.distinct, 2),
+                }
+            )
         rows.append(row)
     return rows
 
@@ -147,17 +156,20 @@ def markdown(rows: list[Row]) -> str:
 
 def target_cells(row: Row) -> Row:
     """A target row as :data:`TARGET_COLUMNS` plus ``details`` (the other figures)."""
-    details = ", ".join(f"{k}={v}" for k, v in row.items()
-                        if k not in TARGET_COLUMNS and k != "benchmark")
+    details = ", ".join(
+        f"{k}={v}" for k, v in row.items() if k not in TARGET_COLUMNS and k != "benchmark"
+    )
     return {**{c: row.get(c, "") for c in TARGET_COLUMNS}, "details": details}
 
 
 def target_config(args: argparse.Namespace) -> TargetConfig:
     """The target sizes: the defaults (``--smoke``: tiny ones), then the options."""
     cfg = TargetConfig.smoke() if args.smoke else TargetConfig()
-    changes = {k: v for k, v in vars(args).items()
-               if k in ("size", "scaling_sizes", "partial_sizes", "lookup_seconds")
-               and v is not None}
+    changes = {
+        k: v
+        for k, v in vars(args).items()
+        if k in ("size", "scaling_sizes", "partial_sizes", "lookup_seconds") and v is not None
+    }
     return replace(cfg, **changes)
 
 
@@ -166,17 +178,34 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     p.add_argument("--smoke", action="store_true", help="tiny sizes, one run each")
     p.add_argument("--repeat", type=int, default=3, help="runs per figure (median)")
-    p.add_argument("--only", action="append", choices=groups,
-                   help="run only this group (repeatable)")
+    p.add_argument(
+        "--only", action="append", choices=groups, help="run only this group (repeatable)"
+    )
     p.add_argument("--out", type=Path, default=Path("bench/results"))
-    p.add_argument("--size", type=parse_size, metavar="WxH",
-                   help="targets' main connect-four case (default 5x4; smoke 4x3)")
-    p.add_argument("--scaling-sizes", type=lambda t: tuple(parse_sizes(t)), metavar="WxH,..",
-                   help="target 2's sizes (default 4x4,4x5,5x4)")
-    p.add_argument("--partial-sizes", type=lambda t: tuple(parse_sizes(t)), metavar="WxH,..",
-                   help="target 5's sizes (default 5x4,4x5)")
-    p.add_argument("--lookup-seconds", type=float, metavar="S",
-                   help="target 8's load run (default 10; smoke 1)")
+    p.add_argument(
+        "--size",
+        type=parse_size,
+        metavar="WxH",
+        help="targets' main connect-four case (default 5x4; smoke 4x3)",
+    )
+    p.add_argument(
+        "--scaling-sizes",
+        type=lambda t: tuple(parse_sizes(t)),
+        metavar="WxH,..",
+        help="target 2's sizes (default 4x4,4x5,5x4)",
+    )
+    p.add_argument(
+        "--partial-sizes",
+        type=lambda t: tuple(parse_sizes(t)),
+        metavar="WxH,..",
+        help="target 5's sizes (default 5x4,4x5)",
+    )
+    p.add_argument(
+        "--lookup-seconds",
+        type=float,
+        metavar="S",
+        help="target 8's load run (default 10; smoke 1)",
+    )
     return p
 
 
@@ -184,9 +213,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     repeat = 1 if args.smoke else max(1, args.repeat)
     cfg = target_config(args)
-    meta = {"python": platform.python_version(), "machine": platform.machine(),
-            "repeat": repeat, "smoke": args.smoke, "when": time.strftime("%Y-%m-%d %H:%M"),
-            "targets": {k: v for k, v in asdict(cfg).items() if k != "pg_admin_url"}}
+    meta = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "repeat": repeat,
+        "smoke": args.smoke,
+        "when": time.strftime("%Y-%m-%d %H:%M"),
+        "targets": {k: v for k, v in asdict(cfg).items() if k != "pg_admin_url"},
+    }
     rows: list[Row] = []
     for name in args.only or [*BENCHMARKS, *TARGETS]:
         print(f"running {name} ...", file=sys.stderr)

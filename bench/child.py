@@ -28,9 +28,18 @@ def main(argv: list[str]) -> int:
     game = get_game("connect-four", width=width, height=height)
     seconds, r = persisted_solve(url, game, runs, total)
     maxrss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    print(json.dumps({"seconds": seconds, "value": r.value, "nodes": r.nodes,
-                      "expansions": r.expansions, "complete": r.complete,
-                      "maxrss_bytes": maxrss_kib * 1024}))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "value": r.value,
+                "nodes": r.nodes,
+                "expansions": r.expansions,
+                "complete": r.complete,
+                "maxrss_bytes": maxrss_kib * 1024,
+            }
+        )
+    )
     return 0
 
 
@@ -41,7 +50,10 @@ def solve_in_child(
     args = [url, str(size[0]), str(size[1]), str(runs)] + ([] if total is None else [str(total)])
     out = subprocess.run(
         [sys.executable, "-m", "bench.child", *args],
-        cwd=ROOT, check=True, capture_output=True, text=True,
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     report: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return report

@@ -109,8 +109,9 @@ def check_loopback(host: str) -> None:
         raise ValueError(f"hostile traffic goes to loopback addresses only, not {host!r}")
 
 
-def raw_exchange(host: str, port: int, data: bytes, *,
-                 timeout: float = IO_TIMEOUT) -> tuple[int | None, dict[str, str], bytes]:
+def raw_exchange(
+    host: str, port: int, data: bytes, *, timeout: float = IO_TIMEOUT
+) -> tuple[int | None, dict[str, str], bytes]:
     """Send *data* on a new connection and read the answer until the server closes or
     the body is complete: (status or ``None`` if none came, lower-cased headers, body)."""
     with socket.create_connection((host, port), timeout=timeout) as sock:
@@ -146,8 +147,15 @@ def _headers(head: bytes) -> dict[str, str]:
     return out
 
 
-def get(host: str, port: int, path: str, *, method: str = "GET", body: bytes | None = None,
-        headers: dict[str, str] | None = None) -> tuple[int | None, dict[str, str], bytes]:
+def get(
+    host: str,
+    port: int,
+    path: str,
+    *,
+    method: str = "GET",
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int | None, dict[str, str], bytes]:
     """One HTTP/1.1 request with ``Connection: close`` over :func:`raw_exchange`."""
     lines = [f"{method} {path} HTTP/1.1", f"Host: {host}:{port}", "Connection: close"]
     lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
@@ -166,7 +174,7 @@ def slow_client(host: str, port: int, until: float, tally: Tally) -> None:
         tally.record("slow_headers", 0, b"", {})  # a connection opened (no answer due)
         try:
             with socket.create_connection((host, port), timeout=IO_TIMEOUT) as sock:
-                for byte in (request + filler):
+                for byte in request + filler:
                     if time.monotonic() >= until:
                         return
                     sock.sendall(bytes([byte]))
@@ -180,8 +188,12 @@ def hostile_requests(host: str, port: int) -> list[tuple[str, Callable[[], Any]]
     triple)."""
     costly = "/api/games/graph-share/positions?" + urlencode({**COSTLY_QUERY, "p": "0-1=?"})
     costly_line = "/api/games/graph-share/line?" + urlencode({**COSTLY_QUERY, "p": "0-1=?"})
-    batch = json.dumps({"params": {"graph": "complete-30", "mode": "edges", "colors": 6},
-                        "positions": ["0-1=?", "0-1=z"]}).encode()
+    batch = json.dumps(
+        {
+            "params": {"graph": "complete-30", "mode": "edges", "colors": 6},
+            "positions": ["0-1=?", "0-1=z"],
+        }
+    ).encode()
 
     def raw(data: bytes) -> Callable[[], Any]:
         return lambda: raw_exchange(host, port, data)
@@ -189,26 +201,51 @@ def hostile_requests(host: str, port: int) -> list[tuple[str, Callable[[], Any]]
     return [
         ("costly_variant", lambda: get(host, port, costly)),
         ("costly_variant", lambda: get(host, port, costly_line)),
-        ("costly_variant", lambda: get(host, port, "/api/games/graph-share/positions",
-                                       method="POST", body=batch,
-                                       headers={"Content-Type": "application/json"})),
+        (
+            "costly_variant",
+            lambda: get(
+                host,
+                port,
+                "/api/games/graph-share/positions",
+                method="POST",
+                body=batch,
+                headers={"Content-Type": "application/json"},
+            ),
+        ),
         ("long_uri", lambda: get(host, port, "/api/games?" + "x" * 20_000)),
         ("large_header", lambda: get(host, port, "/api", headers={"X-Big": "b" * 20_000})),
-        ("many_headers", lambda: get(host, port, "/api",
-                                     headers={f"X-H{i}": "1" for i in range(200)})),
+        (
+            "many_headers",
+            lambda: get(host, port, "/api", headers={f"X-H{i}": "1" for i in range(200)}),
+        ),
         ("bad_request_line", raw(b"GARBAGE\r\n\r\n")),
         ("bad_request_line", raw(b"GET /api HTTP/1.1 extra\r\nHost: x\r\n\r\n")),
         ("bad_version", raw(b"GET /api HTTP/9.9\r\nHost: x\r\n\r\n")),
         ("bad_header", raw(b"GET /api HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n")),
-        ("options", lambda: get(host, port, "/api/games/tic-tac-toe/positions",
-                                method="OPTIONS")),
+        ("options", lambda: get(host, port, "/api/games/tic-tac-toe/positions", method="OPTIONS")),
         ("options", lambda: get(host, port, "/api", method="OPTIONS")),
-        ("bad_json", lambda: get(host, port, "/api/games/tic-tac-toe/positions",
-                                 method="POST", body=b'{"positions": [',
-                                 headers={"Content-Type": "application/json"})),
-        ("bad_json", lambda: get(host, port, "/api/games/tic-tac-toe/positions",
-                                 method="POST", body=b"\xff\xfe not json",
-                                 headers={"Content-Type": "application/json"})),
+        (
+            "bad_json",
+            lambda: get(
+                host,
+                port,
+                "/api/games/tic-tac-toe/positions",
+                method="POST",
+                body=b'{"positions": [',
+                headers={"Content-Type": "application/json"},
+            ),
+        ),
+        (
+            "bad_json",
+            lambda: get(
+                host,
+                port,
+                "/api/games/tic-tac-toe/positions",
+                method="POST",
+                body=b"\xff\xfe not json",
+                headers={"Content-Type": "application/json"},
+            ),
+        ),
     ]
 
 

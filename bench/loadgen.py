@@ -39,8 +39,7 @@ class Load:
         return self.requests / self.seconds
 
 
-def run_load(host: str, port: int, paths: list[str], *, seconds: float,
-             connections: int) -> Load:
+def run_load(host: str, port: int, paths: list[str], *, seconds: float, connections: int) -> Load:
     """GET *paths* in turn from ``host:port`` for *seconds* over *connections*."""
     if shutil.which("wrk"):
         return wrk_load(host, port, paths, seconds=seconds, connections=connections)
@@ -64,33 +63,53 @@ end
 requests, duration (µs), p99 latency (µs), errors."""
 
 
-def wrk_load(host: str, port: int, paths: list[str], *, seconds: float,
-             connections: int) -> Load:
+def wrk_load(host: str, port: int, paths: list[str], *, seconds: float, connections: int) -> Load:
     """:func:`run_load` with wrk (two threads)."""
     table = "{" + ",".join(json.dumps(p) for p in paths) + "}"
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "lookups.lua"
         script.write_text(WRK_SCRIPT % table)
         out = subprocess.run(
-            ["wrk", "-t", str(min(2, connections)), "-c", str(connections),
-             "-d", f"{max(1, round(seconds))}s", "--timeout", "5s", "-s", str(script),
-             f"http://{host}:{port}"],
-            check=True, capture_output=True, text=True,
+            [
+                "wrk",
+                "-t",
+                str(min(2, connections)),
+                "-c",
+                str(connections),
+                "-d",
+                f"{max(1, round(seconds))}s",
+                "--timeout",
+                "5s",
+                "-s",
+                str(script),
+                f"http://{host}:{port}",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
         ).stdout
     line = next(x for x in out.splitlines() if x.startswith("NEGAGRAPH "))
     requests, duration_us, p99_us, errors = (int(v) for v in line.split()[1:])
     return Load("wrk", requests, errors, duration_us / 1e6, p99_us / 1e3)
 
 
-def python_load(host: str, port: int, paths: list[str], *, seconds: float,
-                connections: int) -> Load:
+def python_load(
+    host: str, port: int, paths: list[str], *, seconds: float, connections: int
+) -> Load:
     """:func:`run_load` with *connections* processes running :func:`client_main`."""
     with tempfile.TemporaryDirectory() as tmp:
         jobs = [Path(tmp) / f"job{i}.json" for i in range(connections)]
         for i, job in enumerate(jobs):
             job.write_text(json.dumps([host, port, paths, seconds, i * len(paths) // connections]))
-        procs = [subprocess.Popen([sys.executable, "-m", "bench.loadgen", str(job)], cwd=ROOT,
-                                  stdout=subprocess.PIPE, text=True) for job in jobs]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "bench.loadgen", str(job)],
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for job in jobs
+        ]
         outs = [proc.communicate()[0] for proc in procs]
     if any(proc.returncode for proc in procs):
         raise RuntimeError("a load generator process failed")
@@ -108,8 +127,9 @@ def client_main(job: Path) -> None:
     json.dump(client(host, port, paths, seconds, offset), sys.stdout)
 
 
-def client(host: str, port: int, paths: list[str], seconds: float,
-           i: int) -> tuple[int, float, list[float]]:
+def client(
+    host: str, port: int, paths: list[str], seconds: float, i: int
+) -> tuple[int, float, list[float]]:
     """One connection GETting *paths* in turn from the *i*-th for *seconds* (reopened
     whenever the server closes it): (errors, seconds taken, latency of every request)."""
     conn = http.client.HTTPConnection(host, port, timeout=10)

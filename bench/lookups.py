@@ -57,9 +57,20 @@ def free_port() -> int:
 def serving(db: Path, port: int) -> Iterator[None]:
     """``negagraph serve`` on *db* at ``HOST:port`` (this checkout's code), until exit;
     its log goes to ``serve.log`` beside *db*."""
-    command = [sys.executable, "-c", "from api.cli import main; main()", "serve",
-               "--db", f"sqlite:///{db}", "--host", HOST, "--port", str(port),
-               "--workers", str(WORKERS)]
+    command = [
+        sys.executable,
+        "-c",
+        "from api.cli import main; main()",
+        "serve",
+        "--db",
+        f"sqlite:///{db}",
+        "--host",
+        HOST,
+        "--port",
+        str(port),
+        "--workers",
+        str(WORKERS),
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     log = (db.parent / "serve.log").open("w")
     server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
@@ -110,8 +121,10 @@ def request(port: int, method: str, path: str, body: Any = None) -> tuple[int, A
 
 
 def position_path(size: Size, position: str) -> str:
-    return (f"/api/games/connect-four/positions?width={size[0]}&height={size[1]}"
-            f"&p={quote(position, safe='')}")
+    return (
+        f"/api/games/connect-four/positions?width={size[0]}&height={size[1]}"
+        f"&p={quote(position, safe='')}"
+    )
 
 
 def batch_seconds(port: int, size: Size, positions: list[str]) -> list[float]:
@@ -143,21 +156,38 @@ def lookup_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
     port = free_port()
     with serving(db, port):
         status, root = request(port, "GET", position_path(size, game.format(game.initial())))
-        load = run_load(HOST, port, [position_path(size, p) for p in positions],
-                        seconds=cfg.lookup_seconds, connections=CONNECTIONS)
+        load = run_load(
+            HOST,
+            port,
+            [position_path(size, p) for p in positions],
+            seconds=cfg.lookup_seconds,
+            connections=CONNECTIONS,
+        )
         batch = batch_seconds(port, size, positions[:BATCH])
     ok = status == 200 and root["value"] == value and load.errors == 0
-    figures = {"case": f"connect-four {size_label(size)}", "tool": load.tool,
-               "connections": CONNECTIONS, "workers": WORKERS, "requests": load.requests,
-               "errors": load.errors, "load_s": round(load.seconds, 1),
-               "value": root.get("value"), "baseline_value": value}
+    figures = {
+        "case": f"connect-four {size_label(size)}",
+        "tool": load.tool,
+        "connections": CONNECTIONS,
+        "workers": WORKERS,
+        "requests": load.requests,
+        "errors": load.errors,
+        "load_s": round(load.seconds, 1),
+        "value": root.get("value"),
+        "baseline_value": value,
+    }
     batch_ms = statistics.median(batch) * 1e3
     return [
-        target_row("8a lookups per second", load.per_second, ">= 1000", correct=ok,
-                   **figures),
+        target_row("8a lookups per second", load.per_second, ">= 1000", correct=ok, **figures),
         target_row("8b lookup p99 latency, ms", load.p99_ms, "< 25", correct=ok, **figures),
-        target_row(f"8c batch of {len(positions[:BATCH])} lookups, ms", batch_ms, "< 250",
-                   correct=ok, batch_runs=len(batch), **figures),
+        target_row(
+            f"8c batch of {len(positions[:BATCH])} lookups, ms",
+            batch_ms,
+            "< 250",
+            correct=ok,
+            batch_runs=len(batch),
+            **figures,
+        ),
     ]
 
 

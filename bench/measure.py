@@ -18,7 +18,10 @@ ROOT = Path(__file__).resolve().parent.parent
 """The checkout benchmark subprocesses run negagraph from (their working directory)."""
 
 COMPARISONS: dict[str, Callable[[float, float], bool]] = {
-    "<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+    ">=": operator.ge,
+    ">": operator.gt,
 }
 """The operators a target's limit may use."""
 
@@ -65,9 +68,7 @@ def size_label(size: tuple[int, int]) -> str:
     return f"{size[0]}x{size[1]}"
 
 
-def target_row(
-    target: str, measured: float, limit: str, *, correct: bool, **figures: Any
-) -> Row:
+def target_row(target: str, measured: float, limit: str, *, correct: bool, **figures: Any) -> Row:
     """One row of the ``targets`` table: *measured* against *limit* (``"<= 8"``).
 
     ``met`` holds only when the limit is kept *and* the run computed the right value
@@ -86,6 +87,13 @@ def target_row(
 
 
 __all__ = [
-    "ROOT", "Row", "clocked", "parse_size", "parse_sizes", "repeated", "size_label", "target_row",
+    "ROOT",
+    "Row",
+    "clocked",
+    "parse_size",
+    "parse_sizes",
+    "repeated",
+    "size_label",
+    "target_row",
     "timed",
 ]

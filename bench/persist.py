@@ -70,16 +70,18 @@ def persist_rows(repeat: int, smoke: bool) -> list[Row]:
                 t, _ = _sqlite_solve(Path(tmp) / "ten.db", game, 10, expansions)
                 split_times.append(t)
         mem, db, split = (sorted(x)[len(x) // 2] for x in (mem_times, db_times, split_times))
-        rows.append({
-            "benchmark": "persistence",
-            "case": f"connect-four {w}x{h} full",
-            "positions": nodes,
-            "memory_s": round(mem, 3),
-            "sqlite_s": round(db, 3),
-            "sqlite_over_memory": round(db / mem, 2),
-            "bytes_per_node": round(size / nodes, 1),
-            "ten_runs_s": round(split, 3),
-            "ten_runs_over_one": round(split / db, 2),
-            "runs": reps,
-        })
+        rows.append(
+            {
+                "benchmark": "persistence",
+                "case": f"connect-four {w}x{h} full",
+                "positions": nodes,
+                "memory_s": round(mem, 3),
+                "sqlite_s": round(db, 3),
+                "sqlite_over_memory": round(db / mem, 2),
+                "bytes_per_node": round(size / nodes, 1),
+                "ten_runs_s": round(split, 3),
+                "ten_runs_over_one": round(split / db, 2),
+                "runs": reps,
+            }
+        )
     return rows

@@ -115,14 +115,15 @@ def measure(
     if tree_calls <= RUN_MINIMAX_UP_TO:
         t, plain = slow_once(lambda: alphabeta(game, prune=False, tt=False), repeat)
         if plain.stats.calls != tree_calls:
-            raise SystemExit(f"{case}: minimax made {plain.stats.calls} calls, "
-                             f"the count says {tree_calls}")
-        row.update(minimax_calls=tree_calls, minimax_distinct=tree_distinct,
-                   minimax_s=round(t, 3))
+            raise SystemExit(
+                f"{case}: minimax made {plain.stats.calls} calls, the count says {tree_calls}"
+            )
+        row.update(minimax_calls=tree_calls, minimax_distinct=tree_distinct, minimax_s=round(t, 3))
         value = plain.value
     else:
-        row.update(minimax_calls=f"{tree_calls}*", minimax_distinct=f"{tree_distinct}*",
-                   minimax_s="")
+        row.update(
+            minimax_calls=f"{tree_calls}*", minimax_distinct=f"{tree_distinct}*", minimax_s=""
+        )
         value = None
     print(f"  {case}: alpha-beta ...", file=log)
     t, ab = slow_once(lambda: alphabeta(game, tt=False), repeat)
@@ -139,8 +140,7 @@ def measure(
         row.update(ab_asc_calls="", ab_asc_s="")
     print(f"  {case}: alpha-beta + ordering + TT ...", file=log)
     t, abtt = slow_once(lambda: alphabeta(game, ordering=True), repeat)
-    row.update(abtt_calls=abtt.stats.calls, abtt_distinct=abtt.stats.distinct,
-               abtt_s=round(t, 3))
+    row.update(abtt_calls=abtt.stats.calls, abtt_distinct=abtt.stats.distinct, abtt_s=round(t, 3))
     print(f"  {case}: negagraph partial solve ...", file=log)
     t, r = slow_once(lambda: solve(game), repeat)
     row.update(negagraph_expansions=r.expansions, negagraph_s=round(t, 3))
@@ -157,8 +157,8 @@ def measure(
     row["value"] = r.value
     row["minimax/ab"] = round(tree_calls / ab.stats.calls, 1)
     row["ab/abtt"] = round(ab.stats.calls / abtt.stats.distinct, 1)
-    row["ab_asc/abtt"] = "" if ab_asc_calls is None else round(
-        ab_asc_calls / abtt.stats.distinct, 1
+    row["ab_asc/abtt"] = (
+        "" if ab_asc_calls is None else round(ab_asc_calls / abtt.stats.distinct, 1)
     )
     row["negagraph/abtt"] = round(r.expansions / abtt.stats.distinct, 2)
     return row

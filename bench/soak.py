@@ -90,14 +90,25 @@ class Case:
 
 CASES = {
     "partial": [
-        Case("connect-four 4x4 (acyclic)", "connect-four", {"width": "4", "height": "4"},
-             full=False),
-        Case("chess KRvK (cyclic)", "chess", {"material": "KRvK"}, full=False,
-             root="k7/8/2K5/8/8/8/8/7R w - -"),
+        Case(
+            "connect-four 4x4 (acyclic)", "connect-four", {"width": "4", "height": "4"}, full=False
+        ),
+        Case(
+            "chess KRvK (cyclic)",
+            "chess",
+            {"material": "KRvK"},
+            full=False,
+            root="k7/8/2K5/8/8/8/8/7R w - -",
+        ),
     ],
     "full": [
-        Case("connect-four 4x4", "connect-four", {"width": "4", "height": "4"}, full=True,
-             batch_size=700),
+        Case(
+            "connect-four 4x4",
+            "connect-four",
+            {"width": "4", "height": "4"},
+            full=True,
+            batch_size=700,
+        ),
     ],
 }
 
@@ -141,9 +152,18 @@ def graph_rows(g: Graph) -> Rows:
         return None if v >= DEPTH_INF else v
 
     nodes = [
-        (n, encode_key(g.keys[n]), bound(g.low[n]), bound(g.high[n]), bool(g.low_final[n]),
-         bool(g.high_final[n]), depth(g.depth_low[n]), depth(g.depth_high[n]), g.state[n],
-         g.dist[n])
+        (
+            n,
+            encode_key(g.keys[n]),
+            bound(g.low[n]),
+            bound(g.high[n]),
+            bool(g.low_final[n]),
+            bool(g.high_final[n]),
+            depth(g.depth_low[n]),
+            depth(g.depth_high[n]),
+            g.state[n],
+            g.dist[n],
+        )
         for n in range(g.num_nodes)
     ]
     edges = sorted(
@@ -159,13 +179,22 @@ def stored_rows(url: str) -> Rows:
         with engine.connect() as conn:
             nodes = [
                 (r[0], bytes(r[1]), r[2], r[3], bool(r[4]), bool(r[5]), r[6], r[7], r[8], r[9])
-                for r in conn.execute(text(
-                    "SELECT id, key, low, high, low_final, high_final, depth_low, depth_high,"
-                    " state, dist FROM nodes ORDER BY id"))
+                for r in conn.execute(
+                    text(
+                        "SELECT id, key, low, high, low_final, high_final, depth_low, depth_high,"
+                        " state, dist FROM nodes ORDER BY id"
+                    )
+                )
             ]
-            edges = [tuple(r) for r in conn.execute(text(
-                "SELECT parent, move_order, child, move FROM edges ORDER BY parent, move_order"
-            ))]
+            edges = [
+                tuple(r)
+                for r in conn.execute(
+                    text(
+                        "SELECT parent, move_order, child, move FROM edges"
+                        " ORDER BY parent, move_order"
+                    )
+                )
+            ]
     finally:
         engine.dispose()
     return nodes, edges
@@ -198,8 +227,9 @@ def reference(case: Case) -> Reference:
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{Path(tmp) / 'reference.db'}"
         t0 = time.monotonic()
-        done = subprocess.run([NEGAGRAPH, *case.args(url)], capture_output=True, text=True,
-                              check=False)
+        done = subprocess.run(
+            [NEGAGRAPH, *case.args(url)], capture_output=True, text=True, check=False
+        )
         wall = time.monotonic() - t0
         if done.returncode != 0:
             raise SystemExit(f"error: the reference run failed: {done.stderr.strip()}")
@@ -220,8 +250,15 @@ def fresh_database(engine: str, tmp: Path, n: int) -> AbstractContextManager[str
     return sqlite()
 
 
-def one_round(case: Case, ref: Reference, url: str, rng: random.Random, tally: Tally,
-              kills_left: int, hook_share: float) -> None:
+def one_round(
+    case: Case,
+    ref: Reference,
+    url: str,
+    rng: random.Random,
+    tally: Tally,
+    kills_left: int,
+    hook_share: float,
+) -> None:
     """Kill runs of *case* into *url* until one completes (or no kills are left, then let
     the next run complete), then compare."""
     upgrade(url)
@@ -238,8 +275,13 @@ def one_round(case: Case, ref: Reference, url: str, rng: random.Random, tally: T
                 env[CRASH_ENV] = step
             else:
                 delay = rng.uniform(0.0, ref.wall * 1.1)
-        proc = subprocess.Popen([NEGAGRAPH, *case.args(url)], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=env)
+        proc = subprocess.Popen(
+            [NEGAGRAPH, *case.args(url)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         if delay is not None:
             try:
                 proc.wait(timeout=delay)
@@ -268,16 +310,21 @@ def one_round(case: Case, ref: Reference, url: str, rng: random.Random, tally: T
     if stored_rows(url) != ref.rows:
         tally.different += 1
         tally.notes.append(f"{case.label}: round {tally.rounds} differs from the reference")
-    again = subprocess.run([NEGAGRAPH, *case.args(url)], capture_output=True, text=True,
-                           check=False)
-    if again.returncode != 0 or json.loads(again.stdout)["expansions"] != 0 \
-            or stored_rows(url) != ref.rows:
+    again = subprocess.run(
+        [NEGAGRAPH, *case.args(url)], capture_output=True, text=True, check=False
+    )
+    if (
+        again.returncode != 0
+        or json.loads(again.stdout)["expansions"] != 0
+        or stored_rows(url) != ref.rows
+    ):
         tally.different += 1
         tally.notes.append(f"{case.label}: a run after completion changed something")
 
 
-def soak(mode: str, engine: str, kills: int, rng: random.Random, hook_share: float,
-         per_round: int) -> list[tuple[Case, Tally]]:
+def soak(
+    mode: str, engine: str, kills: int, rng: random.Random, hook_share: float, per_round: int
+) -> list[tuple[Case, Tally]]:
     cases = CASES[mode]
     refs = {case.label: reference(case) for case in cases}
     tallies = {case.label: Tally() for case in cases}
@@ -290,13 +337,23 @@ def soak(mode: str, engine: str, kills: int, rng: random.Random, hook_share: flo
             t0 = time.monotonic()
             start = tally.kills
             with fresh_database(engine, Path(tmp), n) as url:
-                one_round(case, refs[case.label], url, rng, tally,
-                          min(per_round, kills - done), hook_share)
+                one_round(
+                    case,
+                    refs[case.label],
+                    url,
+                    rng,
+                    tally,
+                    min(per_round, kills - done),
+                    hook_share,
+                )
             tally.seconds += time.monotonic() - t0
             done += tally.kills - start
             n += 1
-            print(f"  {mode} {engine} {case.label}: {done}/{kills} kills, round {n}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"  {mode} {engine} {case.label}: {done}/{kills} kills, round {n}",
+                file=sys.stderr,
+                flush=True,
+            )
     return [(case, tallies[case.label]) for case in cases]
 
 
@@ -311,15 +368,20 @@ def hostile(seconds: float) -> dict[str, Any]:
     """:func:`run_hostile` for *seconds* against a served, solved tic-tac-toe database."""
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{Path(tmp) / 'ttt.db'}"
-        subprocess.run([NEGAGRAPH, "solve", "tic-tac-toe", "--full", "--db", url],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [NEGAGRAPH, "solve", "tic-tac-toe", "--full", "--db", url],
+            check=True,
+            capture_output=True,
+        )
         port = _free_port()
         base = f"http://127.0.0.1:{port}"
         # Not a pipe: gunicorn logs a line per refused request, and a pipe nobody reads
         # fills up and blocks the workers.
         server = subprocess.Popen(
             [NEGAGRAPH, "serve", "--db", url, "--port", str(port), "--workers", "2"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             deadline = time.monotonic() + 120
             while True:  # until the server answers its health check
@@ -339,31 +401,53 @@ def hostile(seconds: float) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.soak", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--kills", type=int, default=100,
-                        help="SIGKILLs per mode and engine (default 100)")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.soak",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--kills", type=int, default=100, help="SIGKILLs per mode and engine (default 100)"
+    )
     parser.add_argument("--engine", action="append", choices=["sqlite", "postgres"])
     parser.add_argument("--mode", action="append", choices=sorted(CASES))
-    parser.add_argument("--kills-per-round", type=int, default=8,
-                        help="kills before a round's run may complete (default 8)")
-    parser.add_argument("--hook-share", type=float, default=0.25,
-                        help="share of kills at a chosen commit rather than a moment")
+    parser.add_argument(
+        "--kills-per-round",
+        type=int,
+        default=8,
+        help="kills before a round's run may complete (default 8)",
+    )
+    parser.add_argument(
+        "--hook-share",
+        type=float,
+        default=0.25,
+        help="share of kills at a chosen commit rather than a moment",
+    )
     parser.add_argument("--seed", type=int, default=20261124)
-    parser.add_argument("--hostile-seconds", type=float, default=60.0,
-                        help="seconds of hostile-client load (0: none; default 60)")
+    parser.add_argument(
+        "--hostile-seconds",
+        type=float,
+        default=60.0,
+        help="seconds of hostile-client load (0: none; default 60)",
+    )
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
-    lines = ["| mode | engine | game | kills | of them in the closing sequence | rounds "
-             "| different | lost | errors | seconds |", "|" + "---|" * 10]
+    lines = [
+        "| mode | engine | game | kills | of them in the closing sequence | rounds "
+        "| different | lost | errors | seconds |",
+        "|" + "---|" * 10,
+    ]
     notes: list[str] = []
     for mode in (args.mode or ["partial", "full"]) if args.kills > 0 else []:
         for engine in args.engine or ["sqlite", "postgres"]:
-            for case, t in soak(mode, engine, args.kills, rng, args.hook_share,
-                                args.kills_per_round):
-                lines.append(f"| {mode} | {engine} | {case.label} | {t.kills} | "
-                             f"{t.closing_kills} | {t.rounds} | {t.different} | {t.lost} | "
-                             f"{t.errors} | {t.seconds:.0f} |")
+            for case, t in soak(
+                mode, engine, args.kills, rng, args.hook_share, args.kills_per_round
+            ):
+                lines.append(
+                    f"| {mode} | {engine} | {case.label} | {t.kills} | "
+                    f"{t.closing_kills} | {t.rounds} | {t.different} | {t.lost} | "
+                    f"{t.errors} | {t.seconds:.0f} |"
+                )
                 notes += t.notes
     if args.kills > 0:
         print("\n".join(lines))
@@ -371,13 +455,17 @@ def main(argv: list[str] | None = None) -> int:
         h = hostile(args.hostile_seconds)
         n = h["normal"]
         print()
-        print("| hostile load | seconds | requests | 5xx | non-JSON errors | unanswered "
-              "| normal lookups | not 200 | p50 ms | p99 ms | max ms |")
+        print(
+            "| hostile load | seconds | requests | 5xx | non-JSON errors | unanswered "
+            "| normal lookups | not 200 | p50 ms | p99 ms | max ms |"
+        )
         print("|" + "---|" * 11)
-        print(f"| {', '.join(f'{k} {v}' for k, v in h['requests'].items())} | "
-              f"{h['seconds']} | {sum(h['requests'].values())} | {h['server_errors']} | "
-              f"{h['non_json_errors']} | {h['unanswered']} | {n['count']} | {n['not_200']} "
-              f"| {n['p50_ms']} | {n['p99_ms']} | {n['max_ms']} |")
+        print(
+            f"| {', '.join(f'{k} {v}' for k, v in h['requests'].items())} | "
+            f"{h['seconds']} | {sum(h['requests'].values())} | {h['server_errors']} | "
+            f"{h['non_json_errors']} | {h['unanswered']} | {n['count']} | {n['not_200']} "
+            f"| {n['p50_ms']} | {n['p99_ms']} | {n['max_ms']} |"
+        )
         if h["server_errors"] or h["non_json_errors"] or h["unanswered"] or n["not_200"]:
             notes.append(f"hostile load: {json.dumps(h['examples'])}")
     for note in notes:

@@ -58,8 +58,12 @@ class TargetConfig:
     @classmethod
     def smoke(cls) -> TargetConfig:
         """Tiny sizes and a one-second load run: the whole table in seconds."""
-        return cls(size=(4, 3), scaling_sizes=((3, 3), (3, 4), (4, 3)),
-                   partial_sizes=((4, 3),), lookup_seconds=1.0)
+        return cls(
+            size=(4, 3),
+            scaling_sizes=((3, 3), (3, 4), (4, 3)),
+            partial_sizes=((4, 3),),
+            lookup_seconds=1.0,
+        )
 
 
 def connect_four(size: Size) -> Any:
@@ -100,10 +104,16 @@ def memo_baseline(size: Size, repeat: int) -> tuple[float, int, int]:
     return t, value, runs
 
 
-def solve_runs(fresh: Callable[[], AbstractContextManager[str]], size: Size, repeat: int,
-               runs: int = 1, total: int | None = None) -> list[dict[str, Any]]:
+def solve_runs(
+    fresh: Callable[[], AbstractContextManager[str]],
+    size: Size,
+    repeat: int,
+    runs: int = 1,
+    total: int | None = None,
+) -> list[dict[str, Any]]:
     """Reports of up to *repeat* child solves of *size*, each into a database *fresh*
     makes; a SQLite report also gets the file's ``bytes``."""
+
     def one() -> tuple[float, dict[str, Any]]:
         with fresh() as url:
             report = solve_in_child(url, size, runs, total)
@@ -162,9 +172,12 @@ def median_of(reports: list[dict[str, Any]], field: str) -> float:
 
 def solve_figures(prefix: str, reports: list[dict[str, Any]]) -> Row:
     """The figures of some solve reports: median seconds, runs, nodes, root value."""
-    return {f"{prefix}_s": round(median_of(reports, "seconds"), 3),
-            f"{prefix}_runs": len(reports), "nodes": reports[-1]["nodes"],
-            "value": reports[-1]["value"]}
+    return {
+        f"{prefix}_s": round(median_of(reports, "seconds"), 3),
+        f"{prefix}_runs": len(reports),
+        "nodes": reports[-1]["nodes"],
+        "value": reports[-1]["value"],
+    }
 
 
 def baseline_figures(size: Size, repeat: int) -> tuple[Row, int]:
@@ -180,16 +193,31 @@ def sqlite_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
     seconds, maxrss = median_of(reports, "seconds"), median_of(reports, "maxrss_bytes")
     nodes, size = reports[-1]["nodes"], reports[-1]["bytes"]
     ok = reports[-1]["value"] == value
-    figures = {"case": f"connect-four {size_label(cfg.size)}",
-               **solve_figures("sqlite", reports), **base}
+    figures = {
+        "case": f"connect-four {size_label(cfg.size)}",
+        **solve_figures("sqlite", reports),
+        **base,
+    }
     return [
-        target_row("1 persisted solve / memo baseline", seconds / memo_baseline(
-            cfg.size, repeat)[0], "<= 8", correct=ok, **figures),
+        target_row(
+            "1 persisted solve / memo baseline",
+            seconds / memo_baseline(cfg.size, repeat)[0],
+            "<= 8",
+            correct=ok,
+            **figures,
+        ),
         scaling_row(cfg, repeat),
-        target_row("3 peak memory, bytes per node", maxrss / nodes, "<= 200", correct=ok,
-                   maxrss_mib=round(maxrss / 2**20, 1), **figures),
-        target_row("4 disk, bytes per node", size / nodes, "<= 120", correct=ok,
-                   db_bytes=size, **figures),
+        target_row(
+            "3 peak memory, bytes per node",
+            maxrss / nodes,
+            "<= 200",
+            correct=ok,
+            maxrss_mib=round(maxrss / 2**20, 1),
+            **figures,
+        ),
+        target_row(
+            "4 disk, bytes per node", size / nodes, "<= 120", correct=ok, db_bytes=size, **figures
+        ),
     ]
 
 
@@ -206,17 +234,20 @@ def scaling_row(cfg: TargetConfig, repeat: int) -> Row:
     small, large = min(nodes, key=nodes.__getitem__), max(nodes, key=nodes.__getitem__)
     figures = {f"us_per_node_{size_label(s)}": round(v * 1e6, 2) for s, v in per_node.items()}
     return target_row(
-        "2 scaling, s/node largest / smallest", per_node[large] / per_node[small], "<= 1.5",
-        correct=ok, case=f"connect-four {size_label(large)} / {size_label(small)}",
-        max_over_min=round(max(per_node.values()) / min(per_node.values()), 3), **figures,
+        "2 scaling, s/node largest / smallest",
+        per_node[large] / per_node[small],
+        "<= 1.5",
+        correct=ok,
+        case=f"connect-four {size_label(large)} / {size_label(small)}",
+        max_over_min=round(max(per_node.values()) / min(per_node.values()), 3),
+        **figures,
     )
 
 
 def resume_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
     """Target 6: the full SQLite solve in ten budgeted runs over the same in one."""
     ten = sqlite_runs(cfg.size, 10, repeat)
-    return [versus_sqlite("6 ten resumed runs / one run", "<= 1.25", "ten_runs", ten, cfg,
-                          repeat)]
+    return [versus_sqlite("6 ten resumed runs / one run", "<= 1.25", "ten_runs", ten, cfg, repeat)]
 
 
 def postgres_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
@@ -225,19 +256,28 @@ def postgres_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
     return [versus_sqlite("7 PostgreSQL / SQLite", "<= 2.5", "postgres", pg, cfg, repeat)]
 
 
-def versus_sqlite(target: str, limit: str, name: str, reports: list[dict[str, Any]],
-                  cfg: TargetConfig, repeat: int) -> Row:
+def versus_sqlite(
+    target: str,
+    limit: str,
+    name: str,
+    reports: list[dict[str, Any]],
+    cfg: TargetConfig,
+    repeat: int,
+) -> Row:
     """A target row: the median time of the solves *reports* (figures named *name*) over
     the one-run SQLite solve's; correct when they completed with the baseline's value."""
     one = sqlite_runs(cfg.size, 1, repeat)
     _, value = baseline_figures(cfg.size, repeat)
     seconds = median_of(reports, "seconds")
     return target_row(
-        target, seconds / median_of(one, "seconds"), limit,
+        target,
+        seconds / median_of(one, "seconds"),
+        limit,
         correct=reports[-1]["value"] == value and reports[-1]["complete"],
-        case=f"connect-four {size_label(cfg.size)}", **{f"{name}_s": round(seconds, 3),
-                                                        f"{name}_runs": len(reports)},
-        **solve_figures("sqlite", one), baseline_value=value,
+        case=f"connect-four {size_label(cfg.size)}",
+        **{f"{name}_s": round(seconds, 3), f"{name}_runs": len(reports)},
+        **solve_figures("sqlite", one),
+        baseline_value=value,
     )
 
 
@@ -249,23 +289,45 @@ def partial_target_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
         game = connect_four(size)
         ab_t, ab_runs, ab = sampled(partial(alphabeta, game, ordering=True), repeat)
         t, runs, r = sampled(partial(solve, game), repeat)
-        bare_t, _, (bare_value, bare_expansions) = sampled(
-            partial(bare_null_window, game), repeat)
-        figures = {"case": f"connect-four {size_label(size)}", "expansions": r.expansions,
-                   "seconds": round(t, 3), "runs": runs, "value": r.value,
-                   "baseline": "alpha-beta + TT + ordering",
-                   "baseline_positions": ab.stats.distinct, "baseline_s": round(ab_t, 3),
-                   "baseline_runs": ab_runs, "baseline_value": ab.value,
-                   "bare_search_s": round(bare_t, 3), "bare_search_expansions": bare_expansions}
+        bare_t, _, (bare_value, bare_expansions) = sampled(partial(bare_null_window, game), repeat)
+        figures = {
+            "case": f"connect-four {size_label(size)}",
+            "expansions": r.expansions,
+            "seconds": round(t, 3),
+            "runs": runs,
+            "value": r.value,
+            "baseline": "alpha-beta + TT + ordering",
+            "baseline_positions": ab.stats.distinct,
+            "baseline_s": round(ab_t, 3),
+            "baseline_runs": ab_runs,
+            "baseline_value": ab.value,
+            "bare_search_s": round(bare_t, 3),
+            "bare_search_expansions": bare_expansions,
+        }
         ok = r.value == ab.value == bare_value
-        rows.append(target_row("5a partial expansions / alpha-beta positions",
-                               r.expansions / ab.stats.distinct, "< 1", correct=ok, **figures))
-        rows.append(target_row("5b partial solve time / alpha-beta time", t / ab_t, "< 1",
-                               correct=ok, **figures))
+        rows.append(
+            target_row(
+                "5a partial expansions / alpha-beta positions",
+                r.expansions / ab.stats.distinct,
+                "< 1",
+                correct=ok,
+                **figures,
+            )
+        )
+        rows.append(
+            target_row(
+                "5b partial solve time / alpha-beta time", t / ab_t, "< 1", correct=ok, **figures
+            )
+        )
     return rows
 
 
 __all__ = [
-    "TargetConfig", "partial_target_rows", "postgres_rows", "resume_rows", "sqlite_db",
-    "sqlite_rows", "sqlite_runs",
+    "TargetConfig",
+    "partial_target_rows",
+    "postgres_rows",
+    "resume_rows",
+    "sqlite_db",
+    "sqlite_rows",
+    "sqlite_runs",
 ]

@@ -93,10 +93,15 @@ def list_variants(session: Reader) -> list[VariantSummary]:
     )
     last_runs = {
         run.variant_id: run
-        for run in _with_dead(session, [
-            _run(row)
-            for row in session.execute(select(_RUNS).join(latest, _RUNS.c.id == latest.c.run_id))
-        ])
+        for run in _with_dead(
+            session,
+            [
+                _run(row)
+                for row in session.execute(
+                    select(_RUNS).join(latest, _RUNS.c.id == latest.c.run_id)
+                )
+            ],
+        )
     }
     variants = session.execute(select(_VARIANTS).order_by(Variant.game, Variant.params))
     return [
@@ -151,8 +156,7 @@ def _with_dead(session: Reader, runs: list[RunRecord]) -> list[RunRecord]:
             return r.hostname == here and stale_reason(r, now) is not None
         return stale_reason(r, now) is not None
 
-    return [replace(r, status="dead") if r.status == "running" and dead(r) else r
-            for r in runs]
+    return [replace(r, status="dead") if r.status == "running" and dead(r) else r for r in runs]
 
 
 def probe_position(session: Reader, game: Game, key: PositionKey) -> PositionRecord:

@@ -107,8 +107,14 @@ def write(path: Path, graph: Graph, meta: dict[str, Any]) -> bool:
             parent, child, moves = parent[order], child[order], moves[order]
         columns.update(edge_parent=parent, edge_child=child, edge_move=moves)
         names = list(graph.edge_move.names)
-    meta = {**meta, "format": FORMAT, "nodes": graph.num_nodes,
-            "edges": graph.total_edges, "with_edges": with_edges, "move_names": names}
+    meta = {
+        **meta,
+        "format": FORMAT,
+        "nodes": graph.num_nodes,
+        "edges": graph.total_edges,
+        "with_edges": with_edges,
+        "move_names": names,
+    }
     tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
     try:
         with open(tmp, "wb") as f:
@@ -218,20 +224,25 @@ def run_marks(conn: Connection, run_id: int) -> dict[str, Any]:
     return {"run_id": run_id, "status": row.status, "started_at": str(row.started_at)}
 
 
-def mismatch(conn: Connection, variant_id: int, run_id: int, meta: dict[str, Any],
-             graph: Graph) -> str | None:
+def mismatch(
+    conn: Connection, variant_id: int, run_id: int, meta: dict[str, Any], graph: Graph
+) -> str | None:
     """Why the resume file (*meta*, *graph*) is not the stored graph of *variant_id* as
     the run before *run_id* left it, or ``None`` if every check passes."""
     prev = conn.execute(_PREVIOUS_RUN, {"variant": variant_id, "current": run_id}).first()
     if prev is None or prev.id != meta.get("run_id"):
         return "another run came after the one that wrote it"
     if (meta.get("variant_id"), str(prev.started_at), prev.status) != (
-        variant_id, meta.get("started_at"), meta.get("status")
+        variant_id,
+        meta.get("started_at"),
+        meta.get("status"),
     ):
         return "it was written by another run of that number"
     if (prev.nodes, prev.edges) != (graph.num_nodes, graph.total_edges):
-        return (f"its run recorded {prev.nodes} nodes and {prev.edges} edges, "
-                f"the file holds {graph.num_nodes} and {graph.total_edges}")
+        return (
+            f"its run recorded {prev.nodes} nodes and {prev.edges} edges, "
+            f"the file holds {graph.num_nodes} and {graph.total_edges}"
+        )
     n = graph.num_nodes
     last = conn.execute(
         text("SELECT max(id) FROM nodes WHERE variant_id = :variant"), {"variant": variant_id}
@@ -242,14 +253,17 @@ def mismatch(conn: Connection, variant_id: int, run_id: int, meta: dict[str, Any
         return None
     ids = sorted(set(np.linspace(0, n - 1, min(SAMPLE, n)).astype(np.int64).tolist()))
     return _nodes_differ(conn, variant_id, graph, ids) or _edges_differ(
-        conn, variant_id, graph, ids)
+        conn, variant_id, graph, ids
+    )
 
 
 def _nodes_differ(conn: Connection, variant_id: int, graph: Graph, ids: list[int]) -> str | None:
     rows = conn.execute(
-        text('SELECT id, "key", low, high, low_final, high_final, depth_low, depth_high, '
-             "state, dist FROM nodes WHERE variant_id = :variant AND id IN "
-             f"({', '.join(map(str, ids))}) ORDER BY id"),
+        text(
+            'SELECT id, "key", low, high, low_final, high_final, depth_low, depth_high, '
+            "state, dist FROM nodes WHERE variant_id = :variant AND id IN "
+            f"({', '.join(map(str, ids))}) ORDER BY id"
+        ),
         {"variant": variant_id},
     ).all()
     if [r.id for r in rows] != ids:
@@ -260,12 +274,28 @@ def _nodes_differ(conn: Connection, variant_id: int, graph: Graph, ids: list[int
         state = r.state
         if state == UNEXPANDED and g.state[i] == EXPANDED and g.child_count[i] > 0:
             state = EXPANDED  # expanded by a full run: its edges say so
-        stored = (bytes(r.key), NEG_INF if r.low is None else r.low,
-                  POS_INF if r.high is None else r.high, bool(r.low_final),
-                  bool(r.high_final), DEPTH_INF if r.depth_low is None else r.depth_low,
-                  DEPTH_INF if r.depth_high is None else r.depth_high, state, r.dist)
-        kept = (encode_key(g.keys[i]), g.low[i], g.high[i], bool(g.low_final[i]),
-                bool(g.high_final[i]), g.depth_low[i], g.depth_high[i], g.state[i], g.dist[i])
+        stored = (
+            bytes(r.key),
+            NEG_INF if r.low is None else r.low,
+            POS_INF if r.high is None else r.high,
+            bool(r.low_final),
+            bool(r.high_final),
+            DEPTH_INF if r.depth_low is None else r.depth_low,
+            DEPTH_INF if r.depth_high is None else r.depth_high,
+            state,
+            r.dist,
+        )
+        kept = (
+            encode_key(g.keys[i]),
+            g.low[i],
+            g.high[i],
+            bool(g.low_final[i]),
+            bool(g.high_final[i]),
+            g.depth_low[i],
+            g.depth_high[i],
+            g.state[i],
+            g.dist[i],
+        )
         if stored != kept:
             return f"node {i} differs"
     return None
@@ -273,8 +303,10 @@ def _nodes_differ(conn: Connection, variant_id: int, graph: Graph, ids: list[int
 
 def _edges_differ(conn: Connection, variant_id: int, graph: Graph, ids: list[int]) -> str | None:
     rows = conn.execute(
-        text("SELECT parent, child, move FROM edges WHERE variant_id = :variant AND parent IN "
-             f"({', '.join(map(str, ids))}) ORDER BY parent, move_order"),
+        text(
+            "SELECT parent, child, move FROM edges WHERE variant_id = :variant AND parent IN "
+            f"({', '.join(map(str, ids))}) ORDER BY parent, move_order"
+        ),
         {"variant": variant_id},
     ).all()
     g = graph

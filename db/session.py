@@ -320,9 +320,7 @@ def sqlite_opening(url: str | URL, *, read_only: bool = False) -> SqliteOpening 
     return SqliteOpening(path, f"file:{target}?immutable=1")
 
 
-def make_engine(
-    url: str | URL | None = None, *, read_only: bool = False, **kwargs: Any
-) -> Engine:
+def make_engine(url: str | URL | None = None, *, read_only: bool = False, **kwargs: Any) -> Engine:
     """An engine for *url* (resolved by :func:`database_url`), configured for negagraph.
 
     Extra keyword arguments go to :func:`sqlalchemy.create_engine`. No connection is made
@@ -419,9 +417,7 @@ def _sqlite_on_connect(dbapi_connection: Any, connection_record: ConnectionPoolE
         cursor.close()
 
 
-def _sqlite_on_connect_read(
-    dbapi_connection: Any, connection_record: ConnectionPoolEntry
-) -> None:
+def _sqlite_on_connect_read(dbapi_connection: Any, connection_record: ConnectionPoolEntry) -> None:
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     try:

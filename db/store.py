@@ -556,20 +556,24 @@ class SqlStore:
         """Update the run row, proving that this run still holds the variant (without
         *figures*: its status only, keeping the figures of its last commit)."""
         now = utcnow()
-        values: dict[str, Any] = {} if not figures else {
-            "heartbeat_at": now,
-            "expansions": progress.expansions,
-            "nodes_added": progress.nodes_added,
-            "edges_added": progress.edges_added,
-            "nodes": progress.nodes,
-            "edges": progress.edges,
-            "frontier": progress.frontier,
-            "root_low": None if progress.root_low <= NEG_INF else progress.root_low,
-            "root_high": None if progress.root_high >= POS_INF else progress.root_high,
-            "root_low_final": bool(progress.root_low_final),
-            "root_high_final": bool(progress.root_high_final),
-            "seconds": float(progress.seconds),
-        }
+        values: dict[str, Any] = (
+            {}
+            if not figures
+            else {
+                "heartbeat_at": now,
+                "expansions": progress.expansions,
+                "nodes_added": progress.nodes_added,
+                "edges_added": progress.edges_added,
+                "nodes": progress.nodes,
+                "edges": progress.edges,
+                "frontier": progress.frontier,
+                "root_low": None if progress.root_low <= NEG_INF else progress.root_low,
+                "root_high": None if progress.root_high >= POS_INF else progress.root_high,
+                "root_low_final": bool(progress.root_low_final),
+                "root_high_final": bool(progress.root_high_final),
+                "seconds": float(progress.seconds),
+            }
+        )
         if final:
             status = progress.status
             if status == "running":
@@ -632,8 +636,10 @@ class SqlStore:
             with conn.begin():
                 conn.exec_driver_sql(_PG_SKIP_CHECKS)
         except sa_exc.DBAPIError as exc:
-            log.info("foreign keys stay checked on the writer's connection (%s)",
-                     str(exc.orig).strip().splitlines()[0])
+            log.info(
+                "foreign keys stay checked on the writer's connection (%s)",
+                str(exc.orig).strip().splitlines()[0],
+            )
             return
         self._pg_unchecked = True
 
@@ -697,11 +703,13 @@ class SqlStore:
         :data:`WAL_AUTOCHECKPOINT` pages), so that a finished solve leaves one file that
         holds everything. Readers in mid-read are waited for (the busy timeout); one that
         outlasts it leaves the log for the next writer or reader to checkpoint."""
-        busy, log_pages, done = _driver(conn).execute(
-            "PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        busy, log_pages, done = _driver(conn).execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         if busy:
-            log.info("write-ahead log not truncated (%d of %d pages copied): readers were "
-                     "still reading", done, log_pages)
+            log.info(
+                "write-ahead log not truncated (%d of %d pages copied): readers were still reading",
+                done,
+                log_pages,
+            )
 
     # -- plumbing ---------------------------------------------------------------------
 
@@ -871,9 +879,7 @@ def _load(conn: Connection, variant_id: int, *, edges: bool = True) -> Graph:
 
 def _settled(conn: Connection, variant_id: int) -> bool:
     """``variants.settled`` of variant *variant_id* (see the module docs)."""
-    return bool(
-        conn.execute(select(Variant.settled).where(Variant.id == variant_id)).scalar_one()
-    )
+    return bool(conn.execute(select(Variant.settled).where(Variant.id == variant_id)).scalar_one())
 
 
 def _reload_edges(conn: Connection, variant_id: int, graph: Graph) -> None:
@@ -886,9 +892,7 @@ def _reload_edges(conn: Connection, variant_id: int, graph: Graph) -> None:
 def _read_edges(conn: Connection, variant_id: int, graph: Graph) -> None:
     """Set *graph*'s edge columns to every stored edge of the variant."""
     _clear_edges(graph)
-    if conn.dialect.name == "sqlite" and sqlite_load.load_edges(
-        _driver(conn), variant_id, graph
-    ):
+    if conn.dialect.name == "sqlite" and sqlite_load.load_edges(_driver(conn), variant_id, graph):
         return
     _clear_edges(graph)
     _stream(conn, _EDGE_SQL, variant_id, graph, _load_edges)
@@ -971,11 +975,10 @@ def _nullable(values: list[int], low: int, high: int) -> list[int | None]:
     return values  # type: ignore[return-value]
 
 
-def _value_columns(
-    graph: Graph, rows: slice | npt.NDArray[np.int64]
-) -> tuple[list[Any], ...]:
+def _value_columns(graph: Graph, rows: slice | npt.NDArray[np.int64]) -> tuple[list[Any], ...]:
     """Nodes *rows* (a slice of ids, or ascending ids): low, high, depth_low, depth_high,
     state, low_final, high_final, as lists with NULLs for the infinities."""
+
     def column(values: Any, dtype: type[np.generic]) -> list[Any]:
         return np.frombuffer(values, dtype=dtype)[rows].tolist()  # type: ignore[no-any-return]
 
@@ -1071,10 +1074,12 @@ def _update_rows(graph: Graph, ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
     if isinstance(ids, range) and ids.step == 1:
         for start, stop in _chunks_of(ids):
             inner = np.flatnonzero(
-                np.frombuffer(graph.state[start:stop], dtype=np.uint8) != TERMINAL)
+                np.frombuffer(graph.state[start:stop], dtype=np.uint8) != TERMINAL
+            )
             if inner.size == stop - start:
-                yield from zip(range(start, stop), *_value_columns(graph, slice(start, stop)),
-                               strict=True)
+                yield from zip(
+                    range(start, stop), *_value_columns(graph, slice(start, stop)), strict=True
+                )
             elif inner.size:
                 at = inner + start
                 yield from zip(at.tolist(), *_value_columns(graph, at), strict=True)
@@ -1159,12 +1164,7 @@ def _load_edges(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
     for rows in chunks:
         parents = list(map(_col0, rows))
         children = list(map(_col2, rows))
-        if (
-            min(map(_col1, rows)) < 0
-            or min(children) < 0
-            or max(children) >= n
-            or parents[-1] >= n
-        ):
+        if min(map(_col1, rows)) < 0 or min(children) < 0 or max(children) >= n or parents[-1] >= n:
             raise DatabaseError("stored edges lead to missing nodes: the graph is damaged")
         order_sum += sum(map(_col1, rows))
         e = graph.num_edges

@@ -95,11 +95,13 @@ def alphabeta(
             moves = [(m, canon(c)) for m, c in moves]
         order = list(range(len(moves)))
         if ordering:
+
             def rank(i: int) -> int:
                 if i == hint:
                     return 0
                 tv = terminal_value(moves[i][1])
                 return 1 if tv is not None and tv < 0 else 2
+
             order.sort(key=rank)
         on_path.add(k)
         best, best_i = NEG_INF, order[0]

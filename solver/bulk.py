@@ -33,8 +33,9 @@ class KeyIndex:
         in range and sorting the keys strictly, which makes it the permutation)."""
         ks = np.frombuffer(keys, dtype=np.int64) if len(keys) else np.zeros(0, np.int64)
         if order is not None and not (
-            order.shape == ks.shape and order.dtype == np.int32 and (not ks.size or (
-                0 <= order.min() and order.max() < ks.size))
+            order.shape == ks.shape
+            and order.dtype == np.int32
+            and (not ks.size or (0 <= order.min() and order.max() < ks.size))
         ):
             order = None
         if order is not None:
@@ -47,8 +48,9 @@ class KeyIndex:
         self.ids = order.astype(np.int32, copy=False)
         del ks
 
-    def resolve(self, wanted: np.ndarray, next_id: int) -> tuple[np.ndarray, np.ndarray,
-                                                                  np.ndarray]:
+    def resolve(
+        self, wanted: np.ndarray, next_id: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Node ids of *wanted* keys, giving unknown keys new ids from *next_id* on in
         order of first occurrence (discovery order). Returns (ids, new keys in id order,
         the position in *wanted* where each new key first occurs)."""
@@ -63,9 +65,7 @@ class KeyIndex:
         missing = np.flatnonzero(~found)
         if not missing.size:
             return ids, np.zeros(0, np.int64), missing
-        uniq, first, inverse = np.unique(
-            wanted[missing], return_index=True, return_inverse=True
-        )
+        uniq, first, inverse = np.unique(wanted[missing], return_index=True, return_inverse=True)
         rank = np.argsort(first, kind="stable")  # uniq[rank]: discovery order
         new_ids = np.empty(uniq.size, dtype=np.int32)
         new_ids[rank] = np.arange(next_id, next_id + uniq.size)
@@ -84,8 +84,13 @@ def key_index(g: Graph) -> KeyIndex | None:
     return KeyIndex(g.keys, order)
 
 
-def expand_bulk(g: Graph, game: Game, batch: Sequence[NodeId], index: KeyIndex,
-                canonical: Callable[[PositionKey], PositionKey] | None) -> bool:
+def expand_bulk(
+    g: Graph,
+    game: Game,
+    batch: Sequence[NodeId],
+    index: KeyIndex,
+    canonical: Callable[[PositionKey], PositionKey] | None,
+) -> bool:
     """Expand *batch* (unexpanded nodes, ascending) as :meth:`_Solver.expand` would —
     same ids, same columns — but with vector bookkeeping. Returns ``False`` (and changes
     nothing) if a child's key does not fit in 64 bits: the caller falls back to the dict.
@@ -208,17 +213,14 @@ def retrograde(g: Graph) -> None:
     # Parents grouped by child: rev_parent[rev_ptr[c]:rev_ptr[c + 1]].
     if m:
         child = np.frombuffer(g.edge_child, dtype=np.int32)
-        rev_parent = np.frombuffer(g.edge_parent, dtype=np.int32)[
-            np.argsort(child, kind="stable")
-        ]
+        rev_parent = np.frombuffer(g.edge_parent, dtype=np.int32)[np.argsort(child, kind="stable")]
         rev_ptr = np.zeros(n + 1, dtype=np.int32 if m < 1 << 31 else np.int64)
         np.cumsum(np.bincount(child, minlength=n), out=rev_ptr[1:])
         del child
     else:
         rev_parent = np.zeros(0, dtype=np.int32)
         rev_ptr = np.zeros(n + 1, dtype=np.int32)
-    counter = np.array(np.frombuffer(g.child_count, dtype=np.int32)) if m else np.zeros(
-        n, np.int32)
+    counter = np.array(np.frombuffer(g.child_count, dtype=np.int32)) if m else np.zeros(n, np.int32)
     # Depths in 32 bits (-1: infinite while computing); bounds too while the values fit
     # (the 32-bit extremes standing for the infinities), else in 64.
     maxd = np.full(n, -1, dtype=np.int32)
@@ -265,12 +267,19 @@ def retrograde(g: Graph) -> None:
 
     committed = g.committed_nodes
     changed = np.zeros(n, dtype=bool)
-    for column, new in ((g.low, new_low), (g.high, new_high), (g.depth_low, new_dlow),
-                        (g.depth_high, new_dhigh)):
+    for column, new in (
+        (g.low, new_low),
+        (g.high, new_high),
+        (g.depth_low, new_dlow),
+        (g.depth_high, new_dhigh),
+    ):
         if column is g.low or column is g.high:
             if not wide:  # back to 64 bits, with the sentinels for the infinities
-                new = np.where(new == neg_inf, np.int64(NEG_INF),
-                               np.where(new == pos_inf, np.int64(POS_INF), new.astype(np.int64)))
+                new = np.where(
+                    new == neg_inf,
+                    np.int64(NEG_INF),
+                    np.where(new == pos_inf, np.int64(POS_INF), new.astype(np.int64)),
+                )
             view = np.frombuffer(column, dtype=np.int64)
         else:
             new = np.where(new < 0, np.int32(DEPTH_INF), new)

@@ -68,14 +68,18 @@ class CheckReport:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "game": self.game, "params": self.params, "ok": self.ok,
-            "positions": self.positions, "exhausted": self.exhausted,
+            "game": self.game,
+            "params": self.params,
+            "ok": self.ok,
+            "positions": self.positions,
+            "exhausted": self.exhausted,
             "symmetry_pairs": self.symmetry_pairs,
             "violations": [
                 {"check": v.check, "message": v.message, "witness": v.witness}
                 for v in self.violations
             ],
-            "notes": self.notes, "seconds": round(self.seconds, 3),
+            "notes": self.notes,
+            "seconds": round(self.seconds, 3),
         }
 
 
@@ -98,7 +102,10 @@ def _fresh(game: Game) -> Game | None:
 
 
 def check_position(
-    game: Game, key: PositionKey, *, facts: GameFacts | None = None,
+    game: Game,
+    key: PositionKey,
+    *,
+    facts: GameFacts | None = None,
     other: Game | None = None,
 ) -> list[Violation]:
     """The contract's per-position checks at *key*: notation round trip, terminal iff no
@@ -117,8 +124,13 @@ def check_position(
         if not isinstance(text, str) or not text:
             bad("notation", f"format() gave {text!r}, not a non-empty text")
         elif (back := game.parse(text)) != key:
-            out.append(Violation("notation", f"parse(format(key)) is key {back}, not {key}",
-                                 f"key {key} (written {text!r})"))
+            out.append(
+                Violation(
+                    "notation",
+                    f"parse(format(key)) is key {back}, not {key}",
+                    f"key {key} (written {text!r})",
+                )
+            )
         children = list(game.children(key))
         value = game.terminal_value(key)
         if value is None and not children:
@@ -131,8 +143,11 @@ def check_position(
             elif facts.value_range is not None and not (
                 facts.value_range[0] <= value <= facts.value_range[1]
             ):
-                bad("range", f"terminal value {value} is outside the declared value_range "
-                             f"{facts.value_range}")
+                bad(
+                    "range",
+                    f"terminal value {value} is outside the declared value_range "
+                    f"{facts.value_range}",
+                )
         labels = [label for label, _ in children]
         if len(set(labels)) != len(labels):
             bad("moves", "two moves have the same label")
@@ -152,31 +167,51 @@ def check_position(
 
 
 def _check_canonical(
-    game: Game, key: PositionKey, value: int | None,
+    game: Game,
+    key: PositionKey,
+    value: int | None,
     children: Sequence[tuple[MoveLabel, PositionKey]],
 ) -> list[Violation]:
     out: list[Violation] = []
     rep = game.canonical(key)
     if game.canonical(rep) != rep:
-        out.append(Violation("canonical", "canonical() is not idempotent",
-                             _text(game, key)))
+        out.append(Violation("canonical", "canonical() is not idempotent", _text(game, key)))
         return out
     if game.parse(game.format(rep)) != rep:
-        out.append(Violation("canonical", "the canonical image does not round-trip through "
-                                          "the notation", _text(game, key)))
+        out.append(
+            Violation(
+                "canonical",
+                "the canonical image does not round-trip through the notation",
+                _text(game, key),
+            )
+        )
     if game.terminal_value(rep) != value:
-        out.append(Violation("canonical", f"the canonical image {_text(game, rep)} has "
-                                          "another terminal value", _text(game, key)))
+        out.append(
+            Violation(
+                "canonical",
+                f"the canonical image {_text(game, rep)} has another terminal value",
+                _text(game, key),
+            )
+        )
     mine = sorted(game.canonical(c) for _, c in children)
     theirs = sorted(game.canonical(c) for _, c in game.children(rep))
     if mine != theirs:
-        out.append(Violation("canonical", f"the canonical image {_text(game, rep)} has "
-                                          "other moves up to symmetry", _text(game, key)))
+        out.append(
+            Violation(
+                "canonical",
+                f"the canonical image {_text(game, rep)} has other moves up to symmetry",
+                _text(game, key),
+            )
+        )
     return out
 
 
 def sample_positions(
-    game: Game, max_positions: int, *, seed: int = 0, deadline: float | None = None,
+    game: Game,
+    max_positions: int,
+    *,
+    seed: int = 0,
+    deadline: float | None = None,
     bound: Callable[[PositionKey], bool] | None = None,
 ) -> tuple[list[PositionKey], bool]:
     """Up to *max_positions* distinct positions: breadth first from the initial position
@@ -246,7 +281,7 @@ def find_cycle(edges: Mapping[PositionKey, Iterable[PositionKey]]) -> list[Posit
                 continue
             state = colour.get(child)
             if state == 1:
-                return [*path[path.index(child):], child]
+                return [*path[path.index(child) :], child]
             if state is None and child in edges:
                 colour[child] = 1
                 path.append(child)
@@ -289,7 +324,11 @@ def _bounds(r: SolveResult) -> str:
 
 
 def check_symmetry(
-    game: Game, keys: Sequence[PositionKey], *, pairs: int, max_expansions: int,
+    game: Game,
+    keys: Sequence[PositionKey],
+    *,
+    pairs: int,
+    max_expansions: int,
     deadline: float | None = None,
 ) -> tuple[list[Violation], int]:
     """Solve up to *pairs* positions of *keys* whose canonical image differs, and their
@@ -309,28 +348,43 @@ def check_symmetry(
         tried += 1
         seconds = None if deadline is None else max(0.0, deadline - time.monotonic())
         try:
-            mine = solve(plain, key, max_expansions=max_expansions,  # type: ignore[arg-type]
-                         max_seconds=seconds)
-            theirs = solve(plain, rep, max_expansions=max_expansions,  # type: ignore[arg-type]
-                           max_seconds=seconds)
+            mine = solve(
+                plain,
+                key,
+                max_expansions=max_expansions,  # type: ignore[arg-type]
+                max_seconds=seconds,
+            )
+            theirs = solve(
+                plain,
+                rep,
+                max_expansions=max_expansions,  # type: ignore[arg-type]
+                max_seconds=seconds,
+            )
         except NegagraphError:
             continue  # a solve error is reported by the other checks
         if not (mine.complete and theirs.complete):
             continue
         compared += 1
         if _bounds(mine) != _bounds(theirs):
-            out.append(Violation(
-                "symmetry",
-                f"solved without symmetry it has bounds {_bounds(mine)} but its canonical "
-                f"image {_text(game, rep)} has {_bounds(theirs)}: the symmetry is unsound",
-                _text(game, key),
-            ))
+            out.append(
+                Violation(
+                    "symmetry",
+                    f"solved without symmetry it has bounds {_bounds(mine)} but its canonical "
+                    f"image {_text(game, rep)} has {_bounds(theirs)}: the symmetry is unsound",
+                    _text(game, key),
+                )
+            )
     return out, compared
 
 
 def check_game(
-    game: Game, *, max_positions: int = 2000, max_seconds: float | None = 60.0,
-    symmetry_pairs: int = 20, solve_expansions: int = 2_000, seed: int = 0,
+    game: Game,
+    *,
+    max_positions: int = 2000,
+    max_seconds: float | None = 60.0,
+    symmetry_pairs: int = 20,
+    solve_expansions: int = 2_000,
+    seed: int = 0,
     bound: Callable[[PositionKey], bool] | None = None,
 ) -> CheckReport:
     """Every conformance check of *game* within the budget (see the module docstring).
@@ -350,11 +404,13 @@ def check_game(
         report.violations.append(Violation("facts", str(e), "-"))
         return report
     try:
-        keys, exhausted = sample_positions(game, max_positions, seed=seed,
-                                           deadline=deadline, bound=bound)
+        keys, exhausted = sample_positions(
+            game, max_positions, seed=seed, deadline=deadline, bound=bound
+        )
     except Exception as e:
-        report.violations.append(Violation(
-            "error", f"exploring from the initial position: {type(e).__name__}: {e}", "-"))
+        report.violations.append(
+            Violation("error", f"exploring from the initial position: {type(e).__name__}: {e}", "-")
+        )
         return report
     report.positions, report.exhausted = len(keys), exhausted
     sampled = len(keys)
@@ -362,8 +418,9 @@ def check_game(
     counts: dict[str, int] = {}
     for i, key in enumerate(keys):
         if _late(deadline) and i > 0:
-            report.notes.append(f"time budget reached after checking {i} of the "
-                                f"{len(keys)} sampled positions")
+            report.notes.append(
+                f"time budget reached after checking {i} of the {len(keys)} sampled positions"
+            )
             keys = keys[:i]
             report.positions = i
             break
@@ -382,23 +439,36 @@ def check_game(
         cycle = find_cycle(edges)
         if cycle is not None:
             path = " -> ".join(_text(game, k) for k in cycle)
-            report.violations.append(Violation(
-                "acyclic", f"the game declares acyclic but play repeats: {path}",
-                _text(game, cycle[0])))
+            report.violations.append(
+                Violation(
+                    "acyclic",
+                    f"the game declares acyclic but play repeats: {path}",
+                    _text(game, cycle[0]),
+                )
+            )
     if exhausted and not facts.finite:
-        report.notes.append(f"finite is false but only {len(keys)} positions are reachable: "
-                            "declaring finite=True allows full solves without a budget")
+        report.notes.append(
+            f"finite is false but only {len(keys)} positions are reachable: "
+            "declaring finite=True allows full solves without a budget"
+        )
     if not exhausted and facts.finite:
-        report.notes.append(f"finite is declared; not confirmed: more than {sampled} "
-                            "positions are reachable")
+        report.notes.append(
+            f"finite is declared; not confirmed: more than {sampled} positions are reachable"
+        )
     if facts.uses_symmetry and symmetry_pairs > 0:
         found, report.symmetry_pairs = check_symmetry(  # the playouts' deep positions first
-            game, keys[::-1], pairs=symmetry_pairs, max_expansions=solve_expansions,
-            deadline=deadline)
+            game,
+            keys[::-1],
+            pairs=symmetry_pairs,
+            max_expansions=solve_expansions,
+            deadline=deadline,
+        )
         report.violations.extend(found)
         if report.symmetry_pairs == 0:
-            report.notes.append("symmetry not checked: no sampled position with another "
-                                "canonical image was solved within the budget")
+            report.notes.append(
+                "symmetry not checked: no sampled position with another "
+                "canonical image was solved within the budget"
+            )
     report.seconds = time.monotonic() - started
     return report
 

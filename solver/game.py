@@ -98,14 +98,11 @@ class Param:
                 )
         else:
             if not isinstance(raw, str):
-                raise InvalidParameterError(
-                    f"parameter {self.name!r} must be text, not {raw!r}"
-                )
+                raise InvalidParameterError(f"parameter {self.name!r} must be text, not {raw!r}")
             value = raw.strip()
             if self.choices is not None and value not in self.choices:
                 raise InvalidParameterError(
-                    f"parameter {self.name!r} must be one of {', '.join(self.choices)}, "
-                    f"not {raw!r}"
+                    f"parameter {self.name!r} must be one of {', '.join(self.choices)}, not {raw!r}"
                 )
         return value
 
@@ -175,8 +172,11 @@ class GameFacts:
 
     def __post_init__(self) -> None:
         if self.value_range is not None:
-            lo, hi = (self.value_range if isinstance(self.value_range, tuple)
-                      and len(self.value_range) == 2 else (None, None))
+            lo, hi = (
+                self.value_range
+                if isinstance(self.value_range, tuple) and len(self.value_range) == 2
+                else (None, None)
+            )
             if not (_is_int(lo) and _is_int(hi) and lo <= hi):
                 raise ContractError(
                     f"value_range must be two integers (low, high) with low <= high, "
@@ -186,16 +186,23 @@ class GameFacts:
             raise ContractError(
                 f"repetition_value must be an integer or None, not {self.repetition_value!r}"
             )
-        if not (isinstance(self.players, tuple) and len(self.players) == 2
-                and all(isinstance(p, str) and p for p in self.players)):
+        if not (
+            isinstance(self.players, tuple)
+            and len(self.players) == 2
+            and all(isinstance(p, str) and p for p in self.players)
+        ):
             raise ContractError(f"players must be two names, not {self.players!r}")
         if self.leak_order not in LEAK_ORDERS:
             raise ContractError(
                 f"leak_order must be one of {', '.join(LEAK_ORDERS)}, not {self.leak_order!r}"
             )
-        flags = {"finite": self.finite, "acyclic": self.acyclic,
-                 "uses_symmetry": self.uses_symmetry, "chance": self.chance,
-                 "tiers": self.tiers}
+        flags = {
+            "finite": self.finite,
+            "acyclic": self.acyclic,
+            "uses_symmetry": self.uses_symmetry,
+            "chance": self.chance,
+            "tiers": self.tiers,
+        }
         for name, flag in flags.items():
             if not isinstance(flag, bool):
                 raise ContractError(f"{name} must be true or false, not {flag!r}")

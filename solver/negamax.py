@@ -206,8 +206,7 @@ def solve(
     try:
         solver = _Solver(game, graph, root_key, store, run, batch_size, progress, stop, until)
     except BaseException as exc:
-        store.close(_opening(graph, "stopped" if isinstance(exc, KeyboardInterrupt)
-                             else "failed"))
+        store.close(_opening(graph, "stopped" if isinstance(exc, KeyboardInterrupt) else "failed"))
         raise
     try:
         status = solver.run_full() if full else solver.run_partial()
@@ -216,8 +215,7 @@ def solve(
     except BaseException as exc:
         solver.phase("closing")
         # Ctrl-C (KeyboardInterrupt) is a stop on request that lost the batch in flight.
-        store.close(solver.progress("stopped" if isinstance(exc, KeyboardInterrupt)
-                                    else "failed"))
+        store.close(solver.progress("stopped" if isinstance(exc, KeyboardInterrupt) else "failed"))
         failure = _game_failure(game, exc)
         if failure is not None:
             raise failure from exc
@@ -248,15 +246,27 @@ def _game_failure(game: Game, exc: BaseException) -> SolveError | None:
 
 def _opening(graph: Graph, status: str) -> Progress:
     """The progress of a run that ended before its first step (nothing done)."""
-    return Progress(status, 0, graph.num_nodes, graph.total_edges, 0, 0, 0, NEG_INF, POS_INF,
-                    False, False, 0.0, phase="closing")
+    return Progress(
+        status,
+        0,
+        graph.num_nodes,
+        graph.total_edges,
+        0,
+        0,
+        0,
+        NEG_INF,
+        POS_INF,
+        False,
+        False,
+        0.0,
+        phase="closing",
+    )
 
 
 def decided(rep: int, low: int, high: int, low_final: bool, high_final: bool) -> bool:
     """Whether ``clamp(rep, low, high)`` — the value when endless play is worth *rep* — can
     no longer change: both bounds final, or a final bound on the far side of *rep*."""
-    return (low_final and high_final) or (low_final and low >= rep) or (
-        high_final and high <= rep)
+    return (low_final and high_final) or (low_final and low >= rep) or (high_final and high <= rep)
 
 
 class _Solver:
@@ -384,8 +394,9 @@ class _Solver:
         low, high = g.low[r], g.high[r]
         lf, hf = bool(g.low_final[r]), bool(g.high_final[r])
         rep = game.repetition_value
-        rep_value = clamp(rep, low, high) if rep is not None and decided(
-            rep, low, high, lf, hf) else None
+        rep_value = (
+            clamp(rep, low, high) if rep is not None and decided(rep, low, high, lf, hf) else None
+        )
         return SolveResult(
             game=game.name,
             params=dict(game.params),
@@ -459,8 +470,7 @@ class _Solver:
             self.phase("retrograde")
             retrograde(g)
         state = g.state
-        self._tally = (g.num_nodes, state.count(TERMINAL),
-                       state.count(EXPANDED) - self.expansions)
+        self._tally = (g.num_nodes, state.count(TERMINAL), state.count(EXPANDED) - self.expansions)
         status = "complete"
         expanded = g.state.count(EXPANDED)
         while not self.target_reached():
@@ -475,7 +485,8 @@ class _Solver:
                 done = self.search_acyclic(limit) if self.acyclic else self.search(limit)
                 if done:
                     if not self.acyclic and refresh_due(
-                            expanded, expanded + done, SEARCH_REFRESH_SMALL):
+                        expanded, expanded + done, SEARCH_REFRESH_SMALL
+                    ):
                         self.refresh_finality()
                     expanded += done
                     self.commit()
@@ -488,10 +499,11 @@ class _Solver:
                     break
                 batch = self.select_batch()
                 if not batch:
-                    raise SolveError("internal error: a root bound is not final but no "
-                                     "leak was found")
+                    raise SolveError(
+                        "internal error: a root bound is not final but no leak was found"
+                    )
             if self.run.max_expansions is not None:  # exact (see solve())
-                batch = batch[:self.run.max_expansions - self.expansions]
+                batch = batch[: self.run.max_expansions - self.expansions]
             self.expand(batch)
             changed = update_bounds(g, batch)
             seeds = list(batch)
@@ -499,8 +511,11 @@ class _Solver:
                 seeds.append(n)
                 seeds.extend(g.parents(n))
             propagate_finality(g, seeds, vmin=self.vmin, vmax=self.vmax)
-            if self.game.priority is not None or self.facts.leak_order == "breadth" \
-                    or refresh_due(expanded, expanded + len(batch)):
+            if (
+                self.game.priority is not None
+                or self.facts.leak_order == "breadth"
+                or refresh_due(expanded, expanded + len(batch))
+            ):
                 self.refresh_finality()
             expanded += len(batch)
             self.commit()
@@ -654,7 +669,7 @@ class _Solver:
                     cut, res = _decided_frame(stack, changed, low, high, t)
                     if cut >= 0:
                         # the new bounds decide a test on the stack: drop the frames above
-                        for fr2 in stack[cut + 1:]:
+                        for fr2 in stack[cut + 1 :]:
                             del seen[fr2[0] * 2 + fr2[1]]
                         fr2 = stack[cut]
                         seen[fr2[0] * 2 + fr2[1]] = res
@@ -719,8 +734,9 @@ class _Solver:
             t = self._next_root_test()
             if t is None:
                 break
-            status, used, node = test(g, root, t, limit - done, children, terminal, canon,
-                                      self.vmin, self.vmax)
+            status, used, node = test(
+                g, root, t, limit - done, children, terminal, canon, self.vmin, self.vmax
+            )
             done += used
             if status == _NATIVE_NO_MOVES:
                 raise _no_moves(game, g.keys[node])
@@ -799,8 +815,14 @@ class _Solver:
             sys.setrecursionlimit(depth_limit)
         return done
 
-    def _search_passes(self, test: Callable[[NodeId, int], int], budget: list[int],
-                       limit: int, expanded: list[NodeId], changed: list[NodeId]) -> int:
+    def _search_passes(
+        self,
+        test: Callable[[NodeId, int], int],
+        budget: list[int],
+        limit: int,
+        expanded: list[NodeId],
+        changed: list[NodeId],
+    ) -> int:
         """Root tests of :meth:`search_acyclic` until *limit* expansions are done, the
         target is reached, or a test is decided without an expansion."""
         root = self.root
@@ -989,8 +1011,7 @@ def _no_moves(game: Game, key: PositionKey) -> SolveError:
 
 def _repeats(game: Game, key: PositionKey) -> SolveError:
     return SolveError(
-        f"{game.name}: position {game.format(key)!r} repeats, but the game declares "
-        "itself acyclic"
+        f"{game.name}: position {game.format(key)!r} repeats, but the game declares itself acyclic"
     )
 
 
@@ -1005,7 +1026,6 @@ def refresh_due(before: int, after: int, small: int = 2048) -> bool:
         return True
     step = math.log(REFRESH_GROWTH)
     return int(math.log(after) / step) > int(math.log(max(before, 1)) / step)
-
 
 
 def expanded_nodes(g: Graph) -> set[NodeId]:

@@ -58,8 +58,12 @@ def best_first(children: Sequence[Child[N]]) -> list[Child[N]]:
     return sorted(children, key=move_sort_key)
 
 
-def choose(children: Sequence[Child[N]], bound: str, target: int,
-           avoid: set[N] | frozenset[N] = frozenset()) -> Child[N] | None:
+def choose(
+    children: Sequence[Child[N]],
+    bound: str,
+    target: int,
+    avoid: set[N] | frozenset[N] = frozenset(),
+) -> Child[N] | None:
     """The child that realises a node's bound, avoiding the nodes in *avoid*.
 
     For ``bound="low"`` the candidates attain the low bound (``-c.high == target``) and the
@@ -198,8 +202,9 @@ def principal_line(
         side = "high" if side == "low" else "low"
 
 
-def _keeping(children: Sequence[Child[N]], repetition: int,
-             avoid: set[N] | frozenset[N]) -> Child[N] | None:
+def _keeping(
+    children: Sequence[Child[N]], repetition: int, avoid: set[N] | frozenset[N]
+) -> Child[N] | None:
     """The best move (best first) that keeps the mover's value at *repetition*: one to a
     child whose bounds hold ``-repetition`` between them (``c.low <= -repetition <=
     c.high``, i.e. ``-c.high <= repetition <= -c.low``), not in *avoid*."""

@@ -107,9 +107,7 @@ def brute_finality(
         for i in range(n):
             if not succ[i] or i not in expanded or low[i] == high[i]:
                 continue
-            new_l = lf[i] and (
-                low[i] >= vmax or all(hf[c] for c in succ[i] if -low[c] > low[i])
-            )
+            new_l = lf[i] and (low[i] >= vmax or all(hf[c] for c in succ[i] if -low[c] > low[i]))
             new_h = hf[i] and (
                 high[i] <= vmin or any(lf[c] and -low[c] == high[i] for c in succ[i])
             )

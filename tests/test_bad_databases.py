@@ -46,7 +46,10 @@ def run_all(commands: dict[str, list[str]]) -> dict[str, subprocess.CompletedPro
     env = {k: v for k, v in os.environ.items() if k != "NEGAGRAPH_DATABASE_URL"}
     procs = {
         name: subprocess.Popen(
-            [NEGAGRAPH, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [NEGAGRAPH, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
             env=env,
         )
         for name, args in commands.items()
@@ -278,7 +281,9 @@ def serving(path: Path) -> Iterator[str]:
     base = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(
         [NEGAGRAPH, "serve", "--db", f"sqlite:///{path}", "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         deadline = time.monotonic() + LIMIT
@@ -358,9 +363,7 @@ def _with_write_ahead_log(directory: Path, solved_db: Path, *, shm: bool) -> Non
     assert (directory / "ttt.db-wal").stat().st_size > 0
 
 
-def test_a_read_only_file_system_with_a_write_ahead_log(
-    tmp_path: Path, solved_db: Path
-) -> None:
+def test_a_read_only_file_system_with_a_write_ahead_log(tmp_path: Path, solved_db: Path) -> None:
     with read_only_fs(
         tmp_path / "ro", lambda d: _with_write_ahead_log(d, solved_db, shm=True)
     ) as ro:

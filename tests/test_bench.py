@@ -25,8 +25,12 @@ def test_bench_smoke_writes_json_and_markdown(tmp_path: Path) -> None:
     assert main(["--smoke", "--out", str(tmp_path)]) == 0
     data = json.loads((tmp_path / "results.json").read_text())
     rows = data["rows"]
-    assert {r["benchmark"] for r in rows} >= {"full solve in memory", "partial solve",
-                                              "persistence", "targets"}
+    assert {r["benchmark"] for r in rows} >= {
+        "full solve in memory",
+        "partial solve",
+        "persistence",
+        "targets",
+    }
     (persist,) = [r for r in rows if r["benchmark"] == "persistence"]
     assert persist["positions"] > 0 and persist["bytes_per_node"] > 0
     full = [r for r in rows if r["benchmark"] == "full solve in memory"]
@@ -41,10 +45,16 @@ def test_bench_smoke_writes_json_and_markdown(tmp_path: Path) -> None:
     assert "| case |" in text and "| target | case | measured | limit | met |" in text
 
 
-@pytest.mark.parametrize(("name", "params"), [
-    ("tic-tac-toe", {}), ("connect-four", {"width": 4, "height": 4}), ("nap", {"n": 12}),
-    ("grundy", {"n": 12}), ("domino-tiling", {"rows": 3, "cols": 4}),
-])
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("tic-tac-toe", {}),
+        ("connect-four", {"width": 4, "height": 4}),
+        ("nap", {"n": 12}),
+        ("grundy", {"n": 12}),
+        ("domino-tiling", {"rows": 3, "cols": 4}),
+    ],
+)
 def test_bare_null_window_search_agrees_with_alpha_beta(name: str, params: dict[str, int]) -> None:
     # The floor that target 5b's details quote must solve the same games to the same values.
     game = get_game(name, **params)
@@ -99,7 +109,6 @@ def test_python_load_generator_counts_requests_and_errors(http_port: int) -> Non
     """The fallback when wrk is not installed (the smoke run prefers wrk)."""
     # Connection 0 starts with /missing, connection 1 with /a: whatever the machine's
     # speed, each makes at least its first request, so there are errors and successes.
-    load = python_load("127.0.0.1", http_port, ["/missing", "/a"], seconds=0.3,
-                       connections=2)
+    load = python_load("127.0.0.1", http_port, ["/missing", "/a"], seconds=0.3, connections=2)
     assert load.tool == "python" and load.requests >= 2
     assert 0 < load.errors < load.requests and load.p99_ms > 0 and load.per_second > 0

@@ -17,13 +17,16 @@ from api.cli import cli
 NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["solve", "--bogus"], "No such option '--bogus' (see `negagraph solve --help`)"),
-    (["solve"], "Missing argument 'GAME' (see `negagraph solve --help`)"),
-    (["solve", "tic-tac-toe", "--max-expansions", "-3"], "'--max-expansions': -3"),
-    (["query", "tic-tac-toe"], "Missing argument 'POSITION'"),
-    (["frobnicate"], "No such command 'frobnicate'"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["solve", "--bogus"], "No such option '--bogus' (see `negagraph solve --help`)"),
+        (["solve"], "Missing argument 'GAME' (see `negagraph solve --help`)"),
+        (["solve", "tic-tac-toe", "--max-expansions", "-3"], "'--max-expansions': -3"),
+        (["query", "tic-tac-toe"], "Missing argument 'POSITION'"),
+        (["frobnicate"], "No such command 'frobnicate'"),
+    ],
+)
 def test_usage_errors_are_one_line_and_exit_1(args: list[str], message: str) -> None:
     done = subprocess.run([NEGAGRAPH, *args], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and done.stdout == ""
@@ -55,14 +58,23 @@ def test_status_shows_infinite_bounds_as_the_query_does_and_params_as_objects(
 
 def test_a_root_given_is_shown_as_typed_beside_its_stored_image() -> None:
     runner = CliRunner()
-    args = ["solve", "tic-tac-toe", "-p", "symmetry=true", "--root", "..x/.../...",
-            "--memory", "-q"]
+    args = [
+        "solve",
+        "tic-tac-toe",
+        "-p",
+        "symmetry=true",
+        "--root",
+        "..x/.../...",
+        "--memory",
+        "-q",
+    ]
     result = json.loads(runner.invoke(cli, [*args, "--json"]).stdout)
     assert (result["root"], result["stored_root"]) == ("..x/.../...", "x../.../...")
     first = runner.invoke(cli, args).stdout.splitlines()[0]
     assert first.endswith("from ..x/.../... (stored as its symmetric image x../.../...)")
-    plain = json.loads(runner.invoke(cli, ["solve", "tic-tac-toe", "--memory", "-q",
-                                           "--json"]).stdout)
+    plain = json.loads(
+        runner.invoke(cli, ["solve", "tic-tac-toe", "--memory", "-q", "--json"]).stdout
+    )
     assert plain["root"] == plain["stored_root"] == ".../.../..."
 
 
@@ -70,8 +82,9 @@ def test_chess_answers_name_white_and_black(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'kqvk.db'}"
     runner = CliRunner()
     fen = "k7/8/1K6/8/8/8/8/6Q1 w - -"
-    done = runner.invoke(cli, ["solve", "chess", "-p", "material=KQvK", "--root", fen,
-                               "--db", url, "-q"])
+    done = runner.invoke(
+        cli, ["solve", "chess", "-p", "material=KQvK", "--root", fen, "--db", url, "-q"]
+    )
     assert done.exit_code == 0, done.output
     out = runner.invoke(cli, ["query", "chess", fen, "--db", url]).stdout
     assert "White to move; from White's side: [1, +inf]" in out and "MAX" not in out
@@ -120,11 +133,15 @@ def test_a_game_whose_code_fails_is_one_line_naming_the_game(tmp_path: Path) -> 
     source.write_text(BUGGY_GAME)
     ref = f"{source}:Buggy"
     url = f"sqlite:///{tmp_path / 'b.db'}"
-    done = subprocess.run([NEGAGRAPH, "solve", ref, "--db", url, "-q"], capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [NEGAGRAPH, "solve", ref, "--db", url, "-q"], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    (line,) = [x for x in done.stderr.strip().splitlines()
-               if not x.startswith("created the negagraph schema")]
+    (line,) = [
+        x
+        for x in done.stderr.strip().splitlines()
+        if not x.startswith("created the negagraph schema")
+    ]
     assert line.startswith("error: buggy: the game's own code failed")
     assert f"(Buggy in {source}): ZeroDivisionError: the plugin divided by zero" in line
     with pytest.raises(SolveError, match="own code failed") as caught:

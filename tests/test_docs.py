@@ -44,8 +44,11 @@ def repository_files(*suffixes: str) -> list[Path]:
     output, nothing hidden)."""
     found = []
     for directory, subdirs, files in os.walk(ROOT):
-        subdirs[:] = [d for d in subdirs if not (
-            d.startswith(".") or d in SKIPPED_DIRS or d.endswith(".egg-info"))]
+        subdirs[:] = [
+            d
+            for d in subdirs
+            if not (d.startswith(".") or d in SKIPPED_DIRS or d.endswith(".egg-info"))
+        ]
         found.extend(Path(directory, f) for f in files if f.endswith(suffixes))
     return sorted(found)
 
@@ -71,8 +74,9 @@ def union(dicts: Iterable[dict[str, Any]]) -> set[str]:
     return keys
 
 
-def assert_documented(name: str, documented: dict[str, set[str]],
-                      answers: list[dict[str, Any]]) -> None:
+def assert_documented(
+    name: str, documented: dict[str, set[str]], answers: list[dict[str, Any]]
+) -> None:
     """Every field of every answer is documented, and every documented field occurs."""
     assert answers, f"no real answers to compare the {name!r} field list with"
     assert name in documented, f"no field list named {name!r}"
@@ -137,17 +141,19 @@ def frontier_position(url: str) -> str:
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
-            found = conn.execute(text(
-                "SELECT position FROM position_values WHERE game = 'chess' "
-                "AND state = 'unexpanded' ORDER BY node_id LIMIT 1")).scalar()
+            found = conn.execute(
+                text(
+                    "SELECT position FROM position_values WHERE game = 'chess' "
+                    "AND state = 'unexpanded' ORDER BY node_id LIMIT 1"
+                )
+            ).scalar()
     finally:
         engine.dispose()
     assert found is not None, "the partial chess solve left no frontier"
     return str(found)
 
 
-def lookup(client: FlaskClient, game: str, params: dict[str, Any], position: str
-           ) -> dict[str, Any]:
+def lookup(client: FlaskClient, game: str, params: dict[str, Any], position: str) -> dict[str, Any]:
     r = client.get(f"/api/games/{game}/positions", query_string={"p": position, **params})
     assert r.status_code == 200, r.get_json()
     body: dict[str, Any] = r.get_json()
@@ -166,8 +172,7 @@ def answers(client: FlaskClient, solved_url: str) -> list[dict[str, Any]]:
 # -- docs/api.md ----------------------------------------------------------------------------
 
 
-def test_position_and_move_fields_are_the_documented_ones(answers: list[dict[str, Any]]
-                                                          ) -> None:
+def test_position_and_move_fields_are_the_documented_ones(answers: list[dict[str, Any]]) -> None:
     doc = field_tables(API_DOC)
     assert_documented("position", doc, answers)
     assert_documented("move", doc, [m for a in answers for m in a["moves"]])
@@ -178,9 +183,21 @@ def test_position_and_move_fields_are_the_documented_ones(answers: list[dict[str
 def test_query_json_is_the_lookup_answer(solved_url: str, client: FlaskClient) -> None:
     """``negagraph query --json`` (a real process) answers with the same object."""
     proc = subprocess.run(
-        [str(NEGAGRAPH), "query", "chess", get_game("chess").format(get_game("chess").initial()),
-         "-p", "material=KRvK", "--db", solved_url, "--json"],
-        capture_output=True, text=True, timeout=120, check=False,
+        [
+            str(NEGAGRAPH),
+            "query",
+            "chess",
+            get_game("chess").format(get_game("chess").initial()),
+            "-p",
+            "material=KRvK",
+            "--db",
+            solved_url,
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     cli = json.loads(proc.stdout)
@@ -191,8 +208,10 @@ def test_query_json_is_the_lookup_answer(solved_url: str, client: FlaskClient) -
 
 def test_batch_fields_are_the_documented_ones(client: FlaskClient) -> None:
     doc = field_tables(API_DOC)
-    r = client.post("/api/games/tic-tac-toe/positions",
-                    json={"positions": [".../.../...", "oops", "x.o/.x./..."]})
+    r = client.post(
+        "/api/games/tic-tac-toe/positions",
+        json={"positions": [".../.../...", "oops", "x.o/.x./..."]},
+    )
     assert r.status_code == 200
     body = r.get_json()
     assert_documented("batch", doc, [body])
@@ -209,11 +228,12 @@ def test_line_fields_are_the_documented_ones(client: FlaskClient) -> None:
     doc = field_tables(API_DOC)
     chess = get_game("chess")
     lines = []
-    for game, params, position in [("number-game", {}, "13"),
-                                   ("tic-tac-toe", {}, "x.o/.x./..."),
-                                   ("e-valuate", {}, "x=?,y=?,z=?"),
-                                   ("chess", {"material": "KRvK"},
-                                    chess.format(chess.initial()))]:
+    for game, params, position in [
+        ("number-game", {}, "13"),
+        ("tic-tac-toe", {}, "x.o/.x./..."),
+        ("e-valuate", {}, "x=?,y=?,z=?"),
+        ("chess", {"material": "KRvK"}, chess.format(chess.initial())),
+    ]:
         r = client.get(f"/api/games/{game}/line", query_string={"p": position, **params})
         assert r.status_code == 200, r.get_json()
         lines.append(r.get_json())
@@ -222,8 +242,7 @@ def test_line_fields_are_the_documented_ones(client: FlaskClient) -> None:
     # the start is a lookup's position fields without the moves
     for line in lines:
         assert set(line["start"]) <= doc["position"] - {"game", "params", "moves"}
-    assert union(line["start"] for line in lines) == doc["position"] - {
-        "game", "params", "moves"}
+    assert union(line["start"] for line in lines) == doc["position"] - {"game", "params", "moves"}
 
 
 def test_games_fields_are_the_documented_ones(client: FlaskClient) -> None:
@@ -268,11 +287,26 @@ def test_health_fields_are_the_documented_ones(client: FlaskClient, tmp_path: Pa
 def test_solve_json_fields_are_the_documented_ones() -> None:
     """Real ``negagraph solve --json`` processes, partial and full."""
     outputs = []
-    for args in (["number-game"], ["tic-tac-toe", "--full"],
-                 ["chess", "--root", "k7/8/1K6/8/8/8/8/6Q1 w - -", "-p", "material=KQvK",
-                  "--max-expansions", "1"]):
-        proc = subprocess.run([str(NEGAGRAPH), "solve", *args, "--memory", "--json"],
-                              capture_output=True, text=True, timeout=120, check=False)
+    for args in (
+        ["number-game"],
+        ["tic-tac-toe", "--full"],
+        [
+            "chess",
+            "--root",
+            "k7/8/1K6/8/8/8/8/6Q1 w - -",
+            "-p",
+            "material=KQvK",
+            "--max-expansions",
+            "1",
+        ],
+    ):
+        proc = subprocess.run(
+            [str(NEGAGRAPH), "solve", *args, "--memory", "--json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert proc.returncode == 0, proc.stderr
         outputs.append(json.loads(proc.stdout))
     assert_documented("solve-json", field_tables(README), outputs)
@@ -284,18 +318,24 @@ def test_solve_json_fields_are_the_documented_ones() -> None:
 def test_sql_doc_lists_every_column(solved_url: str) -> None:
     """The tables' column lists in docs/sql.md and the view's columns."""
     doc = ROOT / "docs" / "sql.md"
-    listed = {name: [c.strip() for c in cols.split(",")]
-              for name, cols in re.findall(r"`(\w+)\(([^)]*)\)`", doc.read_text())}
+    listed = {
+        name: [c.strip() for c in cols.split(",")]
+        for name, cols in re.findall(r"`(\w+)\(([^)]*)\)`", doc.read_text())
+    }
     engine = make_engine(solved_url)
     try:
         with engine.connect() as conn:
             for table in ("variants", "nodes", "edges", "solve_runs"):
-                columns = {r[0] for r in conn.execute(
-                    text(f"SELECT name FROM pragma_table_info('{table}')"))}
+                columns = {
+                    r[0]
+                    for r in conn.execute(text(f"SELECT name FROM pragma_table_info('{table}')"))
+                }
                 assert table in listed and set(listed[table]) == columns, table
                 assert len(listed[table]) == len(columns), f"{table}: a column twice"
-            view = {r[0] for r in conn.execute(
-                text("SELECT name FROM pragma_table_info('position_values')"))}
+            view = {
+                r[0]
+                for r in conn.execute(text("SELECT name FROM pragma_table_info('position_values')"))
+            }
     finally:
         engine.dispose()
     assert field_tables(doc)["position_values"] == view

@@ -232,28 +232,44 @@ def test_0002_keeps_the_edges_and_drops_only_the_child_index(
     upgrade(empty_url, "0001")
     rows = [(0, 0, 1, "a"), (0, 1, 2, "b"), (1, 0, 2, "c")]
     with empty_engine.begin() as conn:
-        conn.execute(text(
-            "INSERT INTO variants (id, game, params, params_json, rules_version, created_at) "
-            "VALUES (1, 'g', '', '{}', 1, CURRENT_TIMESTAMP)"))
+        conn.execute(
+            text(
+                "INSERT INTO variants (id, game, params, params_json, rules_version, created_at) "
+                "VALUES (1, 'g', '', '{}', 1, CURRENT_TIMESTAMP)"
+            )
+        )
         for i in range(3):
-            conn.execute(text(
-                "INSERT INTO nodes (variant_id, id, dist, state, low_final, high_final, "
-                '"key", notation) VALUES (1, :i, 0, 0, false, false, :k, :n)'),
-                {"i": i, "k": bytes([i]), "n": str(i)})
+            conn.execute(
+                text(
+                    "INSERT INTO nodes (variant_id, id, dist, state, low_final, high_final, "
+                    '"key", notation) VALUES (1, :i, 0, 0, false, false, :k, :n)'
+                ),
+                {"i": i, "k": bytes([i]), "n": str(i)},
+            )
         for parent, order, child, move in rows:
-            conn.execute(text(
-                "INSERT INTO edges (variant_id, parent, move_order, child, move) "
-                "VALUES (1, :p, :o, :c, :m)"), {"p": parent, "o": order, "c": child, "m": move})
+            conn.execute(
+                text(
+                    "INSERT INTO edges (variant_id, parent, move_order, child, move) "
+                    "VALUES (1, :p, :o, :c, :m)"
+                ),
+                {"p": parent, "o": order, "c": child, "m": move},
+            )
 
     def edges() -> list[tuple[int, int, int, str]]:
         with empty_engine.connect() as conn:
-            return [tuple(r) for r in conn.execute(text(
-                "SELECT parent, move_order, child, move FROM edges ORDER BY 1, 2"))]
+            return [
+                tuple(r)
+                for r in conn.execute(
+                    text("SELECT parent, move_order, child, move FROM edges ORDER BY 1, 2")
+                )
+            ]
 
     def edge_indexes_and_keys() -> tuple[set[str | None], int]:
         inspector = inspect(empty_engine)
-        return ({i["name"] for i in inspector.get_indexes("edges")},
-                len(inspector.get_foreign_keys("edges")))
+        return (
+            {i["name"] for i in inspector.get_indexes("edges")},
+            len(inspector.get_foreign_keys("edges")),
+        )
 
     assert edge_indexes_and_keys() == ({"ix_edges_variant_id_child"}, 2)
     upgrade(empty_url, "0002")
@@ -272,8 +288,9 @@ def test_0003_leaves_room_in_postgresql_node_pages(empty_url: str, empty_engine:
         if empty_engine.dialect.name != "postgresql":
             return None
         with empty_engine.connect() as conn:
-            options = conn.execute(text(
-                "SELECT reloptions FROM pg_class WHERE relname = 'nodes'")).scalar_one()
+            options = conn.execute(
+                text("SELECT reloptions FROM pg_class WHERE relname = 'nodes'")
+            ).scalar_one()
         return next((o for o in options or [] if o.startswith("fillfactor")), "default")
 
     upgrade(empty_url, "0002")
@@ -293,25 +310,37 @@ def test_0004_leaves_stored_variants_unsettled_and_keeps_their_nodes(
     closing pass once); new ones are settled; a downgrade keeps every node and run."""
     upgrade(empty_url, "0003")
     with empty_engine.begin() as conn:
-        conn.execute(text(
-            "INSERT INTO variants (id, game, params, params_json, rules_version, created_at) "
-            "VALUES (1, 'g', '', '{}', 1, CURRENT_TIMESTAMP)"))
-        conn.execute(text(
-            "INSERT INTO nodes (variant_id, id, dist, state, low_final, high_final, "
-            '"key", notation) VALUES (1, 0, 0, 0, false, false, :k, \'p0\')'), {"k": b"\0"})
+        conn.execute(
+            text(
+                "INSERT INTO variants (id, game, params, params_json, rules_version, created_at) "
+                "VALUES (1, 'g', '', '{}', 1, CURRENT_TIMESTAMP)"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO nodes (variant_id, id, dist, state, low_final, high_final, "
+                "\"key\", notation) VALUES (1, 0, 0, 0, false, false, :k, 'p0')"
+            ),
+            {"k": b"\0"},
+        )
     upgrade(empty_url, "0004")
     assert current_revision(empty_engine) == "0004"
 
     def settled() -> list[tuple[int, bool]]:
         with empty_engine.connect() as conn:
-            return [(r[0], bool(r[1])) for r in conn.execute(text(
-                "SELECT id, settled FROM variants ORDER BY id"))]
+            return [
+                (r[0], bool(r[1]))
+                for r in conn.execute(text("SELECT id, settled FROM variants ORDER BY id"))
+            ]
 
     assert settled() == [(1, False)]
     with empty_engine.begin() as conn:
-        conn.execute(text(
-            "INSERT INTO variants (id, game, params, params_json, rules_version, created_at, "
-            "settled) VALUES (2, 'h', '', '{}', 1, CURRENT_TIMESTAMP, true)"))
+        conn.execute(
+            text(
+                "INSERT INTO variants (id, game, params, params_json, rules_version, created_at, "
+                "settled) VALUES (2, 'h', '', '{}', 1, CURRENT_TIMESTAMP, true)"
+            )
+        )
     assert settled() == [(1, False), (2, True)]
     downgrade(empty_url, "0003")
     assert "settled" not in {c["name"] for c in inspect(empty_engine).get_columns("variants")}
@@ -328,24 +357,28 @@ def test_0005_marks_builtin_variants_and_keeps_everything(
     upgrade(empty_url, "0004")
     with empty_engine.begin() as conn:
         for game in ("tic-tac-toe", "someones-plugin"):
-            conn.execute(text(
-                "INSERT INTO variants (game, params, params_json, rules_version, "
-                "created_at) VALUES (:game, '', '{}', 1, CURRENT_TIMESTAMP)"),
-                {"game": game})
+            conn.execute(
+                text(
+                    "INSERT INTO variants (game, params, params_json, rules_version, "
+                    "created_at) VALUES (:game, '', '{}', 1, CURRENT_TIMESTAMP)"
+                ),
+                {"game": game},
+            )
     upgrade(empty_url)
     assert current_revision(empty_engine) == "0005"
 
     def sources() -> list[tuple[str, str | None]]:
         with empty_engine.connect() as conn:
-            return [(r[0], r[1]) for r in conn.execute(text(
-                "SELECT game, game_source FROM variants ORDER BY id"))]
+            return [
+                (r[0], r[1])
+                for r in conn.execute(text("SELECT game, game_source FROM variants ORDER BY id"))
+            ]
 
     assert sources() == [("tic-tac-toe", "builtin"), ("someones-plugin", None)]
     store = SqlStore(empty_engine)
     solve(get_game("nap", n=3), full=True, store=store)
     assert sources()[-1] == ("nap", "builtin")
     downgrade(empty_url, "0004")
-    assert "game_source" not in {
-        c["name"] for c in inspect(empty_engine).get_columns("variants")}
+    assert "game_source" not in {c["name"] for c in inspect(empty_engine).get_columns("variants")}
     with empty_engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM variants")).scalar_one() == 3

@@ -30,9 +30,20 @@ def pip_install(package: Path, target: Path) -> Path:
     """``pip install --target`` of *package*: a real install (wheel built, dist-info with
     its entry points written) that only processes given *target* on their path see."""
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
-         str(target), str(package)],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--target",
+            str(target),
+            str(package),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr
     return target
@@ -64,7 +75,7 @@ def broken_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
         'build-backend = "setuptools.build_meta"\n\n'
         '[project]\nname = "broken-games"\nversion = "2.5"\n\n'
         f'[project.entry-points."negagraph.games"]\n{lines}\n\n'
-        '[tool.setuptools]\npy-modules = []\n'
+        "[tool.setuptools]\npy-modules = []\n"
     )
     return pip_install(package, tmp_path_factory.mktemp("broken"))
 
@@ -75,8 +86,9 @@ def run(*args: str, path: Path | None = None) -> subprocess.CompletedProcess[str
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(str(p) for p in (path, ROOT) if p is not None)
     env.pop("NEGAGRAPH_GAMES", None)
-    return subprocess.run([str(NEGAGRAPH), *args], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=600)
+    return subprocess.run(
+        [str(NEGAGRAPH), *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600
+    )
 
 
 @contextmanager
@@ -88,7 +100,11 @@ def served(url: str, *args: str, path: Path | None = None) -> Iterator[str]:
     env.pop("NEGAGRAPH_GAMES", None)
     proc = subprocess.Popen(
         [str(NEGAGRAPH), "serve", "--db", url, "--port", str(port), "--workers", "1", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=env,
     )
     try:
         wait_until_up(proc, f"{base}/api/health", timeout=120)
@@ -111,12 +127,12 @@ def test_installed_plugin_through_the_cli(plugin_path: Path, tmp_path: Path) -> 
     assert games["tic-tac-toe"]["source"] == "builtin"
 
     url = f"sqlite:///{tmp_path / 'sub.db'}"
-    solved = run("solve", "subtraction", "-p", "heap=22", "--db", url, "--json",
-                 path=plugin_path)
+    solved = run("solve", "subtraction", "-p", "heap=22", "--db", url, "--json", path=plugin_path)
     assert solved.returncode == 0, solved.stderr
     assert json.loads(solved.stdout)["value"] == 1  # 22 is not a multiple of 4
-    query = run("query", "subtraction", "20", "-p", "heap=22", "--db", url, "--json",
-                path=plugin_path)
+    query = run(
+        "query", "subtraction", "20", "-p", "heap=22", "--db", url, "--json", path=plugin_path
+    )
     assert query.returncode == 0, query.stderr
     view = json.loads(query.stdout)
     assert view["value"] == -1 and view["game"] == "subtraction"
@@ -134,9 +150,11 @@ def test_installed_plugin_through_the_cli(plugin_path: Path, tmp_path: Path) -> 
     assert "[game not installed]" in status.stdout
     query = run("query", "subtraction", "20", "--db", url)
     assert query.returncode == 1
-    assert query.stderr == ("error: the database holds game 'subtraction' but it is not "
-                            "installed here (install its plugin package, or name its class "
-                            "as module:Class)\n")
+    assert query.stderr == (
+        "error: the database holds game 'subtraction' but it is not "
+        "installed here (install its plugin package, or name its class "
+        "as module:Class)\n"
+    )
     query = run("query", "nim", "20", "--db", url)
     assert query.returncode == 1 and query.stderr.startswith("error: unknown game 'nim'")
 
@@ -269,8 +287,9 @@ def test_registry_in_python() -> None:
 
 def test_the_tutorial_shows_the_tested_example() -> None:
     """docs/games.md's code is the example plugin these tests install and drive."""
-    blocks = re.findall(r"```(\w*)\n(.*?)```", (ROOT / "docs" / "games.md").read_text(),
-                        flags=re.DOTALL)
+    blocks = re.findall(
+        r"```(\w*)\n(.*?)```", (ROOT / "docs" / "games.md").read_text(), flags=re.DOTALL
+    )
     example = ROOT / "examples" / "subtraction"
     assert ("python", (example / "subtraction_game.py").read_text()) in blocks
     assert ("toml", (example / "pyproject.toml").read_text()) in blocks

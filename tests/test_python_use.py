@@ -64,11 +64,11 @@ def test_lookups_from_python_answer_what_the_http_api_answers(tmp_path: Path) ->
             http = client.get("/api/games/tic-tac-toe/positions", query_string={"p": p})
             assert db.position("tic-tac-toe", p) == http.get_json()
             for bound in ("value", "low", "high"):
-                http = client.get("/api/games/tic-tac-toe/line",
-                                  query_string={"p": p, "bound": bound})
+                http = client.get(
+                    "/api/games/tic-tac-toe/line", query_string={"p": p, "bound": bound}
+                )
                 mine = db.line("tic-tac-toe", p, bound=bound)
-                assert mine == {k: v for k, v in http.get_json().items()
-                                if k != "max_plies"}
+                assert mine == {k: v for k, v in http.get_json().items() if k != "max_plies"}
         assert db.position(get_game("tic-tac-toe"), ".........")["value"] == 0
         with pytest.raises(UnknownGameError):
             db.position("tic-tac-to", ".........")

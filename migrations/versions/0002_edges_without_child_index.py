@@ -68,7 +68,11 @@ def downgrade() -> None:
         _sqlite_rebuild(child_fk=True)
     else:
         op.create_foreign_key(
-            _CHILD_FK, "edges", "nodes", ["variant_id", "child"], ["variant_id", "id"],
+            _CHILD_FK,
+            "edges",
+            "nodes",
+            ["variant_id", "child"],
+            ["variant_id", "id"],
             ondelete="CASCADE",
         )
     op.create_index(_CHILD_INDEX, "edges", ["variant_id", "child"])

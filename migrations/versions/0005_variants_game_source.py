@@ -26,8 +26,15 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 BUILTIN_GAMES = (
-    "chess", "connect-four", "domino-tiling", "e-valuate", "graph-share", "grundy", "nap",
-    "number-game", "tic-tac-toe",
+    "chess",
+    "connect-four",
+    "domino-tiling",
+    "e-valuate",
+    "graph-share",
+    "grundy",
+    "nap",
+    "number-game",
+    "tic-tac-toe",
 )
 """The built-in games when this revision was written."""
 
@@ -35,12 +42,9 @@ BUILTIN_GAMES = (
 def upgrade() -> None:
     """Upgrade schema."""
     op.add_column("variants", sa.Column("game_source", sa.Text(), nullable=True))
-    variants = sa.table("variants", sa.column("game", sa.Text),
-                        sa.column("game_source", sa.Text))
+    variants = sa.table("variants", sa.column("game", sa.Text), sa.column("game_source", sa.Text))
     op.execute(
-        variants.update()
-        .where(variants.c.game.in_(BUILTIN_GAMES))
-        .values(game_source="builtin")
+        variants.update().where(variants.c.game.in_(BUILTIN_GAMES)).values(game_source="builtin")
     )
 
 

@@ -103,7 +103,8 @@ def check_game_class(obj: object) -> type[GameBase]:
         missing = ", ".join(sorted(cls.__abstractmethods__))
         raise ContractError(f"class {cls.__name__} does not implement {missing}")
     name: object = cls.__dict__.get("name") or next(
-        (c.__dict__["name"] for c in cls.__mro__ if "name" in c.__dict__), None)
+        (c.__dict__["name"] for c in cls.__mro__ if "name" in c.__dict__), None
+    )
     if not isinstance(name, str) or not GAME_NAME.match(name):
         raise ContractError(
             f"class {cls.__name__} needs a name of lowercase letters, digits, '-' and '_' "
@@ -124,9 +125,14 @@ def check_game_class(obj: object) -> type[GameBase]:
         if not isinstance(text, str):
             raise ContractError(f"game {name!r}: {attr} must be text")
     try:
-        GameFacts(finite=cls.finite, acyclic=cls.acyclic, leak_order=cls.leak_order,
-                  value_range=cls.value_range, repetition_value=cls.repetition_value,
-                  uses_symmetry=cls.uses_symmetry)
+        GameFacts(
+            finite=cls.finite,
+            acyclic=cls.acyclic,
+            leak_order=cls.leak_order,
+            value_range=cls.value_range,
+            repetition_value=cls.repetition_value,
+            uses_symmetry=cls.uses_symmetry,
+        )
     except ContractError as e:
         raise ContractError(f"game {name!r}: {e}") from None
     return cls
@@ -194,8 +200,9 @@ class Registry(Mapping[str, type[GameBase]]):
             return
         self._loaded = True
         try:
-            entry_points = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP),
-                                  key=lambda ep: (ep.name, ep.value))
+            entry_points = sorted(
+                metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: (ep.name, ep.value)
+            )
         except Exception as e:  # a broken installed distribution's metadata
             self._errors["(entry points)"] = f"cannot list plugins: {_one_line(e)}"
             entry_points = []
@@ -210,8 +217,9 @@ class Registry(Mapping[str, type[GameBase]]):
                 self._fail(ep.name, f"{label}: {_one_line(e)}")
                 continue
             if cls.name != ep.name:
-                self._fail(ep.name, f"{label}: the entry point's name must be the game's "
-                                    f"name {cls.name!r}")
+                self._fail(
+                    ep.name, f"{label}: the entry point's name must be the game's name {cls.name!r}"
+                )
                 continue
             self._add(cls, GameSource("plugin", package, version), label)
         for ref in filter(None, (r.strip() for r in os.environ.get(GAMES_ENV, "").split(","))):
@@ -227,9 +235,12 @@ class Registry(Mapping[str, type[GameBase]]):
     def _add(self, cls: type[GameBase], source: GameSource, label: str) -> bool:
         taken = self._games.get(cls.name)
         if taken is not None and taken is not cls:
-            self._fail(cls.name, f"{label}: the name {cls.name!r} is already taken by "
-                                 f"{self._sources[cls.name].text()} ({taken.__module__}."
-                                 f"{taken.__qualname__})")
+            self._fail(
+                cls.name,
+                f"{label}: the name {cls.name!r} is already taken by "
+                f"{self._sources[cls.name].text()} ({taken.__module__}."
+                f"{taken.__qualname__})",
+            )
             return False
         self._games[cls.name] = cls
         self._sources[cls.name] = source

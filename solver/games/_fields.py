@@ -169,9 +169,7 @@ class FieldSorter:
         value_maps: Sequence[ValueMap] = (),
     ) -> None:
         self._mask = (1 << width) - 1
-        self._classes = tuple(
-            tuple(width * f for f in sorted(c)) for c in classes if len(c) > 1
-        )
+        self._classes = tuple(tuple(width * f for f in sorted(c)) for c in classes if len(c) > 1)
         self._clear = tuple(~sum(self._mask << s for s in shifts) for shifts in self._classes)
         identity = tuple(range(fields))
         self._relabel = tuple(

@@ -86,8 +86,14 @@ _CANON_CACHE = 1 << 21
 
 _ORDER = "KQRBNP"
 """Piece letters in the order of material strings (``KBNvK``, not ``KNBvK``)."""
-_TYPE_OF_LETTER = {"K": chess.KING, "Q": chess.QUEEN, "R": chess.ROOK, "B": chess.BISHOP,
-                   "N": chess.KNIGHT, "P": chess.PAWN}
+_TYPE_OF_LETTER = {
+    "K": chess.KING,
+    "Q": chess.QUEEN,
+    "R": chess.ROOK,
+    "B": chess.BISHOP,
+    "N": chess.KNIGHT,
+    "P": chess.PAWN,
+}
 _PROMOTIONS = "QRBN"
 
 _UCI: tuple[str, ...] = tuple(
@@ -125,9 +131,14 @@ def _square_maps() -> tuple[tuple[int, ...], ...]:
     """The 8 board symmetries as square maps; 0 is the identity, 1 the a-h file mirror."""
     maps: list[tuple[int, ...]] = []
     for transpose, flip_rank, flip_file in (
-        (False, False, False), (False, False, True), (False, True, False),
-        (False, True, True), (True, False, False), (True, False, True),
-        (True, True, False), (True, True, True),
+        (False, False, False),
+        (False, False, True),
+        (False, True, False),
+        (False, True, True),
+        (True, False, False),
+        (True, False, True),
+        (True, True, False),
+        (True, True, True),
     ):
         out: list[int] = []
         for sq in range(64):
@@ -194,10 +205,12 @@ def material_of(fen_or_board: str | chess.BaseBoard) -> str:
             raise InvalidPositionError(f"malformed FEN: {exc}") from None
     sides = []
     for color in (chess.WHITE, chess.BLACK):
-        sides.append("".join(
-            letter * chess.popcount(board.pieces_mask(_TYPE_OF_LETTER[letter], color))
-            for letter in _ORDER
-        ))
+        sides.append(
+            "".join(
+                letter * chess.popcount(board.pieces_mask(_TYPE_OF_LETTER[letter], color))
+                for letter in _ORDER
+            )
+        )
     return "v".join(sides)
 
 
@@ -258,10 +271,11 @@ _STATUS_TEXT: tuple[tuple[int, str], ...] = (
     (chess.STATUS_TOO_MANY_WHITE_PAWNS, "white has more than 8 pawns"),
     (chess.STATUS_TOO_MANY_BLACK_PAWNS, "black has more than 8 pawns"),
     (chess.STATUS_PAWNS_ON_BACKRANK, "a pawn is on the first or last rank"),
-    (chess.STATUS_BAD_CASTLING_RIGHTS,
-     "the castling rights do not match the kings and rooks on their starting squares"),
-    (chess.STATUS_INVALID_EP_SQUARE,
-     "the en-passant square does not follow a double pawn push"),
+    (
+        chess.STATUS_BAD_CASTLING_RIGHTS,
+        "the castling rights do not match the kings and rooks on their starting squares",
+    ),
+    (chess.STATUS_INVALID_EP_SQUARE, "the en-passant square does not follow a double pawn push"),
     (chess.STATUS_TOO_MANY_CHECKERS, "the side to move is in check by more than two pieces"),
     (chess.STATUS_IMPOSSIBLE_CHECK, "the check cannot have come from a legal move"),
 )
@@ -288,12 +302,20 @@ class ChessGame(GameBase):
         "e.g. 'a1a8', 'e7e8q'."
     )
     parameters: ClassVar[tuple[Param, ...]] = (
-        Param("material", str, "KRvK",
-              "the endgame: white's pieces 'v' black's, each with one K (KRvK, KQvK, "
-              "KPvK, KBNvK, KRvKR ...)"),
-        Param("symmetry", bool, True,
-              "identify positions under board symmetries (8 without pawns, the a-h "
-              "mirror with pawns, none with castling rights)"),
+        Param(
+            "material",
+            str,
+            "KRvK",
+            "the endgame: white's pieces 'v' black's, each with one K (KRvK, KQvK, "
+            "KPvK, KBNvK, KRvKR ...)",
+        ),
+        Param(
+            "symmetry",
+            bool,
+            True,
+            "identify positions under board symmetries (8 without pawns, the a-h "
+            "mirror with pawns, none with castling rights)",
+        ),
     )
 
     repetition_value: int | None = 0
@@ -402,8 +424,7 @@ class ChessGame(GameBase):
         for king_square in [chess.E5, chess.E8, *range(64)]:
             if king_square in placement:
                 continue
-            board.set_piece_map({**placement,
-                                 king_square: chess.Piece(chess.KING, chess.BLACK)})
+            board.set_piece_map({**placement, king_square: chess.Piece(chess.KING, chess.BLACK)})
             if board.is_valid():
                 return self._key_of(board)
         return next(iter(self.tablebase_positions()))
@@ -539,10 +560,14 @@ class ChessGame(GameBase):
                 row += _DIGITS[8 - file]
             rows.append(row)
         side = "b" if key & _BLACK_TO_MOVE else "w"
-        castling = "".join(
-            ch for ch, i in (("K", 1), ("Q", 0), ("k", 3), ("q", 2))
-            if key >> (_CASTLING_SHIFT + i) & 1
-        ) or "-"
+        castling = (
+            "".join(
+                ch
+                for ch, i in (("K", 1), ("Q", 0), ("k", 3), ("q", 2))
+                if key >> (_CASTLING_SHIFT + i) & 1
+            )
+            or "-"
+        )
         ep = (key & _EP_MASK) >> _EP_SHIFT
         ep_text = "-" if not ep else "abcdefgh"[ep - 1] + ("3" if key & _BLACK_TO_MOVE else "6")
         return "_".join(("/".join(rows), side, castling, ep_text))
@@ -606,9 +631,7 @@ class ChessGame(GameBase):
         except ValueError:
             raise IllegalMoveError(f"{move_label!r} is not a UCI move") from None
         if not board.is_legal(move):
-            raise IllegalMoveError(
-                f"{move_label} is not a legal move in {self.format(key)}"
-            )
+            raise IllegalMoveError(f"{move_label} is not a legal move in {self.format(key)}")
         return board.san(move)
 
     # -- tablebases -------------------------------------------------------------------

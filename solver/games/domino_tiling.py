@@ -100,11 +100,16 @@ class DominoTiling(GameBase):
             for c in range(cols):
                 i = r * cols + c
                 if c + 1 < cols:
-                    dominoes.append((f"{square_name(r, c)}-{square_name(r, c + 1)}",
-                                     (1 << i) | (1 << (i + 1))))
+                    dominoes.append(
+                        (f"{square_name(r, c)}-{square_name(r, c + 1)}", (1 << i) | (1 << (i + 1)))
+                    )
                 if r + 1 < rows:
-                    dominoes.append((f"{square_name(r, c)}-{square_name(r + 1, c)}",
-                                     (1 << i) | (1 << (i + cols))))
+                    dominoes.append(
+                        (
+                            f"{square_name(r, c)}-{square_name(r + 1, c)}",
+                            (1 << i) | (1 << (i + cols)),
+                        )
+                    )
         self.dominoes: tuple[tuple[MoveLabel, int], ...] = tuple(dominoes)
         self._row_mask = (1 << cols) - 1
         self._row_tables: tuple[tuple[tuple[int, ...], ...], ...] = ()

@@ -180,8 +180,7 @@ class _Parser:
             return node
         if kind == "end":
             raise self.fail(
-                f"the expression ends early at position {pos}: expected a variable, "
-                "a number or '('"
+                f"the expression ends early at position {pos}: expected a variable, a number or '('"
             )
         raise self.fail(f"expected a variable, a number or '(' at position {pos}, found {tok!r}")
 
@@ -275,9 +274,13 @@ def normal_form(node: Node, perm: Sequence[int] | None = None) -> str:
     _flatten_sum(node, False, terms)
     if len(terms) == 1 and not terms[0][0]:  # a double negation
         return normal_form(terms[0][1], perm)
-    return "S(" + ",".join(
-        sorted(("-" if negative else "+") + normal_form(t, perm) for negative, t in terms)
-    ) + ")"
+    return (
+        "S("
+        + ",".join(
+            sorted(("-" if negative else "+") + normal_form(t, perm) for negative, t in terms)
+        )
+        + ")"
+    )
 
 
 def _flatten_product(node: Node, out: list[Node]) -> None:
@@ -582,8 +585,7 @@ class EValuate(FieldGame):
             m = _ASSIGNMENT.match(item)
             if m is None:
                 raise InvalidPositionError(
-                    f"expected 'variable=value' or 'variable=?', got {part.strip()!r} in "
-                    f"{text!r}"
+                    f"expected 'variable=value' or 'variable=?', got {part.strip()!r} in {text!r}"
                 )
             name, value = m.group(1), m.group(2)
             if name not in self._index:

@@ -301,9 +301,7 @@ class GraphShare(FieldGame):
             self.element_names = tuple(f"{u}-{v}" for u, v in edges)
             # Every vertex has an edge: build_graph's graphs have no isolated vertices.
             # S(v) = the edges at v
-            sets = [
-                tuple(i for i, e in enumerate(edges) if v in e) for v in vertices
-            ]
+            sets = [tuple(i for i, e in enumerate(edges) if v in e) for v in vertices]
         self.shared_sets: tuple[tuple[int, ...], ...] = tuple(sets)
         self.value_range = (-len(sets), len(sets))
         m = len(self.element_names)
@@ -427,8 +425,7 @@ class GraphShare(FieldGame):
             m = _ASSIGNMENT.match(item)
             if m is None:
                 raise InvalidPositionError(
-                    f"expected 'element=colour' or 'element=?', got {part.strip()!r} in "
-                    f"{text!r}"
+                    f"expected 'element=colour' or 'element=?', got {part.strip()!r} in {text!r}"
                 )
             name, colour = m.group(1), m.group(2)
             if "-" in name:  # an edge may be written either way round
@@ -440,8 +437,7 @@ class GraphShare(FieldGame):
             if index is None:
                 kind = "vertex" if self.mode == "vertices" else "edge"
                 raise InvalidPositionError(
-                    f"{name!r} is not a coloured {kind} of graph {self.params['graph']} "
-                    f"in {text!r}"
+                    f"{name!r} is not a coloured {kind} of graph {self.params['graph']} in {text!r}"
                 )
             if name in seen:
                 raise InvalidPositionError(f"{name!r} is given twice in {text!r}")
@@ -452,8 +448,7 @@ class GraphShare(FieldGame):
             item = tail.replace(" ", "").replace("\t", "")
             if not item.startswith("proposed="):
                 raise InvalidPositionError(
-                    f"expected ';proposed=c' after the colours, got {tail.strip()!r} in "
-                    f"{text!r}"
+                    f"expected ';proposed=c' after the colours, got {tail.strip()!r} in {text!r}"
                 )
             if self._complete(key):
                 raise InvalidPositionError(

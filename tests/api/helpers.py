@@ -33,8 +33,12 @@ PG_ADMIN_DB = "test"
 def _admin() -> psycopg.Connection[Any]:
     try:
         return psycopg.connect(
-            host=PG_HOST, port=PG_PORT, user=PG_USER, dbname=PG_ADMIN_DB,
-            autocommit=True, connect_timeout=10,
+            host=PG_HOST,
+            port=PG_PORT,
+            user=PG_USER,
+            dbname=PG_ADMIN_DB,
+            autocommit=True,
+            connect_timeout=10,
         )
     except psycopg.OperationalError as exc:
         pytest.fail(

@@ -58,7 +58,8 @@ def test_not_stored_positions_get_404_entries(client: FlaskClient) -> None:
 
 def test_parameters_in_the_body(client: FlaskClient) -> None:
     status, body = batch(
-        client, "connect-four",
+        client,
+        "connect-four",
         {"params": {"width": 4, "height": "3"}, "positions": ["..../..../....", "1"]},
     )
     assert status == 200
@@ -69,7 +70,8 @@ def test_parameters_in_the_body(client: FlaskClient) -> None:
 
 def test_empty_batch(client: FlaskClient) -> None:
     assert batch(client, "tic-tac-toe", {"positions": []}) == (
-        200, {"game": "tic-tac-toe", "params": {"symmetry": False}, "results": []}
+        200,
+        {"game": "tic-tac-toe", "params": {"symmetry": False}, "results": []},
     )
 
 
@@ -109,15 +111,17 @@ def test_a_full_batch_takes_a_few_bulk_queries(app: Flask, client: FlaskClient) 
     assert len(positions) == 1000
     client.get("/api/health")  # connect and check the schema first
     with count_statements(app) as statements:
-        status, body = batch(client, "connect-four",
-                             {"params": {"width": 4, "height": 3}, "positions": positions})
+        status, body = batch(
+            client, "connect-four", {"params": {"width": 4, "height": 3}, "positions": positions}
+        )
     assert status == 200
     assert all("error" not in r for r in body["results"])
     assert [r["position"] for r in body["results"]] == positions
     # The variant once; the positions in two chunks; their ~3,000 children in a few more.
     assert len(statements) <= 12, statements
-    one = client.get(URL.format("connect-four"),
-                     query_string={"p": positions[-1], "width": 4, "height": 3})
+    one = client.get(
+        URL.format("connect-four"), query_string={"p": positions[-1], "width": 4, "height": 3}
+    )
     assert body["results"][-1] == one.get_json()
 
 
@@ -138,23 +142,29 @@ def test_the_batch_limit_is_configurable(solved_url: str) -> None:
         assert batch(client, "tic-tac-toe", {"positions": ["........."] * 2})[0] == 200
         assert batch(client, "tic-tac-toe", {"positions": ["........."] * 3})[0] == 413
         doc = client.get("/api/openapi.json").get_json()
-        assert doc["components"]["schemas"]["BatchRequest"]["properties"]["positions"][
-            "maxItems"] == 2
+        assert (
+            doc["components"]["schemas"]["BatchRequest"]["properties"]["positions"]["maxItems"] == 2
+        )
 
 
-@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded",
-                                          None])
-def test_post_without_json_content_type_is_415(client: FlaskClient,
-                                               content_type: str | None) -> None:
-    r = client.post(URL.format("tic-tac-toe"), data='{"positions": []}',
-                    content_type=content_type)
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", None])
+def test_post_without_json_content_type_is_415(
+    client: FlaskClient, content_type: str | None
+) -> None:
+    r = client.post(URL.format("tic-tac-toe"), data='{"positions": []}', content_type=content_type)
     assert_error(r.status_code, r.get_json(), 415, "application/json")
 
 
 @pytest.mark.parametrize(
     "data",
-    ['{"positions": [', "", "{'positions': []}", "nul", b'{"positions": ["\xff"]}',
-     "[" * 100_000 + "]" * 100_000],
+    [
+        '{"positions": [',
+        "",
+        "{'positions': []}",
+        "nul",
+        b'{"positions": ["\xff"]}',
+        "[" * 100_000 + "]" * 100_000,
+    ],
 )
 def test_malformed_json_is_400(client: FlaskClient, data: str | bytes) -> None:
     r = client.post(URL.format("tic-tac-toe"), data=data, content_type="application/json")

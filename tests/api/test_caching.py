@@ -85,8 +85,11 @@ def test_post_and_errors_are_not_cached(client: FlaskClient) -> None:
     r = client.post("/api/games/tic-tac-toe/positions", json={"positions": ["........."]})
     assert r.status_code == 200
     assert r.headers["Cache-Control"] == "no-cache" and "ETag" not in r.headers
-    for url in ("/api/games/tic-tac-toe/positions?p=x", "/api/nowhere",
-                "/api/games/number-game/positions?p=63"):
+    for url in (
+        "/api/games/tic-tac-toe/positions?p=x",
+        "/api/nowhere",
+        "/api/games/number-game/positions?p=63",
+    ):
         r = client.get(url)
         assert r.status_code >= 400
         assert r.headers["Cache-Control"] == "no-cache" and "ETag" not in r.headers

@@ -83,9 +83,7 @@ def test_low_line_replayed_with_python_chess_ends_in_mate(client: FlaskClient, f
 
 
 @pytest.mark.parametrize("fen", WON[1:])
-def test_the_low_strategy_mates_against_every_defence_tried(
-    client: FlaskClient, fen: str
-) -> None:
+def test_the_low_strategy_mates_against_every_defence_tried(client: FlaskClient, fen: str) -> None:
     board = chess.Board(fen)
     mates_within(client, board, line(client, fen, "low")["start"]["depth_low"])
 

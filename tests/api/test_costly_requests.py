@@ -28,8 +28,7 @@ FAST = 0.5
 
 
 def empty_position() -> str:
-    game = get_game("graph-share", graph="complete-30", mode="edges", colors=6,
-                    symmetry=False)
+    game = get_game("graph-share", graph="complete-30", mode="edges", colors=6, symmetry=False)
     return game.format(game.initial())
 
 
@@ -45,9 +44,14 @@ def test_an_unstored_costly_variant_is_a_404_in_milliseconds(client: FlaskClient
         url = f"/api/games/graph-share/{path}?{urlencode({**COSTLY, 'p': p})}"
         seconds, r = timed(lambda url=url: client.get(url))
         assert r.mimetype == "application/json"
-        assert_error(r.status_code, r.get_json(), 404, "has not been solved",
-                     "graph-share (colors=6,graph=complete-30,mode=edges,symmetry=true)",
-                     "negagraph solve graph-share -p colors=6 -p graph=complete-30")
+        assert_error(
+            r.status_code,
+            r.get_json(),
+            404,
+            "has not been solved",
+            "graph-share (colors=6,graph=complete-30,mode=edges,symmetry=true)",
+            "negagraph solve graph-share -p colors=6 -p graph=complete-30",
+        )
         assert seconds < FAST, f"GET {path} of an unstored costly variant took {seconds:.2f} s"
 
 
@@ -63,8 +67,10 @@ def test_a_malformed_position_of_an_unstored_costly_variant_is_a_fast_400(
 def test_a_batch_of_an_unstored_costly_variant_answers_each_position_fast(
     client: FlaskClient,
 ) -> None:
-    body = {"params": {"graph": "complete-30", "mode": "edges", "colors": 6},
-            "positions": [empty_position(), "0-1=z"]}
+    body = {
+        "params": {"graph": "complete-30", "mode": "edges", "colors": 6},
+        "positions": [empty_position(), "0-1=z"],
+    }
     seconds, r = timed(lambda: client.post("/api/games/graph-share/positions", json=body))
     assert r.status_code == 200 and seconds < FAST, (r.status_code, seconds)
     first, second = r.get_json()["results"]
@@ -76,8 +82,10 @@ def test_a_batch_of_an_unstored_costly_variant_answers_each_position_fast(
 def test_spellings_of_a_stored_variant_find_it(client: FlaskClient) -> None:
     # The stored tic-tac-toe variant (symmetry=true), named in other spellings.
     for spelling in ("true", "1", "yes", " on"):
-        r = client.get("/api/games/tic-tac-toe/positions",
-                       query_string={"p": ".........", "symmetry": spelling})
+        r = client.get(
+            "/api/games/tic-tac-toe/positions",
+            query_string={"p": ".........", "symmetry": spelling},
+        )
         assert r.status_code == 200, r.get_json()
         assert r.get_json()["params"] == {"symmetry": True}
 
@@ -92,10 +100,13 @@ def test_a_postgres_server_gone_away_is_503_not_500() -> None:
         ok = client.get("/api/games/tic-tac-toe/positions?p=.........")
         assert ok.status_code == 200, ok.get_json()
         proxy.close()
-        for path in ("/api/games/tic-tac-toe/positions?p=.........",
-                     "/api/games/tic-tac-toe/positions?p=x........",
-                     "/api/games/tic-tac-toe/line?p=.........",
-                     "/api/games", "/api/solves"):
+        for path in (
+            "/api/games/tic-tac-toe/positions?p=.........",
+            "/api/games/tic-tac-toe/positions?p=x........",
+            "/api/games/tic-tac-toe/line?p=.........",
+            "/api/games",
+            "/api/solves",
+        ):
             r = client.get(path)
             assert r.mimetype == "application/json", path
             assert_error(r.status_code, r.get_json(), 503)

@@ -18,8 +18,9 @@ from solver.errors import InvalidParameterError, InvalidPositionError, UnknownGa
 from tests.api.helpers import assert_error
 
 
-@pytest.mark.parametrize("url", ["/api/nothing", "/", "/api/games/tic-tac-toe",
-                                 "/api/games/tic-tac-toe/positions/x"])
+@pytest.mark.parametrize(
+    "url", ["/api/nothing", "/", "/api/games/tic-tac-toe", "/api/games/tic-tac-toe/positions/x"]
+)
 def test_unknown_url_is_json_404(client: FlaskClient, url: str) -> None:
     r = client.get(url)
     assert r.mimetype == "application/json"
@@ -38,8 +39,9 @@ def test_unknown_url_is_json_404(client: FlaskClient, url: str) -> None:
         ("options", "/api", {"GET", "HEAD"}),
     ],
 )
-def test_wrong_method_is_json_405_with_allow(client: FlaskClient, method: str, url: str,
-                                             allowed: set[str]) -> None:
+def test_wrong_method_is_json_405_with_allow(
+    client: FlaskClient, method: str, url: str, allowed: set[str]
+) -> None:
     r = getattr(client, method)(url)
     assert_error(r.status_code, r.get_json(), 405, "method is not allowed")
     assert set(r.headers["Allow"].replace(" ", "").split(",")) == allowed
@@ -80,8 +82,9 @@ def broken_app(solved_url: str) -> Iterator[Flask]:
     yield app
 
 
-def test_a_bug_is_a_bare_json_500_and_is_logged(broken_app: Flask,
-                                                caplog: pytest.LogCaptureFixture) -> None:
+def test_a_bug_is_a_bare_json_500_and_is_logged(
+    broken_app: Flask, caplog: pytest.LogCaptureFixture
+) -> None:
     with caplog.at_level(logging.ERROR, logger="api.errors"):
         r = broken_app.test_client().get("/api/test/bug")
     assert_error(r.status_code, r.get_json(), 500, "internal server error")
@@ -89,8 +92,9 @@ def test_a_bug_is_a_bare_json_500_and_is_logged(broken_app: Flask,
     assert any(rec.exc_info and rec.exc_info[0] is ZeroDivisionError for rec in caplog.records)
 
 
-def test_an_untranslated_driver_error_is_503(broken_app: Flask,
-                                             caplog: pytest.LogCaptureFixture) -> None:
+def test_an_untranslated_driver_error_is_503(
+    broken_app: Flask, caplog: pytest.LogCaptureFixture
+) -> None:
     with caplog.at_level(logging.ERROR, logger="api.errors"):
         r = broken_app.test_client().get("/api/test/driver")
     assert_error(r.status_code, r.get_json(), 503, "database failed to answer")
@@ -98,8 +102,9 @@ def test_an_untranslated_driver_error_is_503(broken_app: Flask,
     assert caplog.records
 
 
-def test_no_error_path_reaches_the_last_resort(client: FlaskClient,
-                                               caplog: pytest.LogCaptureFixture) -> None:
+def test_no_error_path_reaches_the_last_resort(
+    client: FlaskClient, caplog: pytest.LogCaptureFixture
+) -> None:
     """A sample of hostile inputs: all answered with 4xx, none logged as a bug."""
     urls = [
         "/api/games/tic-tac-toe/positions?p=%00%ff",

@@ -68,8 +68,10 @@ def test_symmetric_variant_labels_follow_the_asked_orientation(client: FlaskClie
         here = sym["start"]["position"]
         assert here == position(client, "tic-tac-toe", p)["position"]
         for step in sym["steps"]:
-            moves = {m["move"]: m["position"] for m in position(
-                client, "tic-tac-toe", here, symmetry="true")["moves"]}
+            moves = {
+                m["move"]: m["position"]
+                for m in position(client, "tic-tac-toe", here, symmetry="true")["moves"]
+            }
             assert moves[step["move"]] == step["position"]
             here = step["position"]
         assert sym["end"] == "terminal"
@@ -113,8 +115,9 @@ def test_an_infinite_bound_line_never_repeats(client: FlaskClient) -> None:
         ({"depth": 3}, "unknown parameter 'depth'"),
     ],
 )
-def test_bad_line_arguments_are_400(client: FlaskClient, args: dict[str, Any],
-                                    fragment: str) -> None:
+def test_bad_line_arguments_are_400(
+    client: FlaskClient, args: dict[str, Any], fragment: str
+) -> None:
     assert_error(*line(client, "tic-tac-toe", ".........", **args), 400, fragment)
 
 
@@ -150,8 +153,9 @@ class Follower:
     def get(self, kind: str, p: str, **args: Any) -> Any:
         key = (kind, p, repr(sorted(args.items())))
         if key not in self.answers:
-            r = self.client.get(f"/api/games/{self.game}/{kind}",
-                                query_string={"p": p, **self.params, **args})
+            r = self.client.get(
+                f"/api/games/{self.game}/{kind}", query_string={"p": p, **self.params, **args}
+            )
             assert r.status_code == 200, r.get_json()
             self.answers[key] = r.get_json()
         return self.answers[key]

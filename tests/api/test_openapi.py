@@ -99,16 +99,18 @@ FUZZ_CONFIG = SchemathesisConfig.from_dict(
 bodies as documented, unsupported methods answered 405...)."""
 
 
-@pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE],
-                         ids=["positive", "negative"])
+@pytest.mark.parametrize(
+    "mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE], ids=["positive", "negative"]
+)
 def test_property_based_run_finds_no_violation(app: Flask, mode: GenerationMode) -> None:
     schema = schemathesis.openapi.from_wsgi("/api/openapi.json", app, config=FUZZ_CONFIG)
     results = list(schema.get_all_operations())
     assert all(isinstance(result, Ok) for result in results), results
     operations = [result.ok() for result in results if isinstance(result, Ok)]
     # schemathesis leaves out the document's own path.
-    assert {tuple(op.label.split(" ", 1)) for op in operations} == documented(
-        schema.raw_schema) - {("GET", "/api/openapi.json")}
+    assert {tuple(op.label.split(" ", 1)) for op in operations} == documented(schema.raw_schema) - {
+        ("GET", "/api/openapi.json")
+    }
     exercised = []
     for operation in operations:
 
@@ -132,8 +134,12 @@ def test_property_based_run_finds_no_violation(app: Flask, mode: GenerationMode)
             assert mode is GenerationMode.NEGATIVE, operation.label
             continue
         exercised.append(operation.label)
-    assert {"GET /api/games/{game}/positions", "POST /api/games/{game}/positions",
-            "GET /api/games/{game}/line", "GET /api/solves/{run_id}"} <= set(exercised)
+    assert {
+        "GET /api/games/{game}/positions",
+        "POST /api/games/{game}/positions",
+        "GET /api/games/{game}/line",
+        "GET /api/solves/{run_id}",
+    } <= set(exercised)
 
 
 def test_api_index_lists_every_documented_endpoint(client: FlaskClient) -> None:

@@ -27,8 +27,15 @@ from solver.values import DEPTH_INF, NEG_INF, POS_INF
 from tests.api.helpers import assert_error, make_app
 
 FIELDS = {
-    "low", "high", "low_final", "high_final", "value", "repetition_value",
-    "depth_low", "depth_high", "state",
+    "low",
+    "high",
+    "low_final",
+    "high_final",
+    "value",
+    "repetition_value",
+    "depth_low",
+    "depth_high",
+    "state",
 }
 MOVE_FIELDS = FIELDS | {"move", "position", "move_low", "move_high"}
 
@@ -64,9 +71,17 @@ def test_moves_are_best_first_and_describe_the_child(client: FlaskClient) -> Non
     assert moves[0]["move"] == "b2" and moves[0]["move_low"] == 0  # only the centre holds
     assert all(m["move_low"] == -1 for m in moves[1:])
     children = [
-        Child(i, m["move"], m["position"], -m["move_high"], -m["move_low"],
-              DEPTH_INF if m["depth_low"] is None else m["depth_low"],
-              DEPTH_INF if m["depth_high"] is None else m["depth_high"], False, True)
+        Child(
+            i,
+            m["move"],
+            m["position"],
+            -m["move_high"],
+            -m["move_low"],
+            DEPTH_INF if m["depth_low"] is None else m["depth_low"],
+            DEPTH_INF if m["depth_high"] is None else m["depth_high"],
+            False,
+            True,
+        )
         for i, m in enumerate(moves)
     ]
     assert [move_sort_key(c) for c in children] == sorted(move_sort_key(c) for c in children)
@@ -125,8 +140,19 @@ def test_symmetric_variant_labels_moves_from_the_asked_position(client: FlaskCli
 
 def test_same_shape_as_the_cli_query_json(client: FlaskClient, solved_url: str) -> None:
     result = CliRunner().invoke(
-        cli, ["query", "connect-four", "..../..../.x..", "-p", "width=4", "-p", "height=3",
-              "--db", solved_url, "--json"],
+        cli,
+        [
+            "query",
+            "connect-four",
+            "..../..../.x..",
+            "-p",
+            "width=4",
+            "-p",
+            "height=3",
+            "--db",
+            solved_url,
+            "--json",
+        ],
     )
     assert result.exit_code == 0, result.output
     status, body = lookup(client, "connect-four", "..../..../.x..", width=4, height=3)
@@ -180,11 +206,15 @@ def test_missing_position_argument_is_400(client: FlaskClient) -> None:
 
 def test_position_not_stored_is_404_never_a_value(client: FlaskClient) -> None:
     # 63 was never reached by the partial solve from 13.
-    assert_error(*lookup(client, "number-game", "63"), 404, "'63'", "not in the database",
-                 "never reached")
+    assert_error(
+        *lookup(client, "number-game", "63"), 404, "'63'", "not in the database", "never reached"
+    )
     # A variant that was never solved at all.
-    assert_error(*lookup(client, "connect-four", "1", width=5, height=4), 404,
-                 "has not been solved in this database")
+    assert_error(
+        *lookup(client, "connect-four", "1", width=5, height=4),
+        404,
+        "has not been solved in this database",
+    )
 
 
 def test_rules_version_mismatch_is_409(empty_url: str) -> None:
@@ -239,8 +269,11 @@ def test_lookups_see_what_a_solve_stores_after_them(empty_url: str) -> None:
     try:
         with make_app(empty_url) as app:
             client = app.test_client()
-            assert_error(*lookup(client, "connect-four", root, **params), 404,
-                         "has not been solved in this database")
+            assert_error(
+                *lookup(client, "connect-four", root, **params),
+                404,
+                "has not been solved in this database",
+            )
 
             solve(game, full=True, max_expansions=50, store=SqlStore(engine))
             status, partial = lookup(client, "connect-four", root, **params)
@@ -252,8 +285,11 @@ def test_lookups_see_what_a_solve_stores_after_them(empty_url: str) -> None:
             solve(game, full=True, store=SqlStore(engine))
             with engine.connect() as conn:
                 later = conn.execute(
-                    text("SELECT notation FROM nodes WHERE id > :id AND state = 1 "
-                         "ORDER BY id LIMIT 1"), {"id": stored_before},
+                    text(
+                        "SELECT notation FROM nodes WHERE id > :id AND state = 1 "
+                        "ORDER BY id LIMIT 1"
+                    ),
+                    {"id": stored_before},
                 ).scalar()
             assert isinstance(later, str)
             answers = [lookup(client, "connect-four", p, **params) for p in (root, later)]

@@ -86,9 +86,21 @@ def test_serve_answers_over_http_and_stops_on_sigterm(tmp_path: Path) -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(
-        [NEGAGRAPH, "serve", "--db", url, "--port", str(port), "--workers", "2",
-         "--connections", "50"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            NEGAGRAPH,
+            "serve",
+            "--db",
+            url,
+            "--port",
+            str(port),
+            "--workers",
+            "2",
+            "--connections",
+            "50",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         wait_until_up(proc, f"{base}/api/health")
@@ -96,13 +108,16 @@ def test_serve_answers_over_http_and_stops_on_sigterm(tmp_path: Path) -> None:
         assert status == 200 and body["position"] == "x../.../..."
         assert body["moves"][0]["move"] == "b2"
         assert headers["Cache-Control"] == "public, max-age=86400, immutable"
-        status, _, _ = fetch(f"{base}/api/games/tic-tac-toe/positions?p=x........",
-                             **{"If-None-Match": headers["ETag"]})
+        status, _, _ = fetch(
+            f"{base}/api/games/tic-tac-toe/positions?p=x........",
+            **{"If-None-Match": headers["ETag"]},
+        )
         assert status == 304
         status, _, body = fetch(f"{base}/api/games/tic-tac-toe/positions?p=xx")
         assert status == 400 and body["error"]["code"] == 400
         request = urllib.request.Request(
-            f"{base}/api/games/tic-tac-toe/positions", method="POST",
+            f"{base}/api/games/tic-tac-toe/positions",
+            method="POST",
             data=json.dumps({"positions": [".........", "xxx/oo./..."]}).encode(),
             headers={"Content-Type": "application/json"},
         )
@@ -130,7 +145,9 @@ def test_serve_stops_on_ctrl_c(tmp_path: Path) -> None:
     port = free_port()
     proc = subprocess.Popen(
         [NEGAGRAPH, "serve", "--db", url, "--port", str(port), "--workers", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         wait_until_up(proc, f"http://127.0.0.1:{port}/api/health")
@@ -162,7 +179,9 @@ def served(url: str, *args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     with tempfile.TemporaryFile("w+") as log:
         proc = subprocess.Popen(
             [NEGAGRAPH, "serve", "--db", url, "--port", str(port), *args],
-            stdout=log, stderr=log, text=True,
+            stdout=log,
+            stderr=log,
+            text=True,
         )
         try:
             wait_until_up(proc, f"{base}/api/health", timeout=120)
@@ -191,8 +210,10 @@ def test_slow_clients_do_not_stall_lookups(ttt_url: str) -> None:
         host, port = "127.0.0.1", int(base.rsplit(":", 1)[1])
         tally = hostile.Tally()
         until = time.monotonic() + 12  # longer than the server's 5 s header deadline
-        slow = [threading.Thread(target=hostile.slow_client, args=(host, port, until, tally))
-                for _ in range(4)]
+        slow = [
+            threading.Thread(target=hostile.slow_client, args=(host, port, until, tally))
+            for _ in range(4)
+        ]
         for t in slow:
             t.start()
         try:
@@ -212,8 +233,10 @@ def test_slow_clients_do_not_stall_lookups(ttt_url: str) -> None:
                 t.join(timeout=60)
     # Slow clients were cut after the header deadline and came back: still going on.
     assert tally.requests["slow_headers"] > len(slow)
-    print(f"\nlookups during slow clients: n={len(latencies)} "
-          f"p50={statistics.median(latencies) * 1e3:.1f} ms max={max(latencies) * 1e3:.1f} ms")
+    print(
+        f"\nlookups during slow clients: n={len(latencies)} "
+        f"p50={statistics.median(latencies) * 1e3:.1f} ms max={max(latencies) * 1e3:.1f} ms"
+    )
     assert len(latencies) >= 10
     assert max(latencies) < 2, f"a lookup took {max(latencies):.2f} s beside slow clients"
 
@@ -227,22 +250,36 @@ def test_malformed_http_gets_json_errors_from_the_server(ttt_url: str) -> None:
             (431, hostile.get(host, port, "/api", headers={f"X-H{i}": "1" for i in range(120)})),
             (400, hostile.raw_exchange(host, port, b"GARBAGE\r\n\r\n")),
             (400, hostile.raw_exchange(host, port, b"GET /api HTTP/9.9\r\nHost: x\r\n\r\n")),
-            (400, hostile.raw_exchange(host, port,
-                                       b"GET /api HTTP/1.1\r\nHost: x\r\nno colon\r\n\r\n")),
+            (
+                400,
+                hostile.raw_exchange(
+                    host, port, b"GET /api HTTP/1.1\r\nHost: x\r\nno colon\r\n\r\n"
+                ),
+            ),
             (405, hostile.get(host, port, "/api/games/tic-tac-toe/positions", method="OPTIONS")),
-            (400, hostile.get(host, port, "/api/games/tic-tac-toe/positions", method="POST",
-                              body=b'{"positions": [',
-                              headers={"Content-Type": "application/json"})),
+            (
+                400,
+                hostile.get(
+                    host,
+                    port,
+                    "/api/games/tic-tac-toe/positions",
+                    method="POST",
+                    body=b'{"positions": [',
+                    headers={"Content-Type": "application/json"},
+                ),
+            ),
         ]
         for expected, (status, headers, body) in cases:
             assert status == expected, (expected, status, body[:300])
             assert hostile.is_json_error(status, body, headers), (status, headers, body[:300])
         options_headers = cases[6][1][1]
-        assert set(options_headers["allow"].replace(" ", "").split(",")) == {
-            "GET", "HEAD", "POST"}
+        assert set(options_headers["allow"].replace(" ", "").split(",")) == {"GET", "HEAD", "POST"}
         status, _, index = fetch(f"{base}/api")
-        assert status == 200 and {"method": "GET", "path": "/api/games/{game}/positions",
-                                  "summary": ANY} in index["endpoints"]
+        assert (
+            status == 200
+            and {"method": "GET", "path": "/api/games/{game}/positions", "summary": ANY}
+            in index["endpoints"]
+        )
 
 
 def test_serve_on_a_busy_port_is_one_line(ttt_url: str) -> None:
@@ -252,7 +289,9 @@ def test_serve_on_a_busy_port_is_one_line(ttt_url: str) -> None:
         port = busy.getsockname()[1]
         proc = subprocess.run(
             [NEGAGRAPH, "serve", "--db", ttt_url, "--port", str(port)],
-            capture_output=True, text=True, timeout=120,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
     assert proc.returncode == 1
     lines = proc.stderr.strip().splitlines()
@@ -275,8 +314,7 @@ def test_hostile_load_gets_no_5xx_and_only_json_errors(ttt_url: str) -> None:
 
 @pytest.mark.postgres
 def test_served_postgres_gone_away_is_503(tmp_path: Path) -> None:
-    with solved_postgres_behind_proxy() as (url, proxy), \
-            served(url, "--workers", "1") as (base, _):
+    with solved_postgres_behind_proxy() as (url, proxy), served(url, "--workers", "1") as (base, _):
         lookup = f"{base}/api/games/tic-tac-toe/positions?p=x........"
         assert fetch(lookup)[0] == 200
         proxy.close()

@@ -33,8 +33,7 @@ def test_health_ok(client: FlaskClient, backend: str) -> None:
     db = body["database"]
     assert db["reachable"] and db["read_only"]
     assert db["backend"] == ("sqlite" if backend == "sqlite" else "postgresql")
-    assert db["schema"] == {"revision": head_revision(), "head": head_revision(),
-                            "at_head": True}
+    assert db["schema"] == {"revision": head_revision(), "head": head_revision(), "at_head": True}
     assert r.headers["Cache-Control"] == "no-store"
 
 
@@ -48,11 +47,16 @@ def test_database_not_at_head_is_503_everywhere(unmigrated_url: str) -> None:
         assert body["database"]["reachable"] is True
         assert body["database"]["schema"]["at_head"] is False
         assert body["database"]["schema"]["revision"] is None
-        assert_error(503, {"error": body["error"]}, 503, "not at schema head",
-                     "negagraph db upgrade")
-        for url in ("/api/games", "/api/games/tic-tac-toe/positions?p=.........",
-                    "/api/games/tic-tac-toe/line?p=.........", "/api/solves",
-                    "/api/solves/1"):
+        assert_error(
+            503, {"error": body["error"]}, 503, "not at schema head", "negagraph db upgrade"
+        )
+        for url in (
+            "/api/games",
+            "/api/games/tic-tac-toe/positions?p=.........",
+            "/api/games/tic-tac-toe/line?p=.........",
+            "/api/solves",
+            "/api/solves/1",
+        ):
             r = client.get(url)
             assert_error(r.status_code, r.get_json(), 503, "not at schema head")
         r = client.post("/api/games/tic-tac-toe/positions", json={"positions": ["........."]})
@@ -141,10 +145,29 @@ def test_games_lists_every_game_and_the_stored_variants(client: FlaskClient) -> 
 # -- solve runs -------------------------------------------------------------------------------
 
 RUN_FIELDS = {
-    "id", "variant_id", "game", "params", "rules_version", "status", "started_at",
-    "heartbeat_at", "finished_at", "root", "full", "max_expansions", "max_seconds",
-    "expansions", "nodes_added", "edges_added", "nodes", "edges", "frontier", "root_bounds",
-    "seconds", "pid", "hostname",
+    "id",
+    "variant_id",
+    "game",
+    "params",
+    "rules_version",
+    "status",
+    "started_at",
+    "heartbeat_at",
+    "finished_at",
+    "root",
+    "full",
+    "max_expansions",
+    "max_seconds",
+    "expansions",
+    "nodes_added",
+    "edges_added",
+    "nodes",
+    "edges",
+    "frontier",
+    "root_bounds",
+    "seconds",
+    "pid",
+    "hostname",
 }
 
 
@@ -159,8 +182,9 @@ def test_solves_list_and_detail(client: FlaskClient) -> None:
         assert set(run) == RUN_FIELDS
         assert run["status"] == "complete" and run["finished_at"] is not None
         assert run["pid"] == os.getpid()
-    ttt = next(run for run in runs if run["game"] == "tic-tac-toe"
-               and run["params"] == {"symmetry": False})
+    ttt = next(
+        run for run in runs if run["game"] == "tic-tac-toe" and run["params"] == {"symmetry": False}
+    )
     assert ttt["full"] is True and ttt["nodes"] == 5478 and ttt["frontier"] == 0
     assert ttt["root"] == ".../.../..." and ttt["root_bounds"]["low"] == 0
     one = client.get(f"/api/solves/{ttt['id']}")
@@ -168,8 +192,16 @@ def test_solves_list_and_detail(client: FlaskClient) -> None:
     assert client.get("/api/solves?limit=1").get_json()["solves"] == runs[:1]
 
 
-@pytest.mark.parametrize("url", ["/api/solves/999999", "/api/solves/0",
-                                 f"/api/solves/{2**31}", "/api/solves/-1", "/api/solves/x"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/solves/999999",
+        "/api/solves/0",
+        f"/api/solves/{2**31}",
+        "/api/solves/-1",
+        "/api/solves/x",
+    ],
+)
 def test_unknown_solve_is_404(client: FlaskClient, url: str) -> None:
     r = client.get(url)
     assert_error(r.status_code, r.get_json(), 404)
@@ -200,8 +232,13 @@ def test_progress_is_readable_while_a_solve_runs(empty_url: str) -> None:
 
         engine = make_engine(empty_url)
         try:
-            solve(get_game("connect-four", width=4, height=3), full=True, batch_size=2000,
-                  store=SqlStore(engine), progress=progress)
+            solve(
+                get_game("connect-four", width=4, height=3),
+                full=True,
+                batch_size=2000,
+                store=SqlStore(engine),
+                progress=progress,
+            )
         finally:
             engine.dispose()
         final = client.get("/api/solves").get_json()["solves"][0]

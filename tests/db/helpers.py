@@ -161,7 +161,8 @@ def snapshot(graph: Graph) -> dict[str, Any]:
         "attributes": sorted(vars(graph)),
         "array_types": {  # but key_order: a full run's sort order, a cache either way
             name: (type(v).__name__, getattr(v, "typecode", None))
-            for name, v in vars(graph).items() if name != "key_order"
+            for name, v in vars(graph).items()
+            if name != "key_order"
         },
     }
 

@@ -27,13 +27,23 @@ BREADTH_FIRST = [("chess", {"material": "KRvK"}, "k7/8/2K5/8/8/8/8/7R w - -")]
 
 
 def snapshot(g: Graph) -> tuple[Any, ...]:
-    return (list(g.keys), bytes(g.state), list(g.low), list(g.high), bytes(g.low_final),
-            bytes(g.high_final), list(g.depth_low), list(g.depth_high), list(g.edge_child),
-            list(g.edge_move))
+    return (
+        list(g.keys),
+        bytes(g.state),
+        list(g.low),
+        list(g.high),
+        bytes(g.low_final),
+        bytes(g.high_final),
+        list(g.depth_low),
+        list(g.depth_high),
+        list(g.edge_child),
+        list(g.edge_move),
+    )
 
 
-def budgeted(name: str, params: dict[str, Any], root: str | None,
-             budget: int) -> tuple[Graph, list[int], Any]:
+def budgeted(
+    name: str, params: dict[str, Any], root: str | None, budget: int
+) -> tuple[Graph, list[int], Any]:
     store = MemoryStore()
     expansions = []
     while True:
@@ -53,16 +63,24 @@ def uninterrupted(name: str, params: dict[str, Any], root: str | None) -> tuple[
 
 
 @pytest.mark.parametrize("budget", [3, 150])
-@pytest.mark.parametrize(("name", "params", "root"), DEPTH_FIRST + BREADTH_FIRST,
-                         ids=[c[0] for c in DEPTH_FIRST + BREADTH_FIRST])
-def test_expansion_budgets_are_exact(name: str, params: dict[str, Any], root: str | None,
-                                     budget: int) -> None:
+@pytest.mark.parametrize(
+    ("name", "params", "root"),
+    DEPTH_FIRST + BREADTH_FIRST,
+    ids=[c[0] for c in DEPTH_FIRST + BREADTH_FIRST],
+)
+def test_expansion_budgets_are_exact(
+    name: str, params: dict[str, Any], root: str | None, budget: int
+) -> None:
     g0, r0 = uninterrupted(name, params, root)
     g, expansions, r = budgeted(name, params, root, budget)
     assert expansions[:-1] == [budget] * (len(expansions) - 1)
     assert 0 <= expansions[-1] <= budget
-    assert (r.low, r.high, r.low_final, r.high_final) == (r0.low, r0.high, r0.low_final,
-                                                          r0.high_final)
+    assert (r.low, r.high, r.low_final, r.high_final) == (
+        r0.low,
+        r0.high,
+        r0.low_final,
+        r0.high_final,
+    )
     if (name, params, root) in DEPTH_FIRST:
         # a restarted search retraces the interrupted one: node for node
         assert sum(expansions) == r0.expansions
@@ -89,8 +107,19 @@ def test_the_cli_honours_an_expansion_budget_exactly(tmp_path: Any) -> None:
 
 def test_a_time_budget_stops_the_run_and_is_recorded(tmp_path: Any) -> None:
     url = f"sqlite:///{tmp_path / 't.db'}"
-    code, out, err = run("solve", "connect-four", "-p", "width=5", "-p", "height=5",
-                         "--db", url, "--json", "--max-seconds", "1")
+    code, out, err = run(
+        "solve",
+        "connect-four",
+        "-p",
+        "width=5",
+        "-p",
+        "height=5",
+        "--db",
+        url,
+        "--json",
+        "--max-seconds",
+        "1",
+    )
     assert code == 0, err
     result = json.loads(out)
     assert result["status"] == "budget" and result["expansions"] > 0

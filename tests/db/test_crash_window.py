@@ -43,7 +43,10 @@ def uninterrupted(name: str) -> tuple[Graph, int]:
 def killed_solve(name: str, url: str, step: str) -> None:
     proc = subprocess.run(
         [NEGAGRAPH, "solve", name, "--db", url, "--json"],
-        env={**os.environ, CRASH_ENV: step}, capture_output=True, text=True, timeout=300,
+        env={**os.environ, CRASH_ENV: step},
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == -signal.SIGKILL, (step, proc.returncode, proc.stderr)
 
@@ -66,15 +69,17 @@ def resumed(url: str, *args: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("step", ["last-batch", "closing-pass", "close"])
-@pytest.mark.parametrize("name", sorted(CASES), ids=[f"{n}-{c}" for n, c in sorted(
-    CASES.items())])
+@pytest.mark.parametrize("name", sorted(CASES), ids=[f"{n}-{c}" for n, c in sorted(CASES.items())])
 def test_a_kill_in_the_closing_sequence_resumes_to_the_uninterrupted_graph(
     db_url: str, name: str, step: str
 ) -> None:
     g, commits = uninterrupted(name)
     assert commits >= 3  # batches, then the closing pass
-    crash = {"last-batch": f"commit:{commits - 1}", "closing-pass": f"commit:{commits}",
-             "close": "close"}[step]
+    crash = {
+        "last-batch": f"commit:{commits - 1}",
+        "closing-pass": f"commit:{commits}",
+        "close": "close",
+    }[step]
     killed_solve(name, db_url, crash)
     # The root is decided once the last batch is in; only the closing pass settles it.
     assert variant_settled(db_url) is (step != "last-batch")
@@ -87,8 +92,7 @@ def test_a_kill_in_the_closing_sequence_resumes_to_the_uninterrupted_graph(
     # and nothing changes any more
     again = resumed(db_url, name)
     assert again["complete"] is True and again["expansions"] == 0
-    assert (again["depth_low"], again["depth_high"]) == (first["depth_low"],
-                                                         first["depth_high"])
+    assert (again["depth_low"], again["depth_high"]) == (first["depth_low"], first["depth_high"])
     assert stored_rows(db_url) == expected_rows(g)
 
 
@@ -97,8 +101,7 @@ def test_every_batch_commit_leaves_the_variant_unsettled(db_url: str) -> None:
     a budgeted run that ends cleanly settles it (its closing pass computes depths)."""
     killed_solve("number-game", db_url, "commit:1")
     assert not variant_settled(db_url)
-    code, out, err = run("solve", "number-game", "--db", db_url, "--max-expansions", "3",
-                         "--json")
+    code, out, err = run("solve", "number-game", "--db", db_url, "--max-expansions", "3", "--json")
     assert code == 0, err
     assert json.loads(out)["status"] == "budget" and variant_settled(db_url)
 
@@ -119,24 +122,29 @@ def test_a_full_solve_killed_after_every_first_commit_still_progresses(db_url: s
         engine = make_engine(db_url)
         try:
             with engine.connect() as conn:
-                done = conn.execute(text("SELECT coalesce(sum(expansions), 0) FROM solve_runs"
-                                         )).scalar_one()
+                done = conn.execute(
+                    text("SELECT coalesce(sum(expansions), 0) FROM solve_runs")
+                ).scalar_one()
         finally:
             engine.dispose()
         if done >= total:
             break
         proc = subprocess.run(
             [NEGAGRAPH, "solve", *args, "--db", db_url, "--json"],
-            env={**os.environ, CRASH_ENV: "commit:1"}, capture_output=True, text=True,
-            timeout=600)
+            env={**os.environ, CRASH_ENV: "commit:1"},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert proc.returncode == -signal.SIGKILL, proc.stderr
         runs += 1
         assert runs < 50
     engine = make_engine(db_url)
     try:
         with engine.connect() as conn:
-            recorded = [r[0] for r in conn.execute(text(
-                "SELECT expansions FROM solve_runs ORDER BY id"))]
+            recorded = [
+                r[0] for r in conn.execute(text("SELECT expansions FROM solve_runs ORDER BY id"))
+            ]
     finally:
         engine.dispose()
     assert runs >= 4 and sum(recorded) == total

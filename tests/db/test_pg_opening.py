@@ -29,7 +29,10 @@ LIMIT = 120.0
 def start(*args: str, **env: str) -> subprocess.Popen[str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("NEGAGRAPH_")}
     return subprocess.Popen(
-        [NEGAGRAPH, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [NEGAGRAPH, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**environ, **env},
     )
 
@@ -65,8 +68,11 @@ def test_two_first_solves_on_an_empty_database_never_crash() -> None:
                 assert json.loads(out)["expansions"] > 0, (attempt, out)
             else:
                 # the refused one may be the one that created the schema (it says so)
-                lines = [x for x in err.strip().splitlines()
-                         if not x.startswith("created the negagraph schema in ")]
+                lines = [
+                    x
+                    for x in err.strip().splitlines()
+                    if not x.startswith("created the negagraph schema in ")
+                ]
                 assert code == 1 and len(lines) == 1, (attempt, err)
                 assert lines[0].startswith("error: tic-tac-toe (symmetry=false) is "), lines
                 assert "being solved by run" in lines[0] or "another writer" in lines[0]
@@ -130,7 +136,9 @@ def test_a_server_that_never_answers_is_one_line_not_a_hang() -> None:
         began = time.monotonic()
         procs = {
             name: start(
-                *[str(free_port()) if a == "0" else a for a in args], "--db", url,
+                *[str(free_port()) if a == "0" else a for a in args],
+                "--db",
+                url,
                 NEGAGRAPH_PG_CONNECT_TIMEOUT="3",
             )
             for name, args in COMMANDS.items()
@@ -154,7 +162,9 @@ def test_a_server_that_refuses_is_one_line() -> None:
     port = free_port()  # nothing listens there
     done = subprocess.run(
         [NEGAGRAPH, "status", "--db", f"postgresql://postgres@127.0.0.1:{port}/nothing"],
-        capture_output=True, text=True, timeout=LIMIT,
+        capture_output=True,
+        text=True,
+        timeout=LIMIT,
     )
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 1 and len(lines) == 1, done.stderr

@@ -32,8 +32,18 @@ from tests.db.helpers import snapshot
 from tests.oracles import ExplicitGame
 from tests.solver.test_negamax import graphs
 
-COLUMNS = ("keys", "state", "low", "high", "low_final", "high_final", "depth_low",
-           "depth_high", "dist", "child_count")
+COLUMNS = (
+    "keys",
+    "state",
+    "low",
+    "high",
+    "low_final",
+    "high_final",
+    "depth_low",
+    "depth_high",
+    "dist",
+    "child_count",
+)
 EDGE_COLUMNS = ("first_edge", "edge_parent", "edge_child")
 
 
@@ -69,13 +79,20 @@ def assert_same_columns(kept: Graph, stored: Graph) -> None:
     assert list(kept.edge_move) == list(stored.edge_move)
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(graphs(max_nodes=14), st.integers(1, 4),
-       st.lists(st.tuples(st.booleans(), st.booleans()), min_size=12, max_size=12))
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    graphs(max_nodes=14),
+    st.integers(1, 4),
+    st.lists(st.tuples(st.booleans(), st.booleans()), min_size=12, max_size=12),
+)
 def test_the_file_is_the_stored_graph_column_for_column(
-    template: Path, tmp_path: Path, gl: tuple[list[list[int]], dict[int, int]],
-    budget: int, steps: list[tuple[bool, bool]],
+    template: Path,
+    tmp_path: Path,
+    gl: tuple[list[list[int]], dict[int, int]],
+    budget: int,
+    steps: list[tuple[bool, bool]],
 ) -> None:
     # Random graphs, budgets and histories of partial and full runs (partial ones hold
     # edges out of parent order; after a full one, a partial one must read the database),
@@ -90,14 +107,18 @@ def test_the_file_is_the_stored_graph_column_for_column(
     try:
         for step, (full, drop) in enumerate(steps):
             for store in (memory, SqlStore(engine)):
-                result = solve(game, full=full, store=store, max_expansions=budget,
-                               batch_size=1 + step % 3)
+                result = solve(
+                    game, full=full, store=store, max_expansions=budget, batch_size=1 + step % 3
+                )
             if result.complete:
                 assert not path.exists()
                 break
             meta, kept = read(path)
             assert (meta["nodes"], meta["edges"], meta["full"]) == (
-                kept.num_nodes, kept.total_edges, full)
+                kept.num_nodes,
+                kept.total_edges,
+                full,
+            )
             assert_same_columns(kept, load_graph(engine, game))
             if drop:
                 path.unlink()
@@ -112,8 +133,13 @@ def test_the_file_is_the_stored_graph_column_for_column(
 
 
 def full_run(engine: Engine, budget: int = 700) -> str:
-    return solve(get_game("tic-tac-toe"), full=True, store=SqlStore(engine),
-                 max_expansions=budget, batch_size=300).status
+    return solve(
+        get_game("tic-tac-toe"),
+        full=True,
+        store=SqlStore(engine),
+        max_expansions=budget,
+        batch_size=300,
+    ).status
 
 
 def opened_from_file(engine: Engine, caplog: pytest.LogCaptureFixture) -> bool:
@@ -154,13 +180,24 @@ def finish_and_check(engine: Engine, *, same_ids: bool = True) -> None:
 
 
 def values_by_key(g: Graph) -> dict[int, tuple[int, ...]]:
-    return {g.keys[i]: (g.low[i], g.high[i], g.low_final[i], g.high_final[i], g.depth_low[i],
-                        g.depth_high[i], g.state[i], g.child_count[i])
-            for i in range(g.num_nodes)}
+    return {
+        g.keys[i]: (
+            g.low[i],
+            g.high[i],
+            g.low_final[i],
+            g.high_final[i],
+            g.depth_low[i],
+            g.depth_high[i],
+            g.state[i],
+            g.child_count[i],
+        )
+        for i in range(g.num_nodes)
+    }
 
 
-def test_a_matching_file_is_used(tictactoe: tuple[Engine, Path],
-                                 caplog: pytest.LogCaptureFixture) -> None:
+def test_a_matching_file_is_used(
+    tictactoe: tuple[Engine, Path], caplog: pytest.LogCaptureFixture
+) -> None:
     engine, path = tictactoe
     _, kept = read(path)  # with the run's key order, which spares the next one a sort
     assert kept.key_order is not None
@@ -185,10 +222,13 @@ def _a_node_was_changed(engine: Engine, path: Path) -> None:
 
 def _a_node_was_added(engine: Engine, path: Path) -> None:
     with engine.begin() as conn:
-        conn.execute(text(
-            "INSERT INTO nodes (variant_id, id, state, dist, low_final, high_final, "
-            "\"key\", notation) SELECT variant_id, max(id) + 1, 0, 9, 0, 0, x'ffff', 'x' "
-            "FROM nodes"))
+        conn.execute(
+            text(
+                "INSERT INTO nodes (variant_id, id, state, dist, low_final, high_final, "
+                "\"key\", notation) SELECT variant_id, max(id) + 1, 0, 9, 0, 0, x'ffff', 'x' "
+                "FROM nodes"
+            )
+        )
 
 
 def _the_run_row_was_rewritten(engine: Engine, path: Path) -> None:
@@ -221,11 +261,20 @@ def _the_file_is_from_another_format(engine: Engine, path: Path) -> None:
         np.savez(f, meta=np.array(json.dumps(meta)), **columns)
 
 
-@pytest.mark.parametrize("stale", [
-    _another_run_came_between, _a_node_was_changed, _a_node_was_added,
-    _the_run_row_was_rewritten, _the_run_recorded_other_counts, _the_file_is_truncated,
-    _the_file_is_corrupted, _the_file_is_from_another_format,
-], ids=lambda f: f.__name__.strip("_").replace("_", " "))
+@pytest.mark.parametrize(
+    "stale",
+    [
+        _another_run_came_between,
+        _a_node_was_changed,
+        _a_node_was_added,
+        _the_run_row_was_rewritten,
+        _the_run_recorded_other_counts,
+        _the_file_is_truncated,
+        _the_file_is_corrupted,
+        _the_file_is_from_another_format,
+    ],
+    ids=lambda f: f.__name__.strip("_").replace("_", " "),
+)
 def test_a_stale_or_damaged_file_is_ignored(
     tictactoe: tuple[Engine, Path], caplog: pytest.LogCaptureFixture, stale: Any
 ) -> None:
@@ -233,8 +282,9 @@ def test_a_stale_or_damaged_file_is_ignored(
     stale(engine, path)
     assert path.exists()
     assert not opened_from_file(engine, caplog)
-    assert any("resume file" in r.getMessage() or "not resuming" in r.getMessage()
-               for r in caplog.records), [r.getMessage() for r in caplog.records]
+    assert any(
+        "resume file" in r.getMessage() or "not resuming" in r.getMessage() for r in caplog.records
+    ), [r.getMessage() for r in caplog.records]
     if stale is _a_node_was_added:
         with engine.begin() as conn:  # undo it, so that the solve can finish
             conn.execute(text("DELETE FROM nodes WHERE notation = 'x'"))
@@ -255,17 +305,23 @@ def test_a_partial_run_reads_the_database_after_a_full_one(
     game = get_game("tic-tac-toe")
     with caplog.at_level(logging.INFO, logger="db.store"):
         solve(game, store=SqlStore(engine), max_expansions=5)
-    assert any("written by a full run, and this one is partial" in r.getMessage()
-               for r in caplog.records)
+    assert any(
+        "written by a full run, and this one is partial" in r.getMessage() for r in caplog.records
+    )
     assert not leftover.exists()
     meta, kept = read(path)
     assert meta["full"] is False
     assert_same_columns(kept, load_graph(engine, game))
     with engine.connect() as conn:  # the rows the full run left behind are rewritten
-        assert conn.execute(text(
-            "SELECT count(*) FROM nodes AS n WHERE n.state = 0 AND EXISTS (SELECT 1 FROM "
-            "edges AS e WHERE e.variant_id = n.variant_id AND e.parent = n.id)"
-        )).scalar_one() == 0
+        assert (
+            conn.execute(
+                text(
+                    "SELECT count(*) FROM nodes AS n WHERE n.state = 0 AND EXISTS (SELECT 1 FROM "
+                    "edges AS e WHERE e.variant_id = n.variant_id AND e.parent = n.id)"
+                )
+            ).scalar_one()
+            == 0
+        )
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="db.store"):
         solve(game, store=SqlStore(engine), max_expansions=5)  # partial after partial
@@ -317,10 +373,10 @@ def test_an_unwritable_place_costs_only_a_warning(
 
 def test_only_sqlite_files_get_resume_files(tmp_path: Path) -> None:
     assert resume_path(make_engine(f"sqlite:///{tmp_path / 'a.db'}"), 3) == Path(
-        f"{tmp_path / 'a.db'}.resume-3")
+        f"{tmp_path / 'a.db'}.resume-3"
+    )
     assert resume_path(make_engine("sqlite://"), 3) is None
-    assert resume_path(make_engine("postgresql+psycopg://postgres@127.0.0.1:5432/test"),
-                       3) is None
+    assert resume_path(make_engine("postgresql+psycopg://postgres@127.0.0.1:5432/test"), 3) is None
 
 
 def test_the_file_keeps_wide_move_labels(tmp_path: Path) -> None:
@@ -350,5 +406,6 @@ def test_edges_held_out_of_parent_order_are_written_in_it(tmp_path: Path) -> Non
     _, kept = read(tmp_path / "o")
     assert list(kept.edge_parent) == [0, 0, 3, 3]
     assert list(kept.first_edge) == [0, -1, -1, 2, -1]  # no edges: -1, as loaded
-    assert [(kept.edge_move[e], kept.edge_child[e]) for n in range(5)
-            for e in kept.children(n)] == [("c", 1), ("d", 3), ("a", 4), ("b", 0)]
+    assert [
+        (kept.edge_move[e], kept.edge_child[e]) for n in range(5) for e in kept.children(n)
+    ] == [("c", 1), ("d", 3), ("a", 4), ("b", 0)]

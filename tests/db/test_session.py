@@ -158,8 +158,12 @@ def test_sqlite_files_are_checked_before_sqlite_opens_them(tmp_path: Path) -> No
     assert sqlite_opening(f"sqlite:///{tmp_path / 'new.db'}") == SqliteOpening(
         tmp_path / "new.db", None
     )
-    for url in ("sqlite://", "sqlite:///:memory:", "postgresql://u@h/db",
-                f"sqlite:///file:{tmp_path / 'x.db'}?mode=ro&uri=true"):
+    for url in (
+        "sqlite://",
+        "sqlite:///:memory:",
+        "postgresql://u@h/db",
+        f"sqlite:///file:{tmp_path / 'x.db'}?mode=ro&uri=true",
+    ):
         assert sqlite_opening(url) is None  # nothing to look at: opened as given
 
 
@@ -217,9 +221,7 @@ def test_timeout_settings_must_be_numbers(monkeypatch: pytest.MonkeyPatch) -> No
     assert params["connect_timeout"] == 10 and params["keepalives_idle"] == 30
     assert "options" not in params  # a writer: no statement timeout
     params = connect_params(url, read_only=True)
-    assert params["options"] == (
-        "-c default_transaction_read_only=on -c statement_timeout=300000"
-    )
+    assert params["options"] == ("-c default_transaction_read_only=on -c statement_timeout=300000")
     monkeypatch.setenv("NEGAGRAPH_PG_CONNECT_TIMEOUT", "0")  # 0: wait forever
     monkeypatch.setenv("NEGAGRAPH_PG_STATEMENT_TIMEOUT", "0")  # 0: none
     params = connect_params(url, read_only=True)

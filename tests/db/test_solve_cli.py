@@ -44,8 +44,9 @@ def stored_counts(url: str) -> tuple[int, int]:
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
-            nodes, edges = conn.execute(text(
-                "SELECT (SELECT count(*) FROM nodes), (SELECT count(*) FROM edges)")).one()
+            nodes, edges = conn.execute(
+                text("SELECT (SELECT count(*) FROM nodes), (SELECT count(*) FROM edges)")
+            ).one()
     finally:
         engine.dispose()
     return int(nodes), int(edges)
@@ -59,8 +60,19 @@ def reference(name: str, params: dict[str, Any], *, full: bool, batch: int | Non
 
 
 def test_budgeted_runs_resume_to_the_uninterrupted_graph(db_url: str) -> None:
-    args = ["solve", "connect-four", "-p", "width=4", "-p", "height=3", "--db", db_url,
-            "--max-expansions", "150", "--json"]
+    args = [
+        "solve",
+        "connect-four",
+        "-p",
+        "width=4",
+        "-p",
+        "height=3",
+        "--db",
+        db_url,
+        "--max-expansions",
+        "150",
+        "--json",
+    ]
     statuses = []
     for _ in range(100):
         code, out, err = run(*args)
@@ -87,7 +99,8 @@ def test_query_and_status(db_url: str) -> None:
     best = view["moves"][0]
     assert best["move_low"] == 1 and best["move_high"] == 1
     assert [m["move_low"] for m in view["moves"]] == sorted(
-        (m["move_low"] for m in view["moves"]), reverse=True)
+        (m["move_low"] for m in view["moves"]), reverse=True
+    )
     assert len(view["moves"]) == 7
     code, out, _ = run("query", "tic-tac-toe", "x.o/.../...", "--db", db_url)
     assert code == 0 and "value 1" in out and "moves, best first" in out
@@ -144,8 +157,12 @@ def test_a_database_at_another_schema_revision_is_refused(tmp_path: Path) -> Non
             conn.execute(text("UPDATE alembic_version SET version_num = 'f00dfeed'"))
     finally:
         engine.dispose()
-    for args in (["solve", "tic-tac-toe"], ["query", "tic-tac-toe", "........."],
-                 ["status"], ["db", "upgrade"]):
+    for args in (
+        ["solve", "tic-tac-toe"],
+        ["query", "tic-tac-toe", "........."],
+        ["status"],
+        ["db", "upgrade"],
+    ):
         code, _, err = run(*args, "--db", url)
         assert code == 1 and err.startswith("error: ")
         assert "f00dfeed" in err and len(err.strip().splitlines()) == 1
@@ -153,7 +170,9 @@ def test_a_database_at_another_schema_revision_is_refused(tmp_path: Path) -> Non
 
 def start_solve(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [NEGAGRAPH, "solve", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [NEGAGRAPH, "solve", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
 
@@ -163,9 +182,11 @@ def committed_rows(url: str) -> int:
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
-            return int(conn.execute(text(
-                "SELECT (SELECT count(*) FROM nodes) + (SELECT count(*) FROM edges)"
-            )).scalar_one())
+            return int(
+                conn.execute(
+                    text("SELECT (SELECT count(*) FROM nodes) + (SELECT count(*) FROM edges)")
+                ).scalar_one()
+            )
     finally:
         engine.dispose()
 
@@ -175,8 +196,9 @@ def last_run_id(url: str) -> int:
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
-            return int(conn.execute(text("SELECT coalesce(max(id), 0) FROM solve_runs"))
-                       .scalar_one())
+            return int(
+                conn.execute(text("SELECT coalesce(max(id), 0) FROM solve_runs")).scalar_one()
+            )
     finally:
         engine.dispose()
 
@@ -186,7 +208,10 @@ WAIT = 120.0
 
 
 def wait_for_commit(
-    url: str, proc: subprocess.Popen[str], after_run: int, expansions: int = 1,
+    url: str,
+    proc: subprocess.Popen[str],
+    after_run: int,
+    expansions: int = 1,
     timeout: float = WAIT,
 ) -> bool:
     """Wait until the solve run that *proc* started (the first run with an id above
@@ -198,8 +223,9 @@ def wait_for_commit(
         while time.monotonic() < deadline:
             with engine.connect() as conn:
                 done = conn.execute(
-                    text("SELECT expansions FROM solve_runs WHERE id > :after ORDER BY id "
-                         "LIMIT 1"), {"after": after_run}).scalar()
+                    text("SELECT expansions FROM solve_runs WHERE id > :after ORDER BY id LIMIT 1"),
+                    {"after": after_run},
+                ).scalar()
             if done is not None and done >= expansions:
                 return True
             if proc.poll() is not None:
@@ -211,7 +237,8 @@ def wait_for_commit(
     _, err = proc.communicate()
     raise AssertionError(
         f"solve pid {proc.pid} committed no {expansions} expansions within {timeout:.0f} s; "
-        f"stderr: {err[-2000:]!r}")
+        f"stderr: {err[-2000:]!r}"
+    )
 
 
 @pytest.mark.parametrize("full", [True, False], ids=["full", "partial"])
@@ -222,8 +249,18 @@ def test_kill_9_at_random_moments_loses_nothing_committed(db_url: str, full: boo
     # 4x4 full is ~190 batches of 700 expansions, 5x4 partial ~220.
     width = 4 if full else 5
     batch = 700
-    args = ["connect-four", "-p", f"width={width}", "-p", "height=4", "--db", db_url,
-            "--batch-size", str(batch), "--json"]
+    args = [
+        "connect-four",
+        "-p",
+        f"width={width}",
+        "-p",
+        "height=4",
+        "--db",
+        db_url,
+        "--batch-size",
+        str(batch),
+        "--json",
+    ]
     if full:
         args.append("--full")
     kills = 0
@@ -263,8 +300,9 @@ def wait_for_running_run(url: str, timeout: float = WAIT) -> None:
     try:
         while time.monotonic() < deadline:
             with engine.connect() as conn:
-                n = conn.execute(text(
-                    "SELECT count(*) FROM solve_runs WHERE status = 'running'")).scalar_one()
+                n = conn.execute(
+                    text("SELECT count(*) FROM solve_runs WHERE status = 'running'")
+                ).scalar_one()
             if n:
                 return
             time.sleep(0.05)
@@ -297,8 +335,18 @@ def test_one_writer_per_variant_and_a_dead_writer_does_not_block(db_url: str) ->
 def test_ctrl_c_stops_after_the_batch_and_says_how_to_continue(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'c.db'}"
     assert run("db", "upgrade", "--db", url)[0] == 0
-    args = ["connect-four", "-p", "width=4", "-p", "height=4", "--full", "--db", url,
-            "--batch-size", "2000"]
+    args = [
+        "connect-four",
+        "-p",
+        "width=4",
+        "-p",
+        "height=4",
+        "--full",
+        "--db",
+        url,
+        "--batch-size",
+        "2000",
+    ]
     proc = start_solve(*args)
     assert wait_for_commit(url, proc, 0), proc.communicate()  # ~67 batches: one is done
     proc.send_signal(signal.SIGINT)
@@ -324,8 +372,7 @@ def test_chess_lookups_pick_the_table_from_the_fen(tmp_path: Path) -> None:
     code, _, err = run("solve", "chess", "-p", "material=KQvK", "--full", "--db", url)
     assert code == 0, err
     # no -p material: the FEN's material (KQvK) names the table
-    code, out, err = run("query", "chess", "k7/8/1K6/8/8/8/8/6Q1 w - -", "--db", url,
-                         "--json")
+    code, out, err = run("query", "chess", "k7/8/1K6/8/8/8/8/6Q1 w - -", "--db", url, "--json")
     assert code == 0, err
     view = json.loads(out)
     assert view["params"]["material"] == "KQvK" and view["low"] == 1
@@ -341,8 +388,7 @@ def test_e_valuate_lookups_report_max_side_values(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'ev.db'}"
     assert run("solve", "e-valuate", "--full", "--db", url)[0] == 0
     # MIN to move after MAX proposed 7: the mover's value is -18, MAX's is 18
-    code, out, err = run("query", "e-valuate", "x=?,y=?,z=?;proposed=7", "--db", url,
-                         "--json")
+    code, out, err = run("query", "e-valuate", "x=?,y=?,z=?;proposed=7", "--db", url, "--json")
     assert code == 0, err
     view = json.loads(out)
     assert (view["to_move"], view["value"], view["max_value"]) == ("MIN", -18, 18)
@@ -373,8 +419,19 @@ def read_lines_until(stream: Any, found: Any, timeout: float = WAIT) -> list[str
 def test_progress_is_logged_every_few_seconds_when_stderr_is_a_pipe(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'p.db'}"
     # 5x4 full: far more than one log period of work (~15 s here), whatever the machine
-    proc = start_solve("connect-four", "-p", "width=5", "-p", "height=4", "--full",
-                       "--db", url, "--max-expansions", "200000", "--json")
+    proc = start_solve(
+        "connect-four",
+        "-p",
+        "width=5",
+        "-p",
+        "height=4",
+        "--full",
+        "--db",
+        url,
+        "--max-expansions",
+        "200000",
+        "--json",
+    )
     try:
         lines = read_lines_until(proc.stderr, lambda line: line.startswith("progress: "))
     finally:
@@ -397,9 +454,21 @@ def test_progress_line_on_a_terminal_names_the_long_steps(tmp_path: Path) -> Non
     url = f"sqlite:///{tmp_path / 't.db'}"
     primary, secondary = pty.openpty()
     proc = subprocess.Popen(
-        [NEGAGRAPH, "solve", "connect-four", "-p", "width=4", "-p", "height=4", "--full",
-         "--db", url],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=secondary,
+        [
+            NEGAGRAPH,
+            "solve",
+            "connect-four",
+            "-p",
+            "width=4",
+            "-p",
+            "height=4",
+            "--full",
+            "--db",
+            url,
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=secondary,
     )
     os.close(secondary)
     seen = b""
@@ -429,8 +498,16 @@ def test_progress_line_on_a_terminal_names_the_long_steps(tmp_path: Path) -> Non
     assert "value 0" in out.decode()
 
 
-PHASES = ("loading the stored graph", "starting", "expanding", "committing", "retrograde",
-          "finality", "loading edges", "closing")
+PHASES = (
+    "loading the stored graph",
+    "starting",
+    "expanding",
+    "committing",
+    "retrograde",
+    "finality",
+    "loading edges",
+    "closing",
+)
 
 
 @pytest.mark.parametrize("full", [True, False], ids=["full", "partial"])
@@ -447,16 +524,22 @@ def test_the_solver_names_its_long_steps(tmp_path: Path, full: bool) -> None:
     try:
         for budget in (2500 if full else 100, None):  # a budget, then resumed to the end
             seen: list[tuple[str, int]] = []
-            solve(game, full=full, store=SqlStore(engine), batch_size=500 if full else 50,
-                  max_expansions=budget,
-                  progress=lambda p, seen=seen: seen.append((p.phase, p.expansions)))
+            solve(
+                game,
+                full=full,
+                store=SqlStore(engine),
+                batch_size=500 if full else 50,
+                max_expansions=budget,
+                progress=lambda p, seen=seen: seen.append((p.phase, p.expansions)),
+            )
             runs.append(seen)
     finally:
         engine.dispose()
     for seen in runs:
         phases = [phase for phase, _ in seen]
-        assert all(p in PHASES or (p.startswith("committing ") and p.endswith(" nodes"))
-                   for p in phases), phases
+        assert all(
+            p in PHASES or (p.startswith("committing ") and p.endswith(" nodes")) for p in phases
+        ), phases
         assert phases[-1] == "closing"
         expansions = [e for _, e in seen]
         assert expansions == sorted(expansions)  # the figures of the latest batch
@@ -465,8 +548,7 @@ def test_the_solver_names_its_long_steps(tmp_path: Path, full: bool) -> None:
     if full:
         assert "retrograde" not in first  # stopped by its budget before the end
         assert second[-6:-3] == ["loading edges", "retrograde", "finality"]
-        assert second[-3].startswith("committing ") and second[-2:] == ["expanding",
-                                                                         "closing"]
+        assert second[-3].startswith("committing ") and second[-2:] == ["expanding", "closing"]
     else:
         assert first[-4] == "retrograde" and first[-3].startswith("committing ")
         assert second[0] == "retrograde"  # the stored graph's bounds recomputed first
@@ -474,8 +556,13 @@ def test_the_solver_names_its_long_steps(tmp_path: Path, full: bool) -> None:
 
 
 def run_status(url: str) -> Any:
-    proc = subprocess.run([NEGAGRAPH, "status", "--db", url, "--json"], capture_output=True,
-                          text=True, timeout=WAIT, check=False)
+    proc = subprocess.run(
+        [NEGAGRAPH, "status", "--db", url, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     (variant,) = json.loads(proc.stdout)["variants"]
     return variant
@@ -483,8 +570,19 @@ def run_status(url: str) -> Any:
 
 @pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
 def test_ctrl_c_twice_is_recorded_as_stopped_with_the_committed_figures(db_url: str) -> None:
-    args = ["connect-four", "-p", "width=4", "-p", "height=4", "--full", "--db", db_url,
-            "--batch-size", "2000", "--json"]
+    args = [
+        "connect-four",
+        "-p",
+        "width=4",
+        "-p",
+        "height=4",
+        "--full",
+        "--db",
+        db_url,
+        "--batch-size",
+        "2000",
+        "--json",
+    ]
     proc = start_solve(*args)
     assert wait_for_commit(db_url, proc, 0), proc.communicate()
     proc.send_signal(signal.SIGINT)
@@ -508,8 +606,7 @@ def test_ctrl_c_twice_is_recorded_as_stopped_with_the_committed_figures(db_url: 
 
 @pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
 def test_ctrl_c_twice_at_start_up_is_recorded_as_stopped(db_url: str) -> None:
-    args = ["connect-four", "-p", "width=4", "-p", "height=4", "--full", "--db", db_url,
-            "--json"]
+    args = ["connect-four", "-p", "width=4", "-p", "height=4", "--full", "--db", db_url, "--json"]
     proc = start_solve(*args)
     wait_for_running_run(db_url)  # the run is recorded: it is opening or solving
     proc.send_signal(signal.SIGINT)
@@ -523,8 +620,18 @@ def test_ctrl_c_twice_at_start_up_is_recorded_as_stopped(db_url: str) -> None:
 
 @pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
 def test_a_killed_writer_is_shown_dead_at_once(db_url: str) -> None:
-    args = ["connect-four", "-p", "width=4", "-p", "height=4", "--full", "--db", db_url,
-            "--batch-size", "2000"]
+    args = [
+        "connect-four",
+        "-p",
+        "width=4",
+        "-p",
+        "height=4",
+        "--full",
+        "--db",
+        db_url,
+        "--batch-size",
+        "2000",
+    ]
     proc = start_solve(*args)
     assert wait_for_commit(db_url, proc, 0), proc.communicate()
     assert run_status(db_url)["runs"][0]["status"] == "running"
@@ -572,8 +679,7 @@ def test_the_eta_comes_from_what_is_known() -> None:
     from solver.store import Progress
 
     def at(expansions: int, frontier: int, seconds: float) -> Progress:
-        return Progress("running", expansions, 0, 0, 0, 0, frontier, 0, 0, False, False,
-                        seconds)
+        return Progress("running", expansions, 0, 0, 0, 0, frontier, 0, 0, False, False, seconds)
 
     display = ProgressDisplay("off", max_expansions=1000)
     assert display.eta(at(250, 0, 10.0), 25.0, 0.0) == "~30s left (expansion budget)"
@@ -619,8 +725,13 @@ def test_a_failed_run_records_what_is_committed_not_what_was_in_memory(db_url: s
     engine = make_engine(db_url)
     try:
         with pytest.raises(Refused):
-            solve(get_game("connect-four", width=4, height=3), full=True, batch_size=1000,
-                  store=SqlStore(engine), progress=progress)
+            solve(
+                get_game("connect-four", width=4, height=3),
+                full=True,
+                batch_size=1000,
+                store=SqlStore(engine),
+                progress=progress,
+            )
     finally:
         engine.dispose()
     (run_row,) = run_status(db_url)["runs"]
@@ -628,5 +739,8 @@ def test_a_failed_run_records_what_is_committed_not_what_was_in_memory(db_url: s
     last = committed[-1]
     assert refused[0].nodes > last.nodes  # the refused batch had found more
     assert run_row["status"] == "failed" and run_row["expansions"] == last.expansions
-    assert (run_row["nodes"], run_row["nodes_added"], run_row["edges_added"]) == (
-        nodes, nodes, edges) == (last.nodes, last.nodes, last.edges)
+    assert (
+        (run_row["nodes"], run_row["nodes_added"], run_row["edges_added"])
+        == (nodes, nodes, edges)
+        == (last.nodes, last.nodes, last.edges)
+    )

@@ -44,8 +44,7 @@ def test_documented_queries_answer_as_documented(solved: Engine) -> None:
     # 2: the number game's root 13 has final bounds 3 and 5
     assert ("number-game", "root=13", "13", 3, 5) in repetition
     # 3: the longest forced wins come first
-    assert longest and [r[4] for r in longest] == sorted((r[4] for r in longest),
-                                                         reverse=True)
+    assert longest and [r[4] for r in longest] == sorted((r[4] for r in longest), reverse=True)
     # 4: the empty tic-tac-toe board has the most moves of all positions (9)
     assert branching[0][3] == 9 and branching[0][0] == "tic-tac-toe"
     # 5: the number game leaves 59 and 61 unexpanded

@@ -264,8 +264,11 @@ def test_sparse_edges_keep_parent_offsets_within_the_cap(
     # edges; parents travel as offsets from the range's start, which must stay code
     # points (below 0x110000): MAX_SPAN caps the widening (here at 2 parents).
     monkeypatch.setattr(db.sqlite_load, "MAX_SPAN", 2)
-    solve(get_game("connect-four", width=4, height=4), store=SqlStore(sqlite_engine),
-          max_expansions=300)
+    solve(
+        get_game("connect-four", width=4, height=4),
+        store=SqlStore(sqlite_engine),
+        max_expansions=300,
+    )
     assert reads_columnar(sqlite_engine)
     assert_same_as_rows(sqlite_engine, monkeypatch)
 

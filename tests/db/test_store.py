@@ -501,8 +501,12 @@ def test_postgres_writer_skips_the_key_checks_only_in_its_batches(
         upgrade(url)
         engine = make_engine(url)
         try:
-            solve(get_game("tic-tac-toe"), full=True, store=SqlStore(
-                engine, check_foreign_keys=check), batch_size=2_000)
+            solve(
+                get_game("tic-tac-toe"),
+                full=True,
+                store=SqlStore(engine, check_foreign_keys=check),
+                batch_size=2_000,
+            )
             assert len(roles) > 2 and set(roles) == {"origin" if check else "replica"}
             with engine.connect() as conn:
                 assert conn.execute(text(_ORPHANS)).scalar_one() == 0
@@ -529,19 +533,22 @@ def test_postgres_writer_without_the_right_keeps_the_checks(
             conn.execute(text(f'CREATE ROLE "{role}" LOGIN NOSUPERUSER'))
         try:
             with admin.begin() as conn:
-                for grant in ("ALL ON ALL TABLES IN SCHEMA public",
-                              "ALL ON ALL SEQUENCES IN SCHEMA public"):
+                for grant in (
+                    "ALL ON ALL TABLES IN SCHEMA public",
+                    "ALL ON ALL SEQUENCES IN SCHEMA public",
+                ):
                     conn.execute(text(f'GRANT {grant} TO "{role}"'))
-            engine = make_engine(make_url(url).set(username=role).render_as_string(
-                hide_password=False))
+            engine = make_engine(
+                make_url(url).set(username=role).render_as_string(hide_password=False)
+            )
             try:
                 with caplog.at_level(logging.INFO, logger="db.store"):
-                    result = solve(get_game("tic-tac-toe"), full=True,
-                                   store=SqlStore(engine), batch_size=2_000)
+                    result = solve(
+                        get_game("tic-tac-toe"), full=True, store=SqlStore(engine), batch_size=2_000
+                    )
                 assert result.complete and (result.low, result.high) == (0, 0)
                 assert roles and set(roles) == {"origin"}
-                assert any("foreign keys stay checked" in r.getMessage()
-                           for r in caplog.records)
+                assert any("foreign keys stay checked" in r.getMessage() for r in caplog.records)
                 with engine.connect() as conn:
                     assert conn.execute(text(_ORPHANS)).scalar_one() == 0
             finally:
@@ -668,14 +675,15 @@ def test_full_solve_interrupted_then_finished_in_partial_mode(engine: Engine) ->
     # up at its last commit); a stop in between, then a partial run, must still leave
     # every row saying what the graph holds.
     game = get_game("tic-tac-toe")
-    stopped = solve(game, full=True, store=SqlStore(engine), max_expansions=700,
-                    batch_size=300)
+    stopped = solve(game, full=True, store=SqlStore(engine), max_expansions=700, batch_size=300)
     assert stopped.status == "budget"
     with engine.connect() as conn:
-        lagging = conn.execute(text(
-            "SELECT count(*) FROM nodes AS n WHERE n.state = 0 AND EXISTS "
-            "(SELECT 1 FROM edges AS e WHERE e.variant_id = n.variant_id AND e.parent = n.id)"
-        )).scalar_one()
+        lagging = conn.execute(
+            text(
+                "SELECT count(*) FROM nodes AS n WHERE n.state = 0 AND EXISTS "
+                "(SELECT 1 FROM edges AS e WHERE e.variant_id = n.variant_id AND e.parent = n.id)"
+            )
+        ).scalar_one()
     assert lagging > 0  # else this test tests nothing
     loaded = load_graph(engine, game)
     assert sum(s == EXPANDED for s in loaded.state) == 700
@@ -707,8 +715,11 @@ def test_full_solve_in_budgeted_runs_matches_one_run(engine: Engine, resume_file
     while not statuses or statuses[-1] != "complete":
         if not resume_files and path is not None:
             path.unlink(missing_ok=True)
-        statuses.append(solve(game, full=True, store=SqlStore(engine), max_expansions=1_000,
-                              batch_size=400).status)
+        statuses.append(
+            solve(
+                game, full=True, store=SqlStore(engine), max_expansions=1_000, batch_size=400
+            ).status
+        )
         if statuses[-1] == "budget":
             assert (path is not None and path.exists()) == (path is not None)
             if not resume_files and path is not None:
@@ -725,7 +736,8 @@ def test_full_solve_in_budgeted_runs_matches_one_run(engine: Engine, resume_file
             assert (graph.num_edges, graph.deferred_edges) == (stored_edges, 0)
             full = load_graph(engine, game)
             assert [graph.child_ids(n) for n in range(graph.num_nodes)] == [
-                full.child_ids(n) for n in range(full.num_nodes)]
+                full.child_ids(n) for n in range(full.num_nodes)
+            ]
             assert list(graph.edge_move) == list(full.edge_move)
             assert bytes(graph.state) == bytes(full.state)
             store.close(progress_of(graph, "stopped"))
@@ -781,8 +793,9 @@ def test_copy_text_round_trips_awkward_values(engine: Engine) -> None:
     with engine.begin() as conn:
         conn.exec_driver_sql(
             "CREATE TEMPORARY TABLE awkward (i integer, v bigint, k bytea, t text)"
-            if engine.dialect.name == "postgresql" else
-            "CREATE TEMPORARY TABLE awkward (i integer, v bigint, k blob, t text)")
+            if engine.dialect.name == "postgresql"
+            else "CREATE TEMPORARY TABLE awkward (i integer, v bigint, k blob, t text)"
+        )
         cursor = conn.connection.driver_connection.cursor()
         if engine.dialect.name == "postgresql":
             with cursor.copy("COPY awkward (i, v, k, t) FROM STDIN") as copy:

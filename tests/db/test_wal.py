@@ -17,8 +17,9 @@ def test_a_finished_solve_truncates_its_write_ahead_log(tmp_path: Path) -> None:
     reader = sqlite3.connect(path)  # a reader that stays connected (like `serve`)
     try:
         assert reader.execute("SELECT count(*) FROM nodes").fetchone() == (0,)
-        code, _, err = run("solve", "connect-four", "-p", "width=4", "-p", "height=4",
-                           "--full", "--db", url)
+        code, _, err = run(
+            "solve", "connect-four", "-p", "width=4", "-p", "height=4", "--full", "--db", url
+        )
         assert code == 0, err
         wal = path.with_name(path.name + "-wal")
         assert not wal.exists() or wal.stat().st_size == 0

@@ -24,8 +24,10 @@ KEYS = st.integers(-(1 << 63), (1 << 63) - 1)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(KEYS, max_size=30), st.lists(st.lists(KEYS | st.sampled_from([0, 1, 2]),
-                                                      max_size=20), max_size=5))
+@given(
+    st.lists(KEYS, max_size=30),
+    st.lists(st.lists(KEYS | st.sampled_from([0, 1, 2]), max_size=20), max_size=5),
+)
 def test_key_index_numbers_new_keys_in_discovery_order(
     known: list[int], batches: list[list[int]]
 ) -> None:
@@ -115,8 +117,9 @@ class MixedKeys(ExplicitGame):
     OFFSET = 1 << 70
 
     def children(self, key: int) -> list[tuple[str, int]]:
-        return [(m, c + self.OFFSET if c % 2 else c)
-                for m, c in super().children(key % self.OFFSET)]
+        return [
+            (m, c + self.OFFSET if c % 2 else c) for m, c in super().children(key % self.OFFSET)
+        ]
 
     def terminal_value(self, key: int) -> int | None:
         return super().terminal_value(key % self.OFFSET)
@@ -141,15 +144,27 @@ def test_an_expansion_the_game_fails_leaves_the_graph_as_it_was(full: bool) -> N
     (g,) = store.graphs.values()
     # 0 expanded (children 1 and 2); 1's expansion failed on its new child 3
     assert list(g.keys) == [0, 1, 2] and g.index == {0: 0, 1: 1, 2: 2}
-    assert {len(c) for c in (g.low, g.high, g.state, g.dist, g.first_edge,
-                             g.child_count, g.low_final, g.depth_low)} == {3}
+    assert {
+        len(c)
+        for c in (
+            g.low,
+            g.high,
+            g.state,
+            g.dist,
+            g.first_edge,
+            g.child_count,
+            g.low_final,
+            g.depth_low,
+        )
+    } == {3}
     assert g.num_edges == 2 and g.child_count[1] == 0
 
 
 @settings(max_examples=100, deadline=None)
 @given(graphs(max_nodes=12), st.booleans())
 def test_keys_that_outgrow_64_bits_mid_expansion(
-    gl: tuple[list[list[int]], dict[int, int]], full: bool,
+    gl: tuple[list[list[int]], dict[int, int]],
+    full: bool,
 ) -> None:
     # The keys column turns into a list when the first wide key comes; an expansion
     # that brings a 64-bit key and a wider one must add each exactly once.
@@ -163,8 +178,17 @@ def test_keys_that_outgrow_64_bits_mid_expansion(
     plain, mixed = graphs_of
     assert [k % MixedKeys.OFFSET for k in mixed.keys] == list(plain.keys)
     assert mixed.index == {k: i for i, k in enumerate(mixed.keys)}
-    for name in ("low", "high", "low_final", "high_final", "depth_low", "depth_high",
-                 "state", "dist", "edge_child"):
+    for name in (
+        "low",
+        "high",
+        "low_final",
+        "high_final",
+        "depth_low",
+        "depth_high",
+        "state",
+        "dist",
+        "edge_child",
+    ):
         assert list(getattr(mixed, name)) == list(getattr(plain, name)), name
 
 
@@ -179,8 +203,9 @@ def test_rebuilt_reverse_edges_equal_threaded_ones(
     for k in graph.keys:
         threaded.add_node(k, 0, None)
     for n in range(graph.num_nodes):
-        threaded.set_children(n, [(graph.edge_move[e], graph.edge_child[e])
-                                  for e in graph.children(n)])
+        threaded.set_children(
+            n, [(graph.edge_move[e], graph.edge_child[e]) for e in graph.children(n)]
+        )
     graph.drop_derived()
     assert list(graph.rev_head) == list(threaded.rev_head)
     assert list(graph.rev_next) == list(threaded.rev_next)
@@ -228,8 +253,10 @@ def test_retrograde_keeps_values_beyond_32_bits(value: int) -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.integers(-(1 << 63), (1 << 63) - 1), unique=True, max_size=40),
-       st.sampled_from(["right", "swapped", "repeated", "short", "out of range", "int64"]))
+@given(
+    st.lists(st.integers(-(1 << 63), (1 << 63) - 1), unique=True, max_size=40),
+    st.sampled_from(["right", "swapped", "repeated", "short", "out of range", "int64"]),
+)
 def test_a_key_index_takes_a_known_order_only_if_it_sorts_the_keys(
     keys: list[int], how: str
 ) -> None:

@@ -52,8 +52,7 @@ def test_a_lie_about_acyclic_shows_the_cycle() -> None:
 
 
 def test_symmetry_of_a_builtin_game_is_compared_on_solved_pairs() -> None:
-    report = check_game(get_game("tic-tac-toe", symmetry=True), max_positions=500,
-                        symmetry_pairs=5)
+    report = check_game(get_game("tic-tac-toe", symmetry=True), max_positions=500, symmetry_pairs=5)
     assert report.ok and report.symmetry_pairs == 5
 
 

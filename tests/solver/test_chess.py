@@ -56,6 +56,7 @@ def _symmetries() -> list[Transform]:
     found[probe] = ident
     for n in range(1, 4):
         for combo in itertools.product(base, repeat=n):
+
             def f(bb: int, combo: tuple[Transform, ...] = combo) -> int:
                 for g in combo:
                     bb = g(bb)
@@ -185,18 +186,21 @@ def test_bad_material(material: str, message: str) -> None:
         ("8/8/8/4k3/8/8/8/R3K4 w - -", "malformed FEN .*expected 8 columns"),
         ("8/8/8/4k3/8/8/8/R3K3 x - -", "malformed FEN .*expected 'w' or 'b'"),
         ("8/8/8/4k3/8/8/8/R3K3 w - e9", "malformed FEN .*en passant"),
-        ("R3k3/8/8/8/8/8/8/4K3 w - -", "illegal position .*black is in check but white is to "
-                                       "move"),
+        ("R3k3/8/8/8/8/8/8/4K3 w - -", "illegal position .*black is in check but white is to move"),
         ("8/8/8/8/8/8/3k4/R3K3 w - -", "illegal position .*the kings are adjacent"),
         ("8/8/8/8/8/8/8/R3K3 w - -", "illegal position .*black has no king"),
         ("8/8/8/4k3/8/8/8/R3KK2 w - -", "illegal position .*more than two kings"),
         ("P7/8/8/4k3/8/8/8/4K3 w - -", "illegal position .*pawn is on the first or last rank"),
         ("8/8/8/4k3/8/8/8/R3K3 w K -", "illegal position .*castling rights"),
         ("8/8/8/4k3/8/8/8/R3K3 w - e3", "illegal position .*en-passant square"),
-        ("8/8/8/4k3/8/8/8/1Q2K3 w - -",
-         "^FEN has material KQvK, this variant is KRvK: use -p material=KQvK$"),
-        ("8/8/8/4k3/8/8/8/RR2K3 w - -",
-         "^FEN has material KRRvK, this variant is KRvK: use -p material=KRRvK$"),
+        (
+            "8/8/8/4k3/8/8/8/1Q2K3 w - -",
+            "^FEN has material KQvK, this variant is KRvK: use -p material=KQvK$",
+        ),
+        (
+            "8/8/8/4k3/8/8/8/RR2K3 w - -",
+            "^FEN has material KRRvK, this variant is KRvK: use -p material=KRRvK$",
+        ),
     ],
 )
 def test_bad_fens(fen: str, message: str) -> None:
@@ -214,8 +218,10 @@ def test_reachable_material() -> None:
         "8/8/8/4k3/8/8/8/4K3 w - -",  # capture
     ]:
         game.parse(fen)
-    with pytest.raises(InvalidPositionError, match="FEN has material KQQvK, this variant is "
-                                                   "KPvK: use -p material=KQQvK"):
+    with pytest.raises(
+        InvalidPositionError,
+        match="FEN has material KQQvK, this variant is KPvK: use -p material=KQQvK",
+    ):
         game.parse("8/8/8/4k3/8/8/8/1Q1QK3 w - -")
     with pytest.raises(InvalidPositionError, match="use -p material=KPvKP"):
         game.parse("8/p7/8/4k3/8/8/P7/4K3 w - -")
@@ -452,8 +458,19 @@ class Table:
         out = []
         for order, e in enumerate(g.children(nid)):
             c = g.edge_child[e]
-            out.append(Child(order, g.edge_move[e], c, g.low[c], g.high[c], g.depth_low[c],
-                             g.depth_high[c], g.state[c] == TERMINAL, g.state[c] == EXPANDED))
+            out.append(
+                Child(
+                    order,
+                    g.edge_move[e],
+                    c,
+                    g.low[c],
+                    g.high[c],
+                    g.depth_low[c],
+                    g.depth_high[c],
+                    g.state[c] == TERMINAL,
+                    g.state[c] == EXPANDED,
+                )
+            )
         return out
 
     def bounds(self, nid: int) -> tuple[int, int]:
@@ -473,8 +490,9 @@ class Table:
             if image == target:
                 inverse = {image: sq for sq, image in enumerate(square_map(f))}
                 move = chess.Move.from_uci(label)
-                return chess.Move(inverse[move.from_square], inverse[move.to_square],
-                                  move.promotion)
+                return chess.Move(
+                    inverse[move.from_square], inverse[move.to_square], move.promotion
+                )
         raise AssertionError(f"{board.fen()} is not a symmetric image of node {nid}")
 
     def low_move(self, board: chess.Board) -> chess.Move:
@@ -631,8 +649,9 @@ def test_principal_lines_mate(kqvk: Table, krvk: Table) -> None:
             assert board.turn != chess.Board(spaced(table.game.format(g.keys[start]))).turn
 
 
-def play_out(table: Table, board: chess.Board, defend: Callable[[chess.Board], chess.Move],
-             limit: int) -> int:
+def play_out(
+    table: Table, board: chess.Board, defend: Callable[[chess.Board], chess.Move], limit: int
+) -> int:
     """The low strategy against *defend*; the plies until mate (at most *limit*)."""
     winner = board.turn
     for ply in range(limit + 1):
@@ -656,8 +675,10 @@ def test_low_strategy_mates_against_every_defence(kqvk: Table, krvk: Table) -> N
         for start in won_positions(table, 20, seed=2):
             fen = spaced(table.game.format(g.keys[start]))
             for _ in range(8):
-                assert play_out(table, chess.Board(fen), random_defence,
-                                g.depth_low[start]) <= g.depth_low[start]
+                assert (
+                    play_out(table, chess.Board(fen), random_defence, g.depth_low[start])
+                    <= g.depth_low[start]
+                )
 
     # short mates: every defence, exhaustively
     def all_defences(table: Table, board: chess.Board, limit: int) -> int:
@@ -680,8 +701,11 @@ def test_low_strategy_mates_against_every_defence(kqvk: Table, krvk: Table) -> N
 
     for table in (kqvk, krvk):
         g = table.graph
-        short = [n for n in range(g.num_nodes)
-                 if g.state[n] == EXPANDED and g.low[n] > 0 and g.depth_low[n] <= 7]
+        short = [
+            n
+            for n in range(g.num_nodes)
+            if g.state[n] == EXPANDED and g.low[n] > 0 and g.depth_low[n] <= 7
+        ]
         for start in random.Random(4).sample(short, 40):
             board = chess.Board(spaced(table.game.format(g.keys[start])))
             assert all_defences(table, board, g.depth_low[start]) == g.depth_low[start]
@@ -692,8 +716,15 @@ def test_longest_krvk_mate_needs_31_plies(krvk: Table) -> None:
     start = won_positions(krvk, 0, seed=0)[0]
     assert g.depth_low[start] == 31
     rng = random.Random(11)
-    lengths = {play_out(krvk, chess.Board(spaced(krvk.game.format(g.keys[start]))),
-                        lambda b: rng.choice(list(b.legal_moves)), 31) for _ in range(5)}
+    lengths = {
+        play_out(
+            krvk,
+            chess.Board(spaced(krvk.game.format(g.keys[start]))),
+            lambda b: rng.choice(list(b.legal_moves)),
+            31,
+        )
+        for _ in range(5)
+    }
     assert max(lengths) <= 31
 
 
@@ -732,10 +763,20 @@ def test_budgeted_solve_finds_the_mate_early() -> None:
     kids: list[Child[Any]] = []
     for order, e in enumerate(g.children(0)):
         c = g.edge_child[e]
-        kids.append(Child(order, g.edge_move[e], c, g.low[c], g.high[c], g.depth_low[c],
-                          g.depth_high[c], g.state[c] == TERMINAL, g.state[c] == EXPANDED))
+        kids.append(
+            Child(
+                order,
+                g.edge_move[e],
+                c,
+                g.low[c],
+                g.high[c],
+                g.depth_low[c],
+                g.depth_high[c],
+                g.state[c] == TERMINAL,
+                g.state[c] == EXPANDED,
+            )
+        )
     pick = choose(kids, "low", int(r.low))
     # the root is stored as its canonical image (rotated): Qg8# becomes Qa7#
     assert r.root_text == "8/7Q/8/8/8/8/2K5/k7_w_-_-"
     assert pick is not None and game.san(r.root, pick.move) == "Qa7#"
-

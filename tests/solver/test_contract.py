@@ -26,11 +26,22 @@ ROOT = Path(__file__).resolve().parents[2]
         ("connect-four", {"width": 4, "height": 4}, GameFacts(acyclic=True)),
         ("grundy", {}, GameFacts(acyclic=True)),
         ("nap", {}, GameFacts(acyclic=True)),
-        ("chess", {"material": "KRvK"}, GameFacts(
-            value_range=(-1, 1), repetition_value=0, uses_symmetry=True,
-            leak_order="breadth", players=("White", "Black"))),
-        ("domino-tiling", {"rows": 3, "cols": 4, "symmetry": False},
-         GameFacts(acyclic=True, value_range=(-6, 6))),
+        (
+            "chess",
+            {"material": "KRvK"},
+            GameFacts(
+                value_range=(-1, 1),
+                repetition_value=0,
+                uses_symmetry=True,
+                leak_order="breadth",
+                players=("White", "Black"),
+            ),
+        ),
+        (
+            "domino-tiling",
+            {"rows": 3, "cols": 4, "symmetry": False},
+            GameFacts(acyclic=True, value_range=(-6, 6)),
+        ),
     ],
 )
 def test_builtin_games_declare_their_facts(

@@ -85,10 +85,22 @@ def test_known_small_values() -> None:
     # 1xn: a single line; 2xn: MAX always completes the tiling on these widths.
     assert [brute_force(1, n) for n in range(1, 9)] == [0, 1, 1, 2, 2, 3, 3, 3]
     assert [alphabeta(DominoTiling(rows=1, cols=n)).value for n in range(1, 9)] == [
-        0, 1, 1, 2, 2, 3, 3, 3,
+        0,
+        1,
+        1,
+        2,
+        2,
+        3,
+        3,
+        3,
     ]
     assert [alphabeta(DominoTiling(rows=2, cols=n)).value for n in range(1, 7)] == [
-        1, 2, 3, 4, 5, 6,
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
     ]
 
 
@@ -114,8 +126,7 @@ def test_every_position_value_from_the_movers_view() -> None:
         return max(options) if max_to_move else min(options)
 
     for covered_count in range(0, 7, 2):
-        for squares in itertools.combinations(itertools.product(range(2), range(3)),
-                                              covered_count):
+        for squares in itertools.combinations(itertools.product(range(2), range(3)), covered_count):
             text = "/".join(
                 "".join("x" if (r, c) in squares else "." for c in range(3)) for r in range(2)
             )
@@ -136,7 +147,13 @@ def test_moves_and_terminal_values() -> None:
     root = game.initial()
     assert game.format(root) == ".../..."
     assert [m for m, _ in game.children(root)] == [
-        "a1-b1", "a1-a2", "b1-c1", "b1-b2", "c1-c2", "a2-b2", "b2-c2",
+        "a1-b1",
+        "a1-a2",
+        "b1-c1",
+        "b1-b2",
+        "c1-c2",
+        "a2-b2",
+        "b2-c2",
     ]
     key = dict(game.children(root))["b1-b2"]
     assert game.format(key) == ".x./.x."
@@ -160,15 +177,25 @@ def test_moves_and_terminal_values() -> None:
 def test_symmetries() -> None:
     square = DominoTiling(rows=3, cols=3)
     key = square.parse("xx./.../...")
-    images = {square.canonical(square.parse(t)) for t in [
-        "xx./.../...", ".xx/.../...", ".../.../xx.", ".../.../.xx",
-        "x../x../...", "..x/..x/...", ".../x../x..", ".../..x/..x",
-    ]}
+    images = {
+        square.canonical(square.parse(t))
+        for t in [
+            "xx./.../...",
+            ".xx/.../...",
+            ".../.../xx.",
+            ".../.../.xx",
+            "x../x../...",
+            "..x/..x/...",
+            ".../x../x..",
+            ".../..x/..x",
+        ]
+    }
     assert images == {square.canonical(key)}
     wide = DominoTiling(rows=2, cols=3)
     a = wide.parse("xx./...")
-    assert {wide.canonical(wide.parse(t)) for t in ["xx./...", ".xx/...", ".../xx.", ".../.xx"]} \
-        == {wide.canonical(a)}
+    assert {
+        wide.canonical(wide.parse(t)) for t in ["xx./...", ".xx/...", ".../xx.", ".../.xx"]
+    } == {wide.canonical(a)}
     # A rectangle has no quarter turn: a vertical domino is not a horizontal one.
     assert wide.canonical(wide.parse("x../x..")) != wide.canonical(a)
 

@@ -408,7 +408,12 @@ def test_tree_size_matches_the_papers_recursion() -> None:
         result = alphabeta(game, prune=False, tt=False)
         assert result.stats.calls == tree(len(game.names), len(game.digits))
     assert list(itertools.islice((tree(k, 10) for k in range(1, 7)), 6)) == [
-        11, 231, 6941, 277651, 13882561, 832953671,
+        11,
+        231,
+        6941,
+        277651,
+        13882561,
+        832953671,
     ]
 
 

@@ -140,8 +140,9 @@ def test_walk_round_trip_and_terminals(explored: tuple[Game, list[int]]) -> None
         assert isinstance(key, int)
         text = game.format(key)
         assert " " not in text
-        assert all(isinstance(label, str) and label and " " not in label
-                   for label, _ in game.children(key))
+        assert all(
+            isinstance(label, str) and label and " " not in label for label, _ in game.children(key)
+        )
         assert check_position(game, key, other=other) == [], text
 
 
@@ -161,8 +162,14 @@ def test_check_game_finds_nothing_wrong(
 ) -> None:
     """The whole of ``negagraph check`` (acyclic claims on the explored graph, symmetry
     soundness on a solved sample) on a small budget."""
-    report = check_game(make(name, **params), max_positions=300, max_seconds=20,
-                        symmetry_pairs=2, solve_expansions=500, bound=bound)
+    report = check_game(
+        make(name, **params),
+        max_positions=300,
+        max_seconds=20,
+        symmetry_pairs=2,
+        solve_expansions=500,
+        bound=bound,
+    )
     assert report.ok, [str(v) for v in report.violations]
     assert report.positions > 0
 
@@ -531,10 +538,14 @@ def test_variant_params_are_the_built_games_params(name: str, params: dict[str, 
 
 @pytest.mark.parametrize(
     ("name", "params"),
-    [("chess", {"material": "KKvK"}), ("e-valuate", {"expression": "1+2"}),
-     ("e-valuate", {"expression": "x", "digits": "5-1"}),
-     ("graph-share", {"graph": "edges:0-0"}), ("connect-four", {"width": "11"}),
-     ("tic-tac-toe", {"size": "4"})],
+    [
+        ("chess", {"material": "KKvK"}),
+        ("e-valuate", {"expression": "1+2"}),
+        ("e-valuate", {"expression": "x", "digits": "5-1"}),
+        ("graph-share", {"graph": "edges:0-0"}),
+        ("connect-four", {"width": "11"}),
+        ("tic-tac-toe", {"size": "4"}),
+    ],
 )
 def test_variant_params_refuse_what_building_refuses(name: str, params: dict[str, object]) -> None:
     cls = find_game(name)

@@ -346,10 +346,17 @@ def _brute_swappable(sets: list[frozenset[int]], a: int, b: int) -> bool:
 
 @pytest.mark.parametrize(
     ("graph", "mode"),
-    [("complete-7", "edges"), ("complete-7", "vertices"), ("star-6", "edges"),
-     ("star-6", "vertices"), ("friendship-3", "edges"), ("cycle-6", "edges"),
-     ("path-5", "edges"), ("edges:0-1,0-2,0-3,1-4,2-4,3-4,5-6", "edges"),
-     ("edges:0-1,0-2,0-3,1-4,2-4,3-4,5-6", "vertices")],
+    [
+        ("complete-7", "edges"),
+        ("complete-7", "vertices"),
+        ("star-6", "edges"),
+        ("star-6", "vertices"),
+        ("friendship-3", "edges"),
+        ("cycle-6", "edges"),
+        ("path-5", "edges"),
+        ("edges:0-1,0-2,0-3,1-4,2-4,3-4,5-6", "edges"),
+        ("edges:0-1,0-2,0-3,1-4,2-4,3-4,5-6", "vertices"),
+    ],
 )
 def test_swap_test_agrees_with_comparing_whole_families(graph: str, mode: str) -> None:
     game = get_game("graph-share", graph=graph, mode=mode, symmetry=False)
@@ -372,8 +379,11 @@ def test_complete_30_edges_builds_in_well_under_a_second() -> None:
 
 def _all_automorphisms(n: int, edges: list[tuple[int, int]]) -> list[tuple[int, ...]]:
     edge_set = {frozenset(e) for e in edges}
-    return [p for p in itertools.permutations(range(n))
-            if {frozenset((p[u], p[v])) for u, v in edges} == edge_set]
+    return [
+        p
+        for p in itertools.permutations(range(n))
+        if {frozenset((p[u], p[v])) for u, v in edges} == edge_set
+    ]
 
 
 def test_automorphisms_are_every_adjacency_preserving_permutation() -> None:

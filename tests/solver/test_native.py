@@ -31,8 +31,19 @@ from solver.store import MemoryStore, Progress
 from tests.oracles import ExplicitGame
 from tests.solver.test_negamax import dags
 
-NODE_COLUMNS = ("keys", "state", "low", "high", "low_final", "high_final", "dist",
-                "first_edge", "child_count", "depth_low", "depth_high")
+NODE_COLUMNS = (
+    "keys",
+    "state",
+    "low",
+    "high",
+    "low_final",
+    "high_final",
+    "dist",
+    "first_edge",
+    "child_count",
+    "depth_low",
+    "depth_high",
+)
 EDGE_COLUMNS = ("edge_child", "edge_parent")
 
 
@@ -42,8 +53,10 @@ def test_the_c_loop_is_built() -> None:
     try:
         importlib.import_module("solver._native")
     except ImportError as e:  # pragma: no cover - the failure message is the point
-        pytest.fail(f"solver._native is not built ({e}): install with a C compiler, "
-                    "e.g. `pip install -e .` with gcc and the Python headers")
+        pytest.fail(
+            f"solver._native is not built ({e}): install with a C compiler, "
+            "e.g. `pip install -e .` with gcc and the Python headers"
+        )
     if not os.environ.get("NEGAGRAPH_PURE_PYTHON"):
         assert negamax._native is not None
 
@@ -51,8 +64,9 @@ def test_the_c_loop_is_built() -> None:
 def test_negagraph_pure_python_turns_the_c_loop_off() -> None:
     code = "import solver.negamax as m; print(m._native is None)"
     env = {**os.environ, "NEGAGRAPH_PURE_PYTHON": "1"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "True"
 
 
@@ -116,10 +130,23 @@ def same_runs(game: Game, **options: Any) -> SolveResult | Exception:
     if isinstance(c_out, SolveError):  # others: the game's, or worded by each loop
         assert str(c_out) == str(py_out)
     elif isinstance(c_out, SolveResult):
-        assert (c_out.low, c_out.high, c_out.low_final, c_out.high_final, c_out.expansions,
-                c_out.nodes, c_out.edges) == (py_out.low, py_out.high, py_out.low_final,
-                                              py_out.high_final, py_out.expansions,
-                                              py_out.nodes, py_out.edges)
+        assert (
+            c_out.low,
+            c_out.high,
+            c_out.low_final,
+            c_out.high_final,
+            c_out.expansions,
+            c_out.nodes,
+            c_out.edges,
+        ) == (
+            py_out.low,
+            py_out.high,
+            py_out.low_final,
+            py_out.high_final,
+            py_out.expansions,
+            py_out.nodes,
+            py_out.edges,
+        )
     return c_out
 
 
@@ -214,8 +241,12 @@ def test_a_game_that_breaks_its_rules_fails_alike(bad: int, how: str) -> None:
     game = Breaks(CHAIN, CHAIN_LEAF, bad, how)
     out = same_runs(game, batch_size=1)
     assert isinstance(out, Exception)
-    expected = {"raise": RuntimeError, "raise-terminal": RuntimeError,
-                "triples": ValueError, "no-moves": SolveError}[how]
+    expected = {
+        "raise": RuntimeError,
+        "raise-terminal": RuntimeError,
+        "triples": ValueError,
+        "no-moves": SolveError,
+    }[how]
     assert isinstance(out, expected)
 
 
@@ -283,14 +314,17 @@ class Checked(MemoryStore):
 
 
 @pytest.mark.parametrize("c_loop", [True, False])
-@pytest.mark.parametrize("game,options", [
-    (get_game("connect-four", width=4, height=4), {}),
-    (get_game("connect-four", width=4, height=4), {"max_expansions": 500}),
-    (get_game("tic-tac-toe"), {"batch_size": 3}),
-    (get_game("domino-tiling", rows=3, cols=4), {}),
-    (get_game("number-game"), {}),  # a priority: batches of leaks
-    (ExplicitGame([[1, 2], [0, 3], [1, 3], []], {3: 1}), {"batch_size": 1}),  # cycles
-])
+@pytest.mark.parametrize(
+    "game,options",
+    [
+        (get_game("connect-four", width=4, height=4), {}),
+        (get_game("connect-four", width=4, height=4), {"max_expansions": 500}),
+        (get_game("tic-tac-toe"), {"batch_size": 3}),
+        (get_game("domino-tiling", rows=3, cols=4), {}),
+        (get_game("number-game"), {}),  # a priority: batches of leaks
+        (ExplicitGame([[1, 2], [0, 3], [1, 3], []], {3: 1}), {"batch_size": 1}),  # cycles
+    ],
+)
 def test_the_frontier_each_commit_reports_is_the_count(
     game: Game, options: dict[str, Any], c_loop: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:

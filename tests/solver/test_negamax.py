@@ -96,10 +96,22 @@ class SnapshotStore(MemoryStore):
     def commit(self, graph: Graph, progress: Progress) -> None:
         # every node column has an entry per node, every edge column one per edge
         n, m = graph.num_nodes, graph.num_edges
-        assert {len(c) for c in (graph.keys, graph.low, graph.high, graph.low_final,
-                                 graph.high_final, graph.depth_low, graph.depth_high,
-                                 graph.dist, graph.first_edge, graph.child_count,
-                                 graph.rev_head)} == {n}
+        assert {
+            len(c)
+            for c in (
+                graph.keys,
+                graph.low,
+                graph.high,
+                graph.low_final,
+                graph.high_final,
+                graph.depth_low,
+                graph.depth_high,
+                graph.dist,
+                graph.first_edge,
+                graph.child_count,
+                graph.rev_head,
+            )
+        } == {n}
         assert {len(c) for c in (graph.edge_parent, graph.edge_move, graph.rev_next)} == {m}
         self.snaps.append(snapshot(graph))
         super().commit(graph, progress)
@@ -129,8 +141,12 @@ def test_acyclic_partial_solve_matches_brute_force_at_every_batch(
 
 
 def check_partial_solve(
-    gl: tuple[list[list[int]], dict[int, int]], batch: int, ranged: bool, until: str,
-    *, acyclic: bool,
+    gl: tuple[list[list[int]], dict[int, int]],
+    batch: int,
+    ranged: bool,
+    until: str,
+    *,
+    acyclic: bool,
 ) -> None:
     succ, leaf = gl
     # With a value range (every position's value lies in it) bounds at its edges are final.
@@ -151,8 +167,14 @@ def check_partial_solve(
         assert (result.low, result.high) == (full_low[0], full_high[0])
     else:  # the value under the repetition rule (0) is decided
         assert result.repetition_value == clamp(0, full_low[0], full_high[0])
-        assert result.low_final and result.low >= 0 or result.high_final and \
-            result.high <= 0 or result.low_final and result.high_final
+        assert (
+            result.low_final
+            and result.low >= 0
+            or result.high_final
+            and result.high <= 0
+            or result.low_final
+            and result.high_final
+        )
     seen_final_low: dict[int, float] = {}
     seen_final_high: dict[int, float] = {}
     for number, snap in enumerate(store.snaps):
@@ -262,9 +284,18 @@ class ReloadingStore(MemoryStore):
 
 def graph_state(g: Graph) -> list[tuple[object, ...]]:
     return [
-        (g.keys[n], g.low[n], g.high[n], g.low_final[n], g.high_final[n], g.depth_low[n],
-         g.depth_high[n], g.state[n], g.dist[n],
-         [(g.edge_move[e], g.edge_child[e]) for e in g.children(n)])
+        (
+            g.keys[n],
+            g.low[n],
+            g.high[n],
+            g.low_final[n],
+            g.high_final[n],
+            g.depth_low[n],
+            g.depth_high[n],
+            g.state[n],
+            g.dist[n],
+            [(g.edge_move[e], g.edge_child[e]) for e in g.children(n)],
+        )
         for n in range(g.num_nodes)
     ]
 
