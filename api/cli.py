@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import signal
 import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from types import FrameType
 from typing import Any, NoReturn
@@ -40,7 +39,7 @@ from solver.game import GameBase, params_text
 from solver.games import GAMES, GAMES_ENV, find_game, get_game, plugin_errors
 from solver.negamax import SolveResult, solve
 from solver.store import Progress, Store
-from solver.values import to_json
+from solver.values import bound_text, public_to_json, to_json, to_public
 
 log = logging.getLogger("negagraph")
 
@@ -85,18 +84,6 @@ def parse_position(game: GameBase, text: str) -> int:
         fail(f"invalid {game.name} position: {exc}")
 
 
-def bound_text(v: float | int | None, infinite: str = "") -> str:
-    """A bound as the CLI shows it: ``-inf``/``+inf`` for the infinities (*infinite* for
-    ``None``, the JSON and SQL spelling of either, when the caller knows which)."""
-    if v is None:
-        return infinite
-    if v == math.inf:
-        return "+inf"
-    if v == -math.inf:
-        return "-inf"
-    return str(v)
-
-
 def number(n: float) -> str:
     return f"{n:,.0f}"
 
@@ -134,10 +121,17 @@ class Negagraph(click.Group):
     argument) is one ``error: ...`` line naming the command's help, exit status 1 —
     not click's usage block."""
 
-    def main(self, *args: Any, **kwargs: Any) -> Any:
-        standalone = kwargs.pop("standalone_mode", True)
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        standalone = standalone_mode
         try:
-            rv = super().main(*args, standalone_mode=False, **kwargs)
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.NoArgsIsHelpError as exc:  # `negagraph` alone: its help
             if not standalone:
                 raise
@@ -323,8 +317,8 @@ class ProgressDisplay:
         if p is None:
             return f"{self.phase}  {elapsed}"
         rate = p.expansions / p.seconds if p.seconds > 0 else 0.0
-        low = bound_text(-math.inf if p.root_low < -(1 << 59) else p.root_low)
-        high = bound_text(math.inf if p.root_high > 1 << 59 else p.root_high)
+        low = bound_text(to_public(p.root_low))
+        high = bound_text(to_public(p.root_high))
         eta = self.eta(p, rate, now) if self.phase == "expanding" else None
         return (
             f"{number(p.expansions)} expansions ({number(rate)}/s)  "
@@ -407,9 +401,7 @@ def given_root(game: GameBase, r: SolveResult, root: str | None) -> str:
 
 
 def result_json(game: GameBase, r: SolveResult, root: str | None = None) -> dict[str, Any]:
-    def bound(v: float | int) -> int | None:
-        return None if isinstance(v, float) and math.isinf(v) else int(v)
-
+    bound = public_to_json
     return {
         "game": r.game,
         "params": r.params,
@@ -852,8 +844,8 @@ def status_command(db_url: str | None, game_refs: tuple[str, ...], as_json: bool
 def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
     def bounds(b: Any) -> dict[str, Any]:
         return {
-            "low": None if math.isinf(b.low) else b.low,
-            "high": None if math.isinf(b.high) else b.high,
+            "low": public_to_json(b.low),
+            "high": public_to_json(b.high),
             "low_final": b.low_final,
             "high_final": b.high_final,
         }

@@ -9,7 +9,6 @@ shape of a position is :func:`api.views.describe_position`'s, shared with
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from functools import cache
 from typing import Any
@@ -41,7 +40,7 @@ from solver.errors import InvalidPositionError
 from solver.game import GameBase, PositionKey
 from solver.games import GAMES, plugin_errors
 from solver.strategy import BOUNDS
-from solver.values import Bounds
+from solver.values import Bounds, public_to_json
 
 bp = Blueprint("positions", __name__)
 
@@ -52,8 +51,8 @@ LINE_ARGS = (POSITION_ARG, "bound", "max_plies")
 def bounds_json(b: Bounds) -> dict[str, Any]:
     """A :class:`Bounds` as JSON (``null`` for infinite bounds)."""
     return {
-        "low": None if math.isinf(b.low) else int(b.low),
-        "high": None if math.isinf(b.high) else int(b.high),
+        "low": public_to_json(b.low),
+        "high": public_to_json(b.high),
         "low_final": b.low_final,
         "high_final": b.high_final,
     }

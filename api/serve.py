@@ -23,9 +23,9 @@ import socket
 from typing import Any
 
 from flask import Flask
-from gunicorn import util as gunicorn_util  # type: ignore[import-untyped]
-from gunicorn.app.base import BaseApplication  # type: ignore[import-untyped]
-from gunicorn.workers.ggevent import GeventWorker  # type: ignore[import-untyped]
+from gunicorn import util as gunicorn_util
+from gunicorn.app.base import BaseApplication
+from gunicorn.workers.ggevent import GeventWorker
 
 from solver.errors import NegagraphError
 
@@ -106,7 +106,7 @@ class Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
             if key in settings and value is not None:
                 self.cfg.set(key, value)
 
-    def load(self) -> Flask:
+    def load(self) -> Any:  # the Flask app, a WSGI callable
         return self.application
 
 

@@ -10,7 +10,6 @@ symmetric representative; each resulting position is then found by its canonical
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,21 +20,10 @@ from db.repository import Reader, find_variant, probe_position, stored_positions
 from solver.game import Game, MoveLabel, ParamValue, PositionKey, params_text
 from solver.negamax import decided
 from solver.strategy import BOUNDS, Child, move_sort_key, principal_line
-from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp
+from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp, depth_from_json, from_public, to_json
 
 UNKNOWN = "unknown"
 """State of a move's resulting position that is not stored (its parent is unexpanded)."""
-
-
-def int_bound(v: float | int) -> int:
-    """A record's bound as the solver's plain int (infinities become the sentinels)."""
-    if isinstance(v, float) and math.isinf(v):
-        return POS_INF if v > 0 else NEG_INF
-    return int(v)
-
-
-def json_bound(v: int) -> int | None:
-    return None if v >= POS_INF or v <= NEG_INF else v
 
 
 def position_fields(game: Game, rec: PositionRecord | None) -> dict[str, Any]:
@@ -53,15 +41,15 @@ def position_fields(game: Game, rec: PositionRecord | None) -> dict[str, Any]:
             "depth_high": None,
             "state": UNKNOWN,
         }
-    low, high = int_bound(rec.bounds.low), int_bound(rec.bounds.high)
+    low, high = from_public(rec.bounds.low), from_public(rec.bounds.high)
     rep = game.repetition_value
     lf, hf = rec.bounds.low_final, rec.bounds.high_final
     return {
-        "low": json_bound(low),
-        "high": json_bound(high),
+        "low": to_json(low),
+        "high": to_json(high),
         "low_final": rec.bounds.low_final,
         "high_final": rec.bounds.high_final,
-        "value": low if low == high and json_bound(low) is not None else None,
+        "value": low if low == high and to_json(low) is not None else None,
         "repetition_value": (
             clamp(rep, low, high) if rep is not None and decided(rep, low, high, lf, hf) else None
         ),
@@ -81,9 +69,9 @@ def max_view(game: Game, key: PositionKey, low: int, high: int) -> dict[str, Any
     mlow, mhigh = (low, high) if side == 0 else (-high, -low)
     return {
         "to_move": "MAX" if side == 0 else "MIN",
-        "max_low": json_bound(mlow),
-        "max_high": json_bound(mhigh),
-        "max_value": mlow if mlow == mhigh and json_bound(mlow) is not None else None,
+        "max_low": to_json(mlow),
+        "max_high": to_json(mhigh),
+        "max_value": mlow if mlow == mhigh and to_json(mlow) is not None else None,
     }
 
 
@@ -167,15 +155,15 @@ def _ranked_moves(
             low, high, dlow, dhigh = NEG_INF, POS_INF, DEPTH_INF, DEPTH_INF
             text = game.format(child_key)
         else:
-            low, high = int_bound(crec.bounds.low), int_bound(crec.bounds.high)
-            dlow = DEPTH_INF if crec.depth_low is None else crec.depth_low
-            dhigh = DEPTH_INF if crec.depth_high is None else crec.depth_high
+            low, high = from_public(crec.bounds.low), from_public(crec.bounds.high)
+            dlow = depth_from_json(crec.depth_low)
+            dhigh = depth_from_json(crec.depth_high)
             # The stored notation is the child's own text unless symmetry mapped it.
             text = crec.position if stored_key == child_key else game.format(child_key)
         entry: dict[str, Any] = {"move": move, "position": text}
         entry.update(fields)
-        entry["move_low"] = json_bound(-high)
-        entry["move_high"] = json_bound(-low)
+        entry["move_low"] = to_json(-high)
+        entry["move_high"] = to_json(-low)
         rank = move_sort_key(
             Child(
                 order,
@@ -296,7 +284,7 @@ def describe_line(
         rec = records[node.stored]
         if rec is None:
             return NEG_INF, POS_INF
-        return int_bound(rec.bounds.low), int_bound(rec.bounds.high)
+        return from_public(rec.bounds.low), from_public(rec.bounds.high)
 
     def state(node: _At) -> str:
         rec = records[node.stored]
@@ -332,10 +320,10 @@ def describe_line(
                     order,
                     move,
                     _At(stored, child),
-                    int_bound(rec.bounds.low),
-                    int_bound(rec.bounds.high),
-                    DEPTH_INF if rec.depth_low is None else rec.depth_low,
-                    DEPTH_INF if rec.depth_high is None else rec.depth_high,
+                    from_public(rec.bounds.low),
+                    from_public(rec.bounds.high),
+                    depth_from_json(rec.depth_low),
+                    depth_from_json(rec.depth_high),
                     rec.state == "terminal",
                     rec.state == "expanded",
                 )

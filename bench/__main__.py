@@ -222,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         "targets": {k: v for k, v in asdict(cfg).items() if k != "pg_admin_url"},
     }
     rows: list[Row] = []
+    md = ""
     for name in args.only or [*BENCHMARKS, *TARGETS]:
         print(f"running {name} ...", file=sys.stderr)
         if name in TARGETS:

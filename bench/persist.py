@@ -25,10 +25,11 @@ def persisted_solve(url: str, game: Any, runs: int, total: int | None) -> tuple[
         ensure_schema(engine)
         budget = None if runs == 1 or total is None else math.ceil(total / runs)
         t0 = time.perf_counter()
-        for _ in range(runs * 2 + 5):
-            r = solve(game, full=True, store=SqlStore(engine), max_expansions=budget)
+        r = solve(game, full=True, store=SqlStore(engine), max_expansions=budget)
+        for _ in range(runs * 2 + 4):
             if r.complete:
                 break
+            r = solve(game, full=True, store=SqlStore(engine), max_expansions=budget)
         seconds = time.perf_counter() - t0
         if engine.dialect.name == "sqlite":
             with engine.connect() as conn:

@@ -213,7 +213,7 @@ def sqlite_intact(url: str) -> bool:
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
-            return conn.execute(text("PRAGMA integrity_check")).scalar_one() == "ok"
+            return bool(conn.execute(text("PRAGMA integrity_check")).scalar_one() == "ok")
     finally:
         engine.dispose()
 

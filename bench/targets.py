@@ -167,7 +167,7 @@ def pg_runs(size: Size, repeat: int, admin_url: str) -> list[dict[str, Any]]:
 
 
 def median_of(reports: list[dict[str, Any]], field: str) -> float:
-    return statistics.median(r[field] for r in reports)
+    return float(statistics.median(r[field] for r in reports))
 
 
 def solve_figures(prefix: str, reports: list[dict[str, Any]]) -> Row:

@@ -6,13 +6,12 @@ depths are ``None`` where infinite; timestamps are timezone-aware UTC.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from solver.game import MoveLabel, ParamValue, PositionKey
-from solver.values import Bounds
+from solver.values import Bounds, public_from_json
 
 
 def bounds_of(low: int | None, high: int | None, low_final: bool, high_final: bool) -> Bounds:
@@ -22,8 +21,8 @@ def bounds_of(low: int | None, high: int | None, low_final: bool, high_final: bo
     Bounds(-math.inf, 3, low_final=False, high_final=True)
     """
     return Bounds(
-        -math.inf if low is None else low,
-        math.inf if high is None else high,
+        public_from_json(low, upper=False),
+        public_from_json(high, upper=True),
         bool(low_final),
         bool(high_final),
     )

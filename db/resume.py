@@ -118,7 +118,8 @@ def write(path: Path, graph: Graph, meta: dict[str, Any]) -> bool:
     tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
     try:
         with open(tmp, "wb") as f:
-            np.savez(f, meta=np.array(json.dumps(meta)), **columns)
+            # numpy's stubs read **columns as its keyword flags
+            np.savez(f, meta=np.array(json.dumps(meta)), **columns)  # type: ignore[arg-type]
         os.replace(tmp, path)
     except OSError as exc:
         log.warning("could not write the resume file %s: %s", path, exc)

@@ -282,7 +282,7 @@ def retrograde(g: Graph) -> None:
                 )
             view = np.frombuffer(column, dtype=np.int64)
         else:
-            new = np.where(new < 0, np.int32(DEPTH_INF), new)
+            new = np.where(np.less(new, 0), np.int32(DEPTH_INF), new)
             view = np.frombuffer(column, dtype=np.int32)
         changed |= view != new
         view[:] = new

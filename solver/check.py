@@ -19,7 +19,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from solver.errors import NegagraphError
 from solver.game import Game, GameBase, GameFacts, MoveLabel, Param, ParamValue, PositionKey
@@ -289,17 +289,32 @@ def find_cycle(edges: Mapping[PositionKey, Iterable[PositionKey]]) -> list[Posit
     return None
 
 
-class _WithoutSymmetry:
+def _without_symmetry(game: Game) -> Game:
     """*game* with symmetry off: the same positions, never canonicalised."""
+
+    class WithoutSymmetry(_WithoutSymmetry):
+        name: ClassVar[str] = game.name
+        version: ClassVar[int] = game.version
+        description: ClassVar[str] = game.description
+        notation: ClassVar[str] = game.notation
+        parameters: ClassVar[tuple[Param, ...]] = game.parameters
+
+    return WithoutSymmetry(game)
+
+
+class _WithoutSymmetry:
+    """The members of :func:`_without_symmetry`'s game besides its identity, which the
+    game's own class attributes give (as :class:`~solver.game.Game` asks)."""
+
+    name: ClassVar[str]
+    version: ClassVar[int]
+    description: ClassVar[str]
+    notation: ClassVar[str]
+    parameters: ClassVar[tuple[Param, ...]]
 
     def __init__(self, game: Game) -> None:
         self._game = game
         self.facts = GameFacts(**{**game.facts.__dict__, "uses_symmetry": False})
-        self.name: str = game.name
-        self.version: int = game.version
-        self.description: str = game.description
-        self.notation: str = game.notation
-        self.parameters: tuple[Param, ...] = game.parameters
         self.params: Mapping[str, ParamValue] = game.params
         self.repetition_value = game.repetition_value
         self.uses_symmetry = False
@@ -336,7 +351,7 @@ def check_symmetry(
     bounds must be equal (at most ``4 * pairs`` pairs are tried). Returns the violations
     and the pairs compared. Put the
     positions most likely to be solved (deep ones) first in *keys*."""
-    plain = _WithoutSymmetry(game)
+    plain = _without_symmetry(game)
     out: list[Violation] = []
     compared = tried = 0
     for key in keys:
@@ -351,13 +366,13 @@ def check_symmetry(
             mine = solve(
                 plain,
                 key,
-                max_expansions=max_expansions,  # type: ignore[arg-type]
+                max_expansions=max_expansions,
                 max_seconds=seconds,
             )
             theirs = solve(
                 plain,
                 rep,
-                max_expansions=max_expansions,  # type: ignore[arg-type]
+                max_expansions=max_expansions,
                 max_seconds=seconds,
             )
         except NegagraphError:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, TypeAlias, TypeGuard, runtime_checkable
 
 from solver.errors import ContractError, InvalidParameterError
 
@@ -214,7 +214,7 @@ class GameFacts:
             raise ContractError(f"tiers are not supported by Game contract {CONTRACT_VERSION}")
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -222,32 +222,26 @@ def _is_int(value: object) -> bool:
 class Game(Protocol):
     """What the solver needs from a configured game (one variant: game + parameters).
 
-    Every member is read-only, so a plain class with attributes satisfies it as well as
+    The game's identity (``name``, ``version``, ``description``, ``notation``,
+    ``parameters``) is class attributes, as :class:`GameBase` declares them; every other
+    member is read-only, so a plain class with attributes satisfies it as well as
     :class:`GameBase` does. Optional hooks are part of the protocol too; :class:`GameBase`
     gives each its default (documented there), so games written on it implement only the
     required ones: ``initial``, ``children``, ``terminal_value``, ``parse``, ``format``.
     """
 
-    @property
-    def name(self) -> str:
-        """The registry name, e.g. ``"connect-four"``."""
-        ...
+    name: ClassVar[str]
+    """The registry name, e.g. ``"connect-four"``."""
 
-    @property
-    def version(self) -> int:
-        """The rules version; bump it whenever keys, moves or values change meaning."""
-        ...
+    version: ClassVar[int]
+    """The rules version; bump it whenever keys, moves or values change meaning."""
 
-    @property
-    def description(self) -> str: ...
+    description: ClassVar[str]
 
-    @property
-    def notation(self) -> str:
-        """Help text for the position notation accepted by :meth:`parse`."""
-        ...
+    notation: ClassVar[str]
+    """Help text for the position notation accepted by :meth:`parse`."""
 
-    @property
-    def parameters(self) -> tuple[Param, ...]: ...
+    parameters: ClassVar[tuple[Param, ...]]
 
     @property
     def params(self) -> Mapping[str, ParamValue]:

@@ -28,7 +28,7 @@ import sys
 import time
 from array import array
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, MutableSequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -728,7 +728,8 @@ class _Solver:
         g.index  # noqa: B018  (built if dropped: the C loop reads and extends them)
         g.rev_head  # noqa: B018
         children, terminal, canon = game.children, game.terminal_value, self.canon
-        test = _native.acyclic_test  # type: ignore[union-attr]
+        assert _native is not None  # the caller chose the C path
+        test = _native.acyclic_test
         done = 0
         while done < limit:
             t = self._next_root_test()
@@ -1370,7 +1371,11 @@ def root_test(g: Graph, root: NodeId, guess: int = 0) -> tuple[int, int]:
 
 
 def _decided_frame(
-    stack: list[list[int]], changed: list[NodeId], low: list[int], high: list[int], t: int
+    stack: list[list[int]],
+    changed: list[NodeId],
+    low: MutableSequence[int],
+    high: MutableSequence[int],
+    t: int,
 ) -> tuple[int, int]:
     """The shallowest frame whose test the *changed* bounds decide, as ``(index, result)``
     with result 1 (holds) or -1 (fails); ``(-1, 0)`` if none is decided. (Flags do not

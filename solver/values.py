@@ -19,6 +19,12 @@ DEPTH_INF = (1 << 31) - 1
 4 bytes)."""
 
 
+# The one codec of bounds and depths. A bound has three spellings: the solver's plain
+# int (the sentinels above), the public number (``math.inf``) and JSON/SQL (``None``, which
+# side being known from the column). A depth has two: the int (``DEPTH_INF``) and
+# JSON/SQL (``None``). Every conversion between them is here.
+
+
 def to_public(v: int) -> float | int:
     """A bound as a Python number: the sentinels become ``-math.inf`` / ``math.inf``.
 
@@ -32,16 +38,95 @@ def to_public(v: int) -> float | int:
     return v
 
 
+def from_public(v: float | int) -> int:
+    """The inverse of :func:`to_public`: ``math.inf`` and ``-math.inf`` become the sentinels.
+
+    >>> from_public(-math.inf) == NEG_INF, from_public(math.inf) == POS_INF, from_public(3)
+    (True, True, 3)
+    """
+    if isinstance(v, float) and math.isinf(v):
+        return POS_INF if v > 0 else NEG_INF
+    return int(v)
+
+
 def to_json(v: int) -> int | None:
-    """A bound for JSON and SQL: infinite bounds and depths become ``None``."""
+    """A bound for JSON and SQL: infinite bounds become ``None``.
+
+    >>> to_json(3), to_json(POS_INF), to_json(NEG_INF)
+    (3, None, None)
+    """
     return None if v >= POS_INF or v <= NEG_INF else v
 
 
 def from_json(v: int | None, *, upper: bool) -> int:
-    """The inverse of :func:`to_json` for a bound (``upper`` tells which infinity)."""
+    """The inverse of :func:`to_json` for a bound (``upper`` tells which infinity).
+
+    >>> from_json(None, upper=True) == POS_INF, from_json(None, upper=False) == NEG_INF
+    (True, True)
+    """
     if v is None:
         return POS_INF if upper else NEG_INF
     return v
+
+
+def low_from_json(v: int | None) -> int:
+    """:func:`from_json` of a lower bound (``None`` is ``NEG_INF``)."""
+    return NEG_INF if v is None else v
+
+
+def high_from_json(v: int | None) -> int:
+    """:func:`from_json` of an upper bound (``None`` is ``POS_INF``)."""
+    return POS_INF if v is None else v
+
+
+def public_from_json(v: int | None, *, upper: bool) -> float | int:
+    """A JSON/SQL bound as a public number (``None`` is ``math.inf`` or ``-math.inf``).
+
+    >>> public_from_json(None, upper=False), public_from_json(4, upper=True)
+    (-inf, 4)
+    """
+    if v is None:
+        return math.inf if upper else -math.inf
+    return v
+
+
+def public_to_json(v: float | int) -> int | None:
+    """A public bound for JSON and SQL: ``math.inf`` and ``-math.inf`` become ``None``.
+
+    >>> public_to_json(-math.inf), public_to_json(3)
+    (None, 3)
+    """
+    return None if isinstance(v, float) and math.isinf(v) else int(v)
+
+
+def depth_to_json(d: int) -> int | None:
+    """A depth for JSON and SQL: ``DEPTH_INF`` (unknown) becomes ``None``.
+
+    >>> depth_to_json(7), depth_to_json(DEPTH_INF)
+    (7, None)
+    """
+    return None if d >= DEPTH_INF else d
+
+
+def depth_from_json(d: int | None) -> int:
+    """The inverse of :func:`depth_to_json`."""
+    return DEPTH_INF if d is None else d
+
+
+def bound_text(v: float | int | None, infinite: str = "") -> str:
+    """A public bound as text: ``-inf``/``+inf`` for the infinities (*infinite* for
+    ``None``, the JSON and SQL spelling of either, when the caller knows which).
+
+    >>> bound_text(3), bound_text(math.inf), bound_text(-math.inf), bound_text(None, "?")
+    ('3', '+inf', '-inf', '?')
+    """
+    if v is None:
+        return infinite
+    if v == math.inf:
+        return "+inf"
+    if v == -math.inf:
+        return "-inf"
+    return str(v)
 
 
 def clamp(x: int, low: int, high: int) -> int:

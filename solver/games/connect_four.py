@@ -201,7 +201,8 @@ class ConnectFour(GameBase):
         ks = np.asarray(keys, dtype=np.int64)
         x_chars, o_chars, heights = self._notation_arrays()
         fields = [(ks >> (c * h1)) & self._field for c in range(w)]
-        x_to_move = (sum(heights[f] for f in fields) % 2 == 0)[:, None]
+        pieces = np.sum([heights[f] for f in fields], axis=0)
+        x_to_move = (pieces % 2 == 0)[:, None]
         length = h * (w + 1) - 1
         out = np.full((ks.size, length), ord("/"), dtype=np.uint32)
         for c, f in enumerate(fields):
