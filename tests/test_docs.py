@@ -42,7 +42,7 @@ SKIPPED_DIRS = {"build", "dist", "node_modules", "__pycache__"}
 def repository_files(*suffixes: str) -> list[Path]:
     """The repository's own files ending in one of *suffixes* (no virtualenv, no build
     output, nothing hidden)."""
-    found = []
+    found: list[Path] = []
     for directory, subdirs, files in os.walk(ROOT):
         subdirs[:] = [
             d

@@ -236,12 +236,12 @@ def test_references_through_the_cli(tmp_path: Path) -> None:
         assert variant["installed"] is installed
         assert variant["game_source"] == f"reference {BAD}:Heap"
     with served(url, "--game", f"{BAD}:Heap") as base:
-        status, _, body = fetch(f"{base}/api/games/heap/positions?p=21")
-        assert status == 200 and body["value"] == 1
+        code, _, body = fetch(f"{base}/api/games/heap/positions?p=21")
+        assert code == 200 and body["value"] == 1
         source = {g["name"]: g for g in body_games(base)}["heap"]["source"]
         assert source == f"reference {BAD}:Heap"
-        status, _, body = fetch(f"{base}/api/games/tests.games.bad_games:Heap/positions?p=1")
-        assert status == 404  # references are never taken over HTTP
+        code, _, body = fetch(f"{base}/api/games/tests.games.bad_games:Heap/positions?p=1")
+        assert code == 404  # references are never taken over HTTP
     for ref, message in [
         (f"{BAD}:Nothing", f"game reference '{BAD}:Nothing': {BAD} has no Nothing"),
         ("no/such/file.py:X", "game reference 'no/such/file.py:X': no file no/such/file.py"),

@@ -15,6 +15,7 @@ from typing import Any
 import psycopg
 import pytest
 from flask import Flask
+from psycopg import sql
 
 from api import create_app
 from api.database import get_database
@@ -52,12 +53,14 @@ def pg_database(prefix: str = "negagraph_api_test") -> Iterator[str]:
     """A fresh, uniquely named PostgreSQL database (its URL), dropped afterwards."""
     name = f"{prefix}_{secrets.token_hex(6)}"
     with _admin() as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     try:
         yield f"postgresql+psycopg://{PG_USER}@{PG_HOST}:{PG_PORT}/{name}"
     finally:
         with _admin() as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            admin.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
 
 
 @contextmanager

@@ -271,6 +271,7 @@ def test_malformed_http_gets_json_errors_from_the_server(ttt_url: str) -> None:
         ]
         for expected, (status, headers, body) in cases:
             assert status == expected, (expected, status, body[:300])
+            assert status is not None
             assert hostile.is_json_error(status, body, headers), (status, headers, body[:300])
         options_headers = cases[6][1][1]
         assert set(options_headers["allow"].replace(" ", "").split(",")) == {"GET", "HEAD", "POST"}

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 import psycopg
 import pytest
+from psycopg import sql
 
 from solver.errors import InvalidPositionError
 from solver.game import GameBase, Param
@@ -225,9 +226,11 @@ def pg_database(prefix: str = "negagraph_test") -> Iterator[str]:
     """A fresh, uniquely named PostgreSQL database (its URL), dropped afterwards."""
     name = f"{prefix}_{secrets.token_hex(6)}"
     with _admin() as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     try:
         yield pg_url(name)
     finally:
         with _admin() as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            admin.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )

@@ -9,13 +9,16 @@ from typing import Any
 
 import pytest
 
+from bench.soak import stored_rows
 from solver.games import get_game
 from solver.graph import Graph
 from solver.negamax import solve
 from solver.store import MemoryStore
-from tests.db.test_solve_cli import expected_rows, run, stored_rows
+from tests.db.test_solve_cli import expected_rows, run
 
-DEPTH_FIRST = [
+Case = tuple[str, dict[str, Any], str | None]
+
+DEPTH_FIRST: list[Case] = [
     ("connect-four", {"width": 4, "height": 3}, None),
     ("tic-tac-toe", {}, None),
     ("number-game", {}, None),
@@ -23,7 +26,7 @@ DEPTH_FIRST = [
     ("e-valuate", {}, None),
     ("graph-share", {}, None),
 ]
-BREADTH_FIRST = [("chess", {"material": "KRvK"}, "k7/8/2K5/8/8/8/8/7R w - -")]
+BREADTH_FIRST: list[Case] = [("chess", {"material": "KRvK"}, "k7/8/2K5/8/8/8/8/7R w - -")]
 
 
 def snapshot(g: Graph) -> tuple[Any, ...]:

@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from bench.soak import CountingStore
+from bench.soak import CountingStore, stored_rows
 from db.session import make_engine
 from db.store import CRASH_ENV
 from solver.games import get_game
 from solver.graph import Graph
 from solver.negamax import solve
 from solver.store import MemoryStore
-from tests.db.test_solve_cli import NEGAGRAPH, expected_rows, run, stored_rows
+from tests.db.test_solve_cli import NEGAGRAPH, expected_rows, run
 
 CASES = {
     "tic-tac-toe": "acyclic",

@@ -43,7 +43,7 @@ def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
     except subprocess.TimeoutExpired:
         proc.kill()
         out, err = proc.communicate()
-        raise AssertionError(f"{proc.args} still running after {LIMIT} s: {err}") from None
+        raise AssertionError(f"{proc.args!r} still running after {LIMIT} s: {err}") from None
     return proc.returncode, out, err
 
 

@@ -90,7 +90,7 @@ def test_runs(stored: Engine, session: Session) -> None:
     assert [r.status for r in runs] == ["complete", "budget"]  # newest first
     assert len(list_runs(session)) == 3
     first = get_run(session, runs[1].id)
-    assert first == runs[1]
+    assert first is not None and first == runs[1]
     assert first.root_bounds == Bounds(1, math.inf, True, False)
     assert (first.nodes, first.edges, first.root_position, first.tablebase) == (4, 3, "p0", False)
     assert first.started_at.tzinfo is not None and first.finished_at is not None

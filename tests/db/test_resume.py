@@ -201,7 +201,7 @@ def test_a_matching_file_is_used(
     engine, path = tictactoe
     _, kept = read(path)  # with the run's key order, which spares the next one a sort
     assert kept.key_order is not None
-    keys = np.frombuffer(kept.keys, dtype=np.int64)
+    keys = np.array(kept.keys, dtype=np.int64)
     assert kept.key_order.tolist() == np.argsort(keys, kind="stable").tolist()
     assert opened_from_file(engine, caplog)
     assert opened_from_file(engine, caplog)  # the run it opened wrote the next one

@@ -24,7 +24,7 @@ from db.session import make_engine
 from solver.games import get_game
 from solver.graph import Graph
 from solver.negamax import solve
-from solver.store import MemoryStore
+from solver.store import MemoryStore, Progress
 
 NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
 
@@ -524,13 +524,17 @@ def test_the_solver_names_its_long_steps(tmp_path: Path, full: bool) -> None:
     try:
         for budget in (2500 if full else 100, None):  # a budget, then resumed to the end
             seen: list[tuple[str, int]] = []
+
+            def record(p: Progress, seen: list[tuple[str, int]] = seen) -> None:
+                seen.append((p.phase, p.expansions))
+
             solve(
                 game,
                 full=full,
                 store=SqlStore(engine),
                 batch_size=500 if full else 50,
                 max_expansions=budget,
-                progress=lambda p, seen=seen: seen.append((p.phase, p.expansions)),
+                progress=record,
             )
             runs.append(seen)
     finally:

@@ -693,7 +693,8 @@ def test_full_solve_interrupted_then_finished_in_partial_mode(engine: Engine) ->
     assert finished.complete and (finished.low, finished.high) == (0, 0)
     graph = load_graph(engine, game)
     with engine.connect() as conn:
-        stored = dict(conn.execute(text("SELECT id, state FROM nodes ORDER BY id")).all())
+        rows = conn.execute(text("SELECT id, state FROM nodes ORDER BY id")).all()
+        stored: dict[int, int] = {n: s for n, s in rows}
     assert stored == dict(enumerate(graph.state))
     assert all((s == EXPANDED) == (graph.child_count[n] > 0) for n, s in stored.items())
 
@@ -711,7 +712,7 @@ def test_full_solve_in_budgeted_runs_matches_one_run(engine: Engine, resume_file
     path = resume_path(engine, 1)
     from_file = resume_files and path is not None
 
-    statuses = []
+    statuses: list[str] = []
     while not statuses or statuses[-1] != "complete":
         if not resume_files and path is not None:
             path.unlink(missing_ok=True)
@@ -796,7 +797,9 @@ def test_copy_text_round_trips_awkward_values(engine: Engine) -> None:
             if engine.dialect.name == "postgresql"
             else "CREATE TEMPORARY TABLE awkward (i integer, v bigint, k blob, t text)"
         )
-        cursor = conn.connection.driver_connection.cursor()
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        cursor = driver.cursor()
         if engine.dialect.name == "postgresql":
             with cursor.copy("COPY awkward (i, v, k, t) FROM STDIN") as copy:
                 copy.write(db.store._copy_text(columns))

@@ -40,7 +40,8 @@ def test_key_index_numbers_new_keys_in_discovery_order(
     next_id = len(known)
     for batch in batches:
         ids, new_keys, first = index.resolve(np.array(batch, dtype=np.int64), next_id)
-        expected, fresh = [], []
+        expected: list[int] = []
+        fresh: list[tuple[int, int]] = []
         for slot, k in enumerate(batch):
             if k not in reference:
                 reference[k] = next_id + len(fresh)

@@ -7,6 +7,7 @@ import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -77,11 +78,11 @@ class PlainSubtraction:
     """A subtraction game (take 1 or 2 from a heap; no move loses) written without
     GameBase: attributes and methods only."""
 
-    name = "plain-subtraction"
-    version = 1
-    description = "take 1 or 2"
-    notation = "the heap size"
-    parameters: tuple[Param, ...] = ()
+    name: ClassVar[str] = "plain-subtraction"
+    version: ClassVar[int] = 1
+    description: ClassVar[str] = "take 1 or 2"
+    notation: ClassVar[str] = "the heap size"
+    parameters: ClassVar[tuple[Param, ...]] = ()
     params: dict[str, ParamValue] = {}
     facts = GameFacts(acyclic=True, value_range=(-1, 1))
     repetition_value = None

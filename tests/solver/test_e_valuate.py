@@ -420,6 +420,7 @@ def test_tree_size_matches_the_papers_recursion() -> None:
 @pytest.mark.parametrize("text", ["x*(y-z)", "-(a*b)+3", "x*x-y", "2-a"])
 def test_value_range_holds(text: str) -> None:
     game = EValuate(expression=text, digits="0,3,9", symmetry=False)
+    assert game.value_range is not None
     low, high = game.value_range
     seen = [game.terminal_value(k) for k in _reachable(game)]
     terminal = [v for v in seen if v is not None]

@@ -360,6 +360,7 @@ def _brute_swappable(sets: list[frozenset[int]], a: int, b: int) -> bool:
 )
 def test_swap_test_agrees_with_comparing_whole_families(graph: str, mode: str) -> None:
     game = get_game("graph-share", graph=graph, mode=mode, symmetry=False)
+    assert isinstance(game, GraphShare)
     sets = [frozenset(s) for s in game.shared_sets]
     m = len(game.element_names)
     swappable = _swap_test(sets, m)

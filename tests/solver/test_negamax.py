@@ -19,7 +19,7 @@ from solver.graph import EXPANDED, TERMINAL, Graph
 from solver.negamax import solve
 from solver.store import MemoryStore, Progress, RunOptions
 from solver.strategy import Child, choose
-from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp
+from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp, from_public
 from tests.oracles import (
     INF,
     ExplicitGame,
@@ -166,7 +166,9 @@ def check_partial_solve(
         assert result.low_final and result.high_final
         assert (result.low, result.high) == (full_low[0], full_high[0])
     else:  # the value under the repetition rule (0) is decided
-        assert result.repetition_value == clamp(0, full_low[0], full_high[0])
+        assert result.repetition_value == clamp(
+            0, from_public(full_low[0]), from_public(full_high[0])
+        )
         assert (
             result.low_final
             and result.low >= 0
