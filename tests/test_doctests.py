@@ -28,9 +28,7 @@ MODULES = modules_with_examples()
 
 def test_the_examples_are_found() -> None:
     # The codec, the game registry, the solver's entry point and the strategies at least.
-    assert {"solver.values", "solver.games", "solver.negamax", "solver.strategy"} <= set(
-        MODULES
-    )
+    assert {"solver.values", "solver.games", "solver.negamax", "solver.strategy"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)
