@@ -25,8 +25,13 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/pytest
 
+# Style and types: ruff's lint rules and formatting, mypy --strict and pyright (both
+# configured in pyproject.toml, over the packages and the tests).
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/pyright
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache solver/*.so

@@ -37,7 +37,7 @@ from db.store import SqlStore
 from solver.errors import InvalidPositionError, NegagraphError, UnknownGameError
 from solver.game import GameBase, params_text
 from solver.games import GAMES, GAMES_ENV, find_game, get_game, plugin_errors
-from solver.negamax import SolveResult, solve
+from solver.negamax import SolveResult, Until, solve
 from solver.store import Progress, Store
 from solver.values import bound_text, public_to_json, to_json, to_public
 
@@ -513,7 +513,7 @@ def solve_command(
     max_expansions: int | None,
     max_seconds: float | None,
     batch_size: int | None,
-    until: str,
+    until: Until,
     as_json: bool,
     db_url: str | None,
     memory: bool,
@@ -577,7 +577,7 @@ def _solve(
     max_expansions: int | None,
     max_seconds: float | None,
     batch_size: int | None,
-    until: str,
+    until: Until,
     db_url: str | None,
     memory: bool,
     mode: str,

@@ -17,8 +17,8 @@ from typing import Any
 from db.errors import PositionNotFoundError, RulesVersionError
 from db.records import PositionRecord, VariantRecord
 from db.repository import Reader, find_variant, probe_position, stored_positions
+from solver.fixpoint import decided
 from solver.game import Game, MoveLabel, ParamValue, PositionKey, params_text
-from solver.negamax import decided
 from solver.strategy import BOUNDS, Child, move_sort_key, principal_line
 from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp, depth_from_json, from_public, to_json
 

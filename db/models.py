@@ -40,6 +40,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from solver.game import PositionKey
+from solver.store import RUN_STATUSES
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -50,15 +51,9 @@ NAMING_CONVENTION = {
 }
 """Constraint names (Alembic ``naming.rst``), so migrations can refer to them."""
 
-STATE_UNEXPANDED = 0
-STATE_EXPANDED = 1
-STATE_TERMINAL = 2
-"""``nodes.state`` codes (the same as :mod:`solver.graph`'s)."""
-
-RUN_STATUSES = ("running", "complete", "budget", "stopped", "failed")
-"""``solve_runs.status`` values; ``running`` rows are live (or crashed) writers: readers
-show crashed ones as ``dead`` (:func:`db.repository.list_runs`), the next writer of the
-variant records them ``failed``."""
+# ``solve_runs.status`` holds solver.store.RUN_STATUSES; ``running`` rows are live (or
+# crashed) writers: readers show crashed ones as ``dead`` (db.repository.list_runs), the
+# next writer of the variant records them ``failed``.
 
 
 def utcnow() -> datetime:
@@ -250,9 +245,6 @@ class SolveRun(Base):
 __all__ = [
     "NAMING_CONVENTION",
     "RUN_STATUSES",
-    "STATE_EXPANDED",
-    "STATE_TERMINAL",
-    "STATE_UNEXPANDED",
     "Base",
     "Edge",
     "Node",

@@ -86,13 +86,13 @@ from sqlalchemy.engine import Connection
 from db import resume, sqlite_load
 from db.errors import DatabaseError, RulesVersionError, VariantLockedError
 from db.migrate import ensure_schema, require_head
-from db.models import RUN_STATUSES, SolveRun, Variant, encode_key, utcnow
+from db.models import SolveRun, Variant, encode_key, utcnow
 from db.session import is_negagraph_engine, safe_url, translate_errors
 from solver.errors import SolveError
 from solver.game import Game, params_text
 from solver.games import source_of
 from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph, Labels
-from solver.store import Progress, RunOptions
+from solver.store import RUN_STATUSES, Progress, RunOptions
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 log = logging.getLogger(__name__)

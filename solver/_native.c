@@ -685,7 +685,8 @@ settle(Ctx *x)
     x->expanded.len = 0;
     x->changed.len = 0;
 
-    /* propagate_finality(seeds) */
+    /* propagate_finality(seeds): the rules of solver/fixpoint.py (low_final_by_rules,
+       high_final_by_rules), inlined */
     Buf *queue = &x->queue;
     queue->len = 0;
     for (Py_ssize_t i = 0; i < seeds->len; i++) {

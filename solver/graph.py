@@ -23,7 +23,8 @@ from __future__ import annotations
 import operator
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import overload
+from enum import IntEnum
+from typing import Literal, get_args, overload
 
 import numpy as np
 
@@ -32,10 +33,25 @@ from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 NodeId = int
 
-UNEXPANDED = 0
-EXPANDED = 1
-TERMINAL = 2
-STATE_NAMES = ("unexpanded", "expanded", "terminal")
+
+class NodeState(IntEnum):
+    """A node's state, as the ``state`` column stores it (``nodes.state`` in SQL, and the
+    ``#define``s of ``solver/_native.c``, which a test holds to these)."""
+
+    UNEXPANDED = 0
+    """A frontier node: its moves are not known yet."""
+    EXPANDED = 1
+    """Its moves and children are in the graph."""
+    TERMINAL = 2
+    """The game is over: its value is exact."""
+
+
+UNEXPANDED, EXPANDED, TERMINAL = NodeState.UNEXPANDED, NodeState.EXPANDED, NodeState.TERMINAL
+
+NodeStateName = Literal["unexpanded", "expanded", "terminal"]
+"""A state as the API and the CLI spell it."""
+STATE_NAMES: tuple[NodeStateName, ...] = get_args(NodeStateName)
+"""The names by code: ``STATE_NAMES[state]``."""
 
 
 class Labels(Sequence[MoveLabel]):
@@ -149,7 +165,7 @@ class Graph:
 
         self.key_order: np.ndarray | None = None
         """Node ids in key order (int32), when whoever built the graph knew it (a full
-        run's key index, a resume file): :func:`solver.bulk.key_index` starts from it
+        run's key index, a resume file): :func:`solver.retrograde.key_index` starts from it
         instead of sorting, after checking it sorts the keys."""
 
     # -- size -------------------------------------------------------------------------

@@ -11,7 +11,7 @@ be continued by calling :func:`~solver.negamax.solve` again with the same store.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol, get_args
 
 from solver.game import Game, PositionKey, params_text
 from solver.graph import Graph
@@ -31,12 +31,17 @@ class RunOptions:
     """Time budget of this run, if any."""
 
 
+RunStatus = Literal["running", "complete", "budget", "stopped", "failed"]
+"""How a run stands or ended: ``budget`` when a budget ran out, ``stopped`` on Ctrl-C or
+a stop request, ``failed`` on an error."""
+RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
+
+
 @dataclass(frozen=True)
 class Progress:
     """A snapshot of a run, passed to :meth:`Store.commit` and to progress callbacks."""
 
-    status: str
-    """``running``, ``complete``, ``budget`` (a budget ran out), ``stopped`` or ``failed``."""
+    status: RunStatus
     expansions: int
     """Expansions done by this run."""
     nodes: int

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Literal, TypeVar, get_args
 
 N = TypeVar("N", bound=Hashable)
 
@@ -60,7 +60,7 @@ def best_first(children: Sequence[Child[N]]) -> list[Child[N]]:
 
 def choose(
     children: Sequence[Child[N]],
-    bound: str,
+    bound: Bound,
     target: int,
     avoid: set[N] | frozenset[N] = frozenset(),
 ) -> Child[N] | None:
@@ -92,7 +92,7 @@ class LineStep(Generic[N]):
     move: str
     node: N
     """The position reached by the move."""
-    bound: str
+    bound: Bound
     """The bound this step's mover was realising (``low`` or ``high``), or ``value``: a
     move that keeps a value that only endless play gives (see :func:`value_side`)."""
 
@@ -107,11 +107,14 @@ class Line(Generic[N]):
     that does not revisit a position: happens only where the bound is infinite)."""
 
 
-BOUNDS = ("value", "low", "high")
+Bound = Literal["value", "low", "high"]
+"""Which bound a line or strategy realises (``value``: the value when it is known, else
+the bound the mover can hold; see :func:`value_side`)."""
+BOUNDS: tuple[Bound, ...] = get_args(Bound)
 """What a principal line realises (see :func:`principal_line`)."""
 
 
-def value_side(low: int, high: int, repetition: int | None) -> str:
+def value_side(low: int, high: int, repetition: int | None) -> Bound:
     """Which bound the player to move plays for when he plays for the position's *value*:
     ``low`` when he wins (the fastest guarantee), ``high`` when he loses (the longest
     resistance), ``value`` when the value is *repetition* strictly between the bounds
@@ -139,7 +142,7 @@ def value_side(low: int, high: int, repetition: int | None) -> str:
 
 def principal_line(
     start: N,
-    bound: str,
+    bound: Bound,
     *,
     bounds: Callable[[N], tuple[int, int]],
     state: Callable[[N], str],

@@ -15,7 +15,7 @@ from psycopg import sql
 from solver.errors import InvalidPositionError
 from solver.game import GameBase, Param
 from solver.graph import EXPANDED, Graph
-from solver.store import Progress, RunOptions
+from solver.store import Progress, RunOptions, RunStatus
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 PG_HOST = "127.0.0.1"
@@ -65,7 +65,7 @@ def run_options(root: int = 0, *, full: bool = False) -> RunOptions:
     return RunOptions(root, full, None, None)
 
 
-def progress_of(graph: Graph, status: str = "running", root: int = 0) -> Progress:
+def progress_of(graph: Graph, status: RunStatus = "running", root: int = 0) -> Progress:
     """A :class:`Progress` describing *graph* (root node *root*)."""
     has_root = root < graph.num_nodes
     return Progress(

@@ -18,7 +18,7 @@ from db.errors import DatabaseError
 from db.store import SqlStore, _load, _reload_edges
 from solver.game import Game
 from solver.games import get_game
-from solver.graph import Graph
+from solver.graph import Graph, Labels
 from solver.negamax import solve
 from tests.db.helpers import (
     TinyGame,
@@ -38,7 +38,7 @@ def columns(graph: Graph) -> dict[str, Any]:
             out[name] = (value.typecode, value.tobytes())
         elif isinstance(value, bytearray | list | dict | set):
             out[name] = (type(value).__name__, value)
-        elif isinstance(value, db.store.Labels):
+        elif isinstance(value, Labels):
             out[name] = (value.names, value.data.typecode, value.data.tobytes())
         elif name != "edge_loader":
             out[name] = value
@@ -89,6 +89,7 @@ def reads_columnar(engine: Engine) -> bool:
     vid = _variant_id(engine)
     with engine.connect() as conn, conn.begin():
         driver = conn.connection.driver_connection
+        assert driver is not None
         graph = db.sqlite_load.load_nodes(driver, vid)
         if graph is None or not db.sqlite_load.load_edge_counts(driver, vid, graph):
             return False
@@ -290,6 +291,7 @@ def test_text_comes_back_as_text(sqlite_engine: Engine) -> None:
         graph.require_edges()
         assert store._conn is not None
         driver = store._conn.connection.driver_connection
+        assert driver is not None
         assert driver.execute("SELECT notation FROM nodes").fetchone() == ("p0",)
     finally:
         store.close(progress_of(graph, "stopped"))

@@ -12,20 +12,22 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import solver.negamax as negamax
+import solver.search as search
 from solver.errors import SolveError
 from solver.game import Game
 from solver.games import get_game
-from solver.graph import UNEXPANDED, Graph
+from solver.graph import UNEXPANDED, Graph, NodeState
 from solver.negamax import SolveResult, solve
 from solver.store import MemoryStore, Progress
 from tests.oracles import ExplicitGame
@@ -58,11 +60,11 @@ def test_the_c_loop_is_built() -> None:
             "e.g. `pip install -e .` with gcc and the Python headers"
         )
     if not os.environ.get("NEGAGRAPH_PURE_PYTHON"):
-        assert negamax._native is not None
+        assert search.acyclic_test is not None
 
 
 def test_negagraph_pure_python_turns_the_c_loop_off() -> None:
-    code = "import solver.negamax as m; print(m._native is None)"
+    code = "import solver.search as m; print(m.acyclic_test is None)"
     env = {**os.environ, "NEGAGRAPH_PURE_PYTHON": "1"}
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
@@ -101,18 +103,18 @@ class RecordingStore(MemoryStore):
 
 def run(game: Game, native: bool, **options: Any) -> tuple[RecordingStore, Any]:
     """Solve *game* with the C loop or without; (store, result or the exception)."""
-    saved = negamax._native
+    saved = search.acyclic_test
     assert saved is not None, "solver._native is not built"
     store = RecordingStore()
     try:
         if not native:
-            negamax._native = None
+            search.acyclic_test = None
         try:
             outcome: Any = solve(game, store=store, **options)
         except Exception as e:  # compared below, with the graph it leaves
             outcome = e
     finally:
-        negamax._native = saved
+        search.acyclic_test = saved
     return store, outcome
 
 
@@ -147,6 +149,7 @@ def same_runs(game: Game, **options: Any) -> SolveResult | Exception:
             py_out.nodes,
             py_out.edges,
         )
+    assert isinstance(c_out, SolveResult | Exception)
     return c_out
 
 
@@ -176,16 +179,16 @@ def test_runs_resumed_after_budgets_are_solved_alike(
     game = ExplicitGame(succ, leaf, acyclic=True)
     stores = []
     for native in (True, False):
-        saved = negamax._native
+        saved = search.acyclic_test
         store = RecordingStore()
         try:
             if not native:
-                negamax._native = None
+                search.acyclic_test = None
             for budget in budgets:
                 solve(game, store=store, max_expansions=budget, batch_size=2)
             solve(game, store=store)
         finally:
-            negamax._native = saved
+            search.acyclic_test = saved
         stores.append(store)
     assert stores[0].commits == stores[1].commits
 
@@ -329,7 +332,17 @@ def test_the_frontier_each_commit_reports_is_the_count(
     game: Game, options: dict[str, Any], c_loop: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if not c_loop:
-        monkeypatch.setattr(negamax, "_native", None)
+        monkeypatch.setattr(search, "acyclic_test", None)
     store = Checked()
     solve(game, store=store, **options)
     solve(game, store=store)  # resumed: the tally starts from a stored graph
+
+
+def test_the_c_loop_spells_the_node_states_as_the_python_side() -> None:
+    # _native.c reads and writes the graph's state column with its own #defines: they must
+    # be solver.graph.NodeState's codes, every one of them.
+    source = (Path(search.__file__).parent / "_native.c").read_text(encoding="utf-8")
+    defines = dict(re.findall(r"^#define (UNEXPANDED|EXPANDED|TERMINAL) (\d+)$", source, re.M))
+    assert {name: int(code) for name, code in defines.items()} == {
+        state.name: state.value for state in NodeState
+    }

@@ -16,7 +16,7 @@ from solver.errors import InvalidParameterError, InvalidPositionError, SolveErro
 from solver.game import Game
 from solver.games import get_game
 from solver.graph import EXPANDED, TERMINAL, Graph
-from solver.negamax import solve
+from solver.negamax import UNTIL, Until, solve
 from solver.store import MemoryStore, Progress, RunOptions
 from solver.strategy import Child, choose
 from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp, from_public
@@ -123,17 +123,17 @@ def graph_of(store: MemoryStore) -> Graph:
 
 
 @settings(max_examples=400, deadline=None)
-@given(graphs(), st.integers(1, 3), st.booleans(), st.sampled_from(["bounds", "value"]))
+@given(graphs(), st.integers(1, 3), st.booleans(), st.sampled_from(UNTIL))
 def test_partial_solve_matches_brute_force_at_every_batch(
-    gl: tuple[list[list[int]], dict[int, int]], batch: int, ranged: bool, until: str
+    gl: tuple[list[list[int]], dict[int, int]], batch: int, ranged: bool, until: Until
 ) -> None:
     check_partial_solve(gl, batch, ranged, until, acyclic=False)
 
 
 @settings(max_examples=400, deadline=None)
-@given(dags(), st.integers(1, 3), st.booleans(), st.sampled_from(["bounds", "value"]))
+@given(dags(), st.integers(1, 3), st.booleans(), st.sampled_from(UNTIL))
 def test_acyclic_partial_solve_matches_brute_force_at_every_batch(
-    gl: tuple[list[list[int]], dict[int, int]], batch: int, ranged: bool, until: str
+    gl: tuple[list[list[int]], dict[int, int]], batch: int, ranged: bool, until: Until
 ) -> None:
     # A game that declares itself acyclic gets the recursive search and no finality
     # refreshes: the same oracle, batch by batch.
@@ -144,7 +144,7 @@ def check_partial_solve(
     gl: tuple[list[list[int]], dict[int, int]],
     batch: int,
     ranged: bool,
-    until: str,
+    until: Until,
     *,
     acyclic: bool,
 ) -> None:

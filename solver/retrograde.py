@@ -1,5 +1,8 @@
-"""Whole-graph passes with numpy: the full solver's bulk expansion and the retrograde pass.
+"""Full mode (DESIGN §4): every reachable position expanded breadth first in bulk, then
+one retrograde pass that computes bounds and depths with counters, the way tablebases are
+made. :func:`retrograde` also gives the partial solver its depths at the end of each run.
 
+Whole-graph passes with numpy.
 The per-node work that must call the game (its moves, canonical forms and terminal
 values) stays a plain Python loop; everything else — finding which children are new,
 numbering them in discovery order, appending the columns, walking parents — runs as

@@ -35,7 +35,7 @@ def test_key_index_numbers_new_keys_in_discovery_order(
     graph = Graph()
     for k in known:
         graph.add_node(k, 0, None)
-    index = solver.bulk.KeyIndex(graph.keys)  # type: ignore[arg-type]
+    index = solver.retrograde.KeyIndex(graph.keys)  # type: ignore[arg-type]
     reference = {k: i for i, k in enumerate(known)}
     next_id = len(known)
     for batch in batches:
@@ -64,7 +64,7 @@ def _full(game: object, monkeypatch: pytest.MonkeyPatch | None = None) -> Graph:
 
 @settings(max_examples=150, deadline=None)
 @given(graphs(max_nodes=12))
-def test_bulk_expansion_builds_the_same_graph_as_node_by_node(
+def test_retrograde_expansion_builds_the_same_graph_as_node_by_node(
     gl: tuple[list[list[int]], dict[int, int]],
 ) -> None:
     succ, leaf = gl
@@ -76,7 +76,7 @@ def test_bulk_expansion_builds_the_same_graph_as_node_by_node(
     assert list(bulk.edge_child) == list(plain.edge_child)
 
 
-def test_bulk_expansion_matches_on_connect_four_with_symmetry(
+def test_retrograde_expansion_matches_on_connect_four_with_symmetry(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     game = get_game("connect-four", width=4, height=3, symmetry=True)
@@ -263,7 +263,7 @@ def test_a_key_index_takes_a_known_order_only_if_it_sorts_the_keys(
 ) -> None:
     from array import array
 
-    from solver.bulk import KeyIndex
+    from solver.retrograde import KeyIndex
 
     ks = array("q", keys)
     sorted_ids = np.argsort(np.array(keys, dtype=np.int64), kind="stable").astype(np.int32)
