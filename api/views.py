@@ -124,11 +124,7 @@ def describe_stored_position(
 def check_rules_version(game: Game, variant: VariantRecord) -> None:
     """:raises RulesVersionError: if *variant* is stored under another rules version."""
     if variant.rules_version != game.version:
-        raise RulesVersionError(
-            f"the database holds {game.name} ({params_text(game.params)}) under rules "
-            f"version {variant.rules_version}, but this negagraph's {game.name} has rules "
-            f"version {game.version}"
-        )
+        raise RulesVersionError.for_variant(game, variant.rules_version)
 
 
 Move = tuple[MoveLabel, PositionKey, PositionKey]

@@ -7,7 +7,10 @@ derive from :class:`~solver.errors.SolveError` because the solver's store raises
 
 from __future__ import annotations
 
+from typing import Self
+
 from solver.errors import NegagraphError, SolveError
+from solver.game import Game, params_text
 
 
 class DatabaseError(NegagraphError, RuntimeError):
@@ -33,6 +36,17 @@ class VariantLockedError(SolveError):
 
 class RulesVersionError(SolveError):
     """The database holds the variant under a different rules version of the game."""
+
+    @classmethod
+    def for_variant(cls, game: Game, stored: int, database: str | None = None) -> Self:
+        """The error for *game*'s variant stored under rules version *stored* (in the
+        database *database*, a URL without its password, when the message should say)."""
+        where = "the database" if database is None else f"database {database}"
+        return cls(
+            f"{where} holds {game.name} ({params_text(game.params)}) under rules version "
+            f"{stored}, but this negagraph's {game.name} has rules version {game.version}: "
+            "the stored positions and values would not mean the same; use another database"
+        )
 
 
 __all__ = [

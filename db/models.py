@@ -167,6 +167,36 @@ class Node(Base):
         return f"<Node {self.variant_id}:{self.id} {self.notation!r} [{self.low}, {self.high}]>"
 
 
+NODE_UPDATE_COLUMNS = (
+    "low",
+    "high",
+    "depth_low",
+    "depth_high",
+    "state",
+    "low_final",
+    "high_final",
+)
+"""The columns of ``nodes`` that change after a node is written (bounds, depths, state,
+flags), in the order the writers send them: the store's UPDATE statements and scratch
+table are made from this list and :class:`Node`'s column types."""
+
+NODE_COLUMNS = (
+    "variant_id",
+    "id",
+    "low",
+    "high",
+    "depth_low",
+    "depth_high",
+    "dist",
+    "state",
+    "low_final",
+    "high_final",
+    "key",
+    "notation",
+)
+"""Every column of ``nodes``, in the order the writers insert them."""
+
+
 class Edge(Base):
     """A move: ``parent``'s child number ``move_order`` is ``child``, reached by ``move``."""
 

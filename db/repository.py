@@ -20,6 +20,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, aliased
 
 from db.errors import PositionNotFoundError, RulesVersionError
+from db.lock import PG_LOCK_CLASS, stale_reason
 from db.models import Edge, Node, SolveRun, Variant, decode_key, encode_key, utcnow
 from db.records import (
     ChildRecord,
@@ -30,7 +31,6 @@ from db.records import (
     aware,
     bounds_of,
 )
-from db.store import PG_LOCK_CLASS, stale_reason
 from solver.game import Game, PositionKey, params_text
 from solver.graph import STATE_NAMES
 
@@ -129,7 +129,7 @@ def _with_dead(session: Reader, runs: list[RunRecord]) -> list[RunRecord]:
     """*runs*, those recorded as ``running`` whose writer is gone shown as ``dead``: by
     the writer lock's own rule (:mod:`db.store`): on PostgreSQL nobody holds the
     variant's advisory lock, or the writer is a process of this host that is gone; on
-    SQLite its lease is stale (:func:`db.store.stale_reason`). The row itself says
+    SQLite its lease is stale (:func:`db.lock.stale_reason`). The row itself says
     ``running`` until the variant's next writer takes it over and records it ``failed``."""
     if not any(r.status == "running" for r in runs):
         return runs
@@ -180,11 +180,7 @@ def probe_position(session: Reader, game: Game, key: PositionKey) -> PositionRec
             f"solved in this database (solve it with `negagraph solve {game.name} {options}`)"
         )
     if variant.rules_version != game.version:
-        raise RulesVersionError(
-            f"the database holds {game.name} ({params}) under rules version "
-            f"{variant.rules_version}, but this negagraph's {game.name} has rules version "
-            f"{game.version}"
-        )
+        raise RulesVersionError.for_variant(game, variant.rules_version)
     stored = game.canonical(key) if game.uses_symmetry else key
     row = session.execute(
         select(*_NODE_COLUMNS).where(Node.variant_id == variant.id, Node.key == encode_key(stored))
@@ -276,11 +272,7 @@ def find_positions(
     if variant is None:
         return {}
     if variant.rules_version != game.version:
-        raise RulesVersionError(
-            f"the database holds {game.name} ({params_text(game.params)}) under rules "
-            f"version {variant.rules_version}, but this negagraph's {game.name} has rules "
-            f"version {game.version}"
-        )
+        raise RulesVersionError.for_variant(game, variant.rules_version)
     return stored_positions(session, variant.id, keys)
 
 

@@ -45,8 +45,8 @@ from sqlalchemy import Engine, text
 from sqlalchemy.engine import Connection
 
 from db.models import encode_key
-from solver.graph import EXPANDED, UNEXPANDED, Graph, Labels
-from solver.values import DEPTH_INF, NEG_INF, POS_INF
+from solver.graph import EXPANDED, NODE_VALUES, UNEXPANDED, Graph, Labels
+from solver.values import depth_from_json, high_from_json, low_from_json
 
 log = logging.getLogger(__name__)
 
@@ -56,18 +56,9 @@ FORMAT = 1
 SAMPLE = 64
 """Stored nodes (and their edges) compared with the file before it is used."""
 
-_NODE_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("keys", "q"),
-    ("state", "B"),
-    ("low", "q"),
-    ("high", "q"),
-    ("low_final", "B"),
-    ("high_final", "B"),
-    ("depth_low", "i"),
-    ("depth_high", "i"),
-    ("dist", "i"),
-    ("child_count", "i"),
-)
+_NODE_COLUMNS: tuple[tuple[str, str], ...] = (("keys", "q"), *NODE_VALUES, ("child_count", "i"))
+"""The columns of a resume file besides the edges: every node's key, values and number
+of edges."""
 
 
 def resume_path(engine: Engine, variant_id: int) -> Path | None:
@@ -156,48 +147,31 @@ def _read(path: Path) -> tuple[dict[str, Any], Graph]:
         if meta.get("format") != FORMAT:
             raise ValueError(f"format {meta.get('format')!r}, not {FORMAT}")
         graph = Graph()
-        graph.drop_derived()
         n = int(meta["nodes"])
         for name, code in _NODE_COLUMNS:
             values = data[name]
             if values.dtype != np.dtype(code) or values.shape != (n,):
                 raise ValueError(f"column {name} is not {n} values of type {code}")
-            if name in ("state", "low_final", "high_final"):
-                setattr(graph, name, bytearray(values.tobytes()))
-            else:
-                setattr(graph, name, array(code, values.tobytes()))
+        graph.append_keys(data["keys"])
+        graph.append_nodes(n, {name: data[name].tobytes() for name, _ in NODE_VALUES})
         if "key_order" in data.files:
             graph.key_order = data["key_order"]
-        counts = np.frombuffer(graph.child_count, dtype=np.int32)
+        counts = data["child_count"]
         total = int(counts.sum(dtype=np.int64))
         if total != meta["edges"] or (n and counts.min() < 0):
             raise ValueError("its edge counts do not add up")
-        first = np.full(n, -1, dtype=np.int32)
         if meta["with_edges"]:
             parent, child, moves = data["edge_parent"], data["edge_child"], data["edge_move"]
             if not parent.shape == child.shape == moves.shape == (total,):
                 raise ValueError("its edge columns are not one per edge")
-            has = counts > 0
-            starts = np.cumsum(counts, dtype=np.int64) - counts
-            first[has] = starts[has]
             if not np.array_equal(parent, np.repeat(np.arange(n, dtype=np.int32), counts)):
                 raise ValueError("its edges are not sorted by parent as counted")
             if total and (child.min() < 0 or child.max() >= n):
                 raise ValueError("an edge leads to a missing node")
-            graph.edge_parent = array("i", parent.astype(np.int32).tobytes())
-            graph.edge_child = array("i", child.astype(np.int32).tobytes())
-            labels = Labels()
-            labels.names = list(meta["move_names"])
-            labels.codes = {m: i for i, m in enumerate(labels.names)}
-            kinds = len(labels.names)
-            typecode = "B" if kinds <= 256 else "H" if kinds <= 65_536 else "l"
-            if total and moves.max() >= len(labels.names):
-                raise ValueError("a move label is out of range")
-            labels.data = array(typecode, moves.astype(np.dtype(typecode)).tobytes())
-            graph.edge_move = labels
+            labels = Labels.from_codes(meta["move_names"], moves)
+            graph.append_edges(parent.astype(np.int32), child.astype(np.int32), labels)
         else:
-            graph.deferred_edges = total
-        graph.first_edge = array("i", first.tobytes())
+            graph.set_edge_counts(counts)
     return meta, graph
 
 
@@ -277,12 +251,12 @@ def _nodes_differ(conn: Connection, variant_id: int, graph: Graph, ids: list[int
             state = EXPANDED  # expanded by a full run: its edges say so
         stored = (
             bytes(r.key),
-            NEG_INF if r.low is None else r.low,
-            POS_INF if r.high is None else r.high,
+            low_from_json(r.low),
+            high_from_json(r.high),
             bool(r.low_final),
             bool(r.high_final),
-            DEPTH_INF if r.depth_low is None else r.depth_low,
-            DEPTH_INF if r.depth_high is None else r.depth_high,
+            depth_from_json(r.depth_low),
+            depth_from_json(r.depth_high),
             state,
             r.dist,
         )

@@ -15,7 +15,6 @@ reads damaged graphs too, and raises its errors about them.
 from __future__ import annotations
 
 import sqlite3
-from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -110,16 +109,19 @@ def load_nodes(driver: sqlite3.Connection, variant_id: int) -> Graph | None:
             ):
                 return None
             _append_keys(graph, keys, points[:, 1])
-            graph.low_final.extend(points[:, 2].astype(np.uint8).tobytes())
-            graph.high_final.extend(points[:, 3].astype(np.uint8).tobytes())
-            graph.state.extend(points[:, 4].astype(np.uint8).tobytes())
-            graph.dist.frombytes(points[:, 5].astype(np.int32).tobytes())
-            graph.depth_low.frombytes(_decode(points[:, 6], 1, DEPTH_INF, np.int32))
-            graph.depth_high.frombytes(_decode(points[:, 7], 1, DEPTH_INF, np.int32))
-            graph.low.frombytes(_decode(points[:, 8], _OFFSET, NEG_INF, np.int64))
-            graph.high.frombytes(_decode(points[:, 9], _OFFSET, POS_INF, np.int64))
-            graph.first_edge.frombytes(np.full(count, -1, dtype=np.int32).tobytes())
-            graph.child_count.frombytes(bytes(4 * count))
+            graph.append_nodes(
+                count,
+                {
+                    "low_final": points[:, 2].astype(np.uint8).tobytes(),
+                    "high_final": points[:, 3].astype(np.uint8).tobytes(),
+                    "state": points[:, 4].astype(np.uint8).tobytes(),
+                    "dist": points[:, 5].astype(np.int32).tobytes(),
+                    "depth_low": _decode(points[:, 6], 1, DEPTH_INF, np.int32),
+                    "depth_high": _decode(points[:, 7], 1, DEPTH_INF, np.int32),
+                    "low": _decode(points[:, 8], _OFFSET, NEG_INF, np.int64),
+                    "high": _decode(points[:, 9], _OFFSET, POS_INF, np.int64),
+                },
+            )
     return graph
 
 
@@ -130,8 +132,7 @@ def load_edge_counts(driver: sqlite3.Connection, variant_id: int, graph: Graph) 
     n = graph.num_nodes
     if not _parents_within(driver, variant_id, n):
         return False
-    counts = np.frombuffer(graph.child_count, dtype=np.int32)
-    total = 0
+    counts = np.zeros(n, dtype=np.int32)
     with _raw_text(driver):
         for start in range(0, n, NODE_CHUNK):
             stop = min(start + NODE_CHUNK, n)
@@ -142,8 +143,7 @@ def load_edge_counts(driver: sqlite3.Connection, variant_id: int, graph: Graph) 
             if points is None or np.any(points[:, 1] == _REPLACED):
                 return False
             counts[start + points[:, 0].astype(np.int64)] = points[:, 1]
-            total += int(points[:, 1].sum())
-    graph.deferred_edges = total
+    graph.set_edge_counts(counts)
     return True
 
 
@@ -191,13 +191,7 @@ def _append_edges(
     sizes = np.diff(np.r_[firsts, len(parent)])
     if not np.array_equal(order, np.arange(len(parent)) - np.repeat(firsts, sizes)):
         return False
-    e = graph.num_edges
-    parents = parent[firsts] + start
-    np.frombuffer(graph.first_edge, dtype=np.int32)[parents] = firsts + e
-    np.frombuffer(graph.child_count, dtype=np.int32)[parents] = sizes
-    graph.edge_parent.frombytes((parent + start).astype(np.int32).tobytes())
-    graph.edge_child.frombytes(child.tobytes())
-    graph.edge_move.extend(labels)
+    graph.append_edges((parent + start).astype(np.int32), child, labels)
     return True
 
 
@@ -217,9 +211,7 @@ def _append_keys(graph: Graph, raw: bytes | None, lengths: npt.NDArray[np.uint32
             int.from_bytes(data[e - k : e].tobytes(), "big")
             for e, k in zip(ends, lengths.tolist(), strict=True)
         ]
-        if isinstance(graph.keys, array) and max(keys) >= _NEG_KEY:
-            graph.keys = list(graph.keys)
-        graph.keys.extend(keys)
+        graph.append_keys(keys)
         return
     # Right-align each key in 8 bytes: byte i of the data goes to its key's row.
     widths = lengths.astype(np.int64)
@@ -228,12 +220,11 @@ def _append_keys(graph: Graph, raw: bytes | None, lengths: npt.NDArray[np.uint32
     padded = np.zeros(8 * len(widths), dtype=np.uint8)
     padded[slots + np.arange(len(data))] = data
     values = padded.view(">u8")
-    if isinstance(graph.keys, array) and values.max() >= _NEG_KEY:
-        graph.keys = list(graph.keys)  # beyond 63 bits: a list from now on
-    if isinstance(graph.keys, array):
-        graph.keys.frombytes(values.astype(np.int64).tobytes())  # all below 2**63
+    if values.max() >= _NEG_KEY:
+        graph.widen_keys()  # beyond 63 bits: a list from now on
+        graph.append_keys(values.tolist())
     else:
-        graph.keys.extend(values.tolist())
+        graph.append_keys(values.astype(np.int64))
 
 
 def _code_points(packed: bytes | None, rows: int, width: int) -> npt.NDArray[np.uint32] | None:

@@ -7,34 +7,8 @@ records the outcome and releases the lock. A crash (even ``kill -9``) loses at m
 batch in flight: every batch is a single transaction, so readers and the next run see
 whole batches only.
 
-Writer lock
------------
-Only one writer may extend a variant's graph at a time (node ids are discovery order, so
-two writers would collide); readers are never blocked.
-
-* **PostgreSQL**: a session-level advisory lock, ``pg_try_advisory_lock(<negagraph>,
-  <variant id>)``, held by the store's own connection for the whole run. The server drops
-  it when the connection goes away, so a killed writer frees the variant: the writer's
-  session checks its client socket during long statements and uses short TCP keepalives,
-  and a new writer that finds the lock held by a dead process of its own host waits (up to
-  ``lock_wait`` seconds) for the server to notice. Any ``running`` run rows left behind by
-  dead writers are then marked ``failed``.
-* **SQLite** (no advisory locks): the ``running`` row of ``solve_runs`` is a *lease*,
-  taken inside a ``BEGIN IMMEDIATE`` transaction (which serialises lease takers). It
-  records the writer's pid, hostname and start time, and every commit refreshes its
-  ``heartbeat_at``. A lease is stale, and is taken over (its row marked ``failed``), when:
-
-  - it was taken on this host and the pid is gone (or a zombie), or the pid now belongs
-    to a process started after the lease (pid reuse; Linux ``/proc``);
-  - it was taken on another host and its heartbeat is older than ``lease_timeout``
-    (default :data:`LEASE_TIMEOUT`).
-
-  A live lease raises :class:`~db.errors.VariantLockedError` naming the run, pid, host and
-  start time.
-
-In both cases every commit is *fenced*: it first updates its own run row ``WHERE status =
-'running'`` and aborts with :class:`~db.errors.VariantLockedError` if the row was taken over,
-so a writer that lost its lease can never interleave its nodes with another's.
+The writer lock (one writer per variant: an advisory lock on PostgreSQL, a lease row on
+SQLite) is :mod:`db.lock`; every commit is *fenced* by it (:meth:`SqlStore._fence`).
 
 Full solves
 -----------
@@ -63,53 +37,56 @@ import json
 import logging
 import os
 import signal
-import socket
 import sys
 import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from datetime import UTC, datetime, timedelta
-from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import Engine, Select, select, text, update
+from sqlalchemy import Engine, select, text, update
 from sqlalchemy import exc as sa_exc
-from sqlalchemy import insert as sa_insert
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
 from db import resume, sqlite_load
 from db.errors import DatabaseError, RulesVersionError, VariantLockedError
+from db.lock import (
+    LEASE_TIMEOUT,
+    LOCK_WAIT,
+    PG_LOCK_CLASS,
+    pg_session_settings,
+    take_lease,
+    take_pg_lock,
+)
 from db.migrate import ensure_schema, require_head
-from db.models import SolveRun, Variant, encode_key, utcnow
+from db.models import NODE_COLUMNS, NODE_UPDATE_COLUMNS, Node, SolveRun, Variant, utcnow
 from db.session import is_negagraph_engine, safe_url, translate_errors
 from solver.errors import SolveError
 from solver.game import Game, params_text
 from solver.games import source_of
-from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph, Labels
+from solver.graph import TERMINAL, Graph
 from solver.store import RUN_STATUSES, Progress, RunOptions
-from solver.values import DEPTH_INF, NEG_INF, POS_INF
+from solver.values import (
+    bounds_to_json,
+    depth_from_json,
+    depth_to_json,
+    depths_to_json,
+    high_from_json,
+    low_from_json,
+    to_json,
+)
 
 log = logging.getLogger(__name__)
-
-LEASE_TIMEOUT = 600.0
-"""Seconds without a heartbeat after which another host's SQLite lease counts as dead."""
-
-LOCK_WAIT = 30.0
-"""Seconds to wait for PostgreSQL to free the lock of a writer known to be dead."""
 
 CRASH_ENV = "NEGAGRAPH_TEST_CRASH_AFTER"
 """Tests only: ``commit:N`` kills the writing process (SIGKILL) right after its N-th
 commit, ``close`` right after it records the run's end, so that tests can stop a solve at
 any step of its closing sequence."""
-
-PG_LOCK_CLASS = int.from_bytes(b"nega", "big")
-"""First key of negagraph's PostgreSQL advisory locks (the second is the variant id)."""
 
 WAL_AUTOCHECKPOINT = 16_384
 """Pages of write-ahead log (4 KiB each) after which the SQLite writer checkpoints."""
@@ -120,15 +97,26 @@ PG_UPDATE_COPY_MIN = 2_000
 LOAD_BATCH = 65_536
 """Rows fetched at a time when loading a graph."""
 
-_PID_REUSE_SLACK = 5.0
-"""Seconds of clock slack when comparing a process's start time with its lease's."""
-
-_NODE_COLUMNS = (
-    "variant_id, id, low, high, depth_low, depth_high, dist, state, low_final, high_final, "
-    '"key", notation'
-)
+_NODE_COLUMNS = ", ".join(f'"{c}"' if c == "key" else c for c in NODE_COLUMNS)
 _EDGE_COLUMNS = "variant_id, parent, move_order, child, move"
-_UPDATE_COLUMNS = "id, low, high, depth_low, depth_high, state, low_final, high_final"
+_UPDATE_COLUMNS = ", ".join(("id", *NODE_UPDATE_COLUMNS))
+_SQLITE_UPDATE = (
+    "UPDATE nodes SET "
+    + ", ".join(f"{c} = ?{i}" for i, c in enumerate(NODE_UPDATE_COLUMNS, start=2))
+    + " WHERE variant_id = {vid} AND id = ?1"
+)
+"""SQLite's keyed node update (parameters: the id, then :data:`NODE_UPDATE_COLUMNS`; the
+variant id is formatted in)."""
+_PG_UPDATE = (
+    "UPDATE nodes SET "
+    + ", ".join(f"{c} = %s" for c in NODE_UPDATE_COLUMNS)
+    + " WHERE variant_id = %s AND id = %s"
+)
+_PG_UPDATE_FROM = (
+    "UPDATE nodes AS n SET "
+    + ", ".join(f"{c} = u.{c}" for c in NODE_UPDATE_COLUMNS)
+    + " FROM {table} AS u WHERE n.variant_id = %s AND n.id = u.id"
+)
 _PG_UPDATES = "negagraph_node_updates"
 _PG_SKIP_CHECKS = "SET LOCAL session_replication_role = replica"
 """No foreign-key triggers for the rest of the transaction (see ``check_foreign_keys``)."""
@@ -443,110 +431,18 @@ class SqlStore:
                 row = conn.execute(query).one()
         variant_id, stored = row
         if stored != game.version:
-            raise RulesVersionError(_version_message(self.engine, game, stored))
+            raise RulesVersionError.for_variant(game, stored, safe_url(self.engine))
         self.variant_id = variant_id
         return int(variant_id)
 
     def _take_lock(self, conn: Connection, variant_id: int, game: Game, run: RunOptions) -> None:
-        now = utcnow()
         if self._postgres:
-            self._pg_session_settings(conn)
-            self._pg_lock(conn, variant_id, game)
-        with conn.begin():  # SQLite: BEGIN IMMEDIATE, so lease takers are serialised
-            running = conn.execute(
-                _holder_query().where(
-                    SolveRun.variant_id == variant_id, SolveRun.status == "running"
-                )
-            ).all()
-            for holder in running:
-                stale = (
-                    "its writer lost the advisory lock"
-                    if self._postgres
-                    else self._stale_reason(holder, now)
-                )
-                if stale is None:
-                    raise VariantLockedError(_holder_message(game, holder))
-                log.warning("taking over the lease of run %d: %s", holder.id, stale)
-                conn.execute(
-                    update(SolveRun)
-                    .where(SolveRun.id == holder.id, SolveRun.status == "running")
-                    .values(status="failed", finished_at=now)
-                )
-            root_key = encode_key(run.root)
-            root_notation = game.format(run.root)
-            result = conn.execute(
-                sa_insert(SolveRun).values(
-                    variant_id=variant_id,
-                    status="running",
-                    started_at=now,
-                    heartbeat_at=now,
-                    root_key=root_key,
-                    root_notation=root_notation,
-                    tablebase=run.full,
-                    max_expansions=run.max_expansions,
-                    max_seconds=run.max_seconds,
-                    pid=os.getpid(),
-                    hostname=socket.gethostname(),
-                )
-            )
-            assert result.inserted_primary_key is not None
-            self.run_id = int(result.inserted_primary_key[0])
-            conn.execute(
-                update(Variant)
-                .where(Variant.id == variant_id)
-                .values(root_key=root_key, root_notation=root_notation)
-            )
-
-    def _pg_session_settings(self, conn: Connection) -> None:
-        """Make the server notice a dead writer (and so free its lock) quickly: check the
-        client socket during long statements, and probe idle TCP connections."""
-        for setting in (
-            "client_connection_check_interval = 2000",  # PostgreSQL 14+
-            "tcp_keepalives_idle = 60",
-            "tcp_keepalives_interval = 10",
-            "tcp_keepalives_count = 6",
-        ):
-            try:
-                conn.exec_driver_sql(f"SET {setting}")
-                conn.commit()
-            except sa_exc.DBAPIError:
-                conn.rollback()
-
-    def _pg_lock(self, conn: Connection, variant_id: int, game: Game) -> None:
-        """Take the variant's advisory lock. If its holder is a process of this host that
-        is already dead, wait (up to ``lock_wait`` seconds) for the server to notice."""
-        deadline = time.monotonic() + self.lock_wait
-        while True:
-            got = conn.execute(
-                text("SELECT pg_try_advisory_lock(:c, :v)"), {"c": PG_LOCK_CLASS, "v": variant_id}
-            ).scalar_one()
-            conn.commit()  # the lock is session-level: it outlives this transaction
-            if got:
-                self._pg_locked = True
-                return
-            holder = self._running_holder(conn, variant_id)
-            dying = (
-                holder is not None
-                and holder.hostname == socket.gethostname()
-                and not _pid_alive(holder.pid)
-            )
-            if not dying or time.monotonic() > deadline:
-                raise VariantLockedError(_locked_message(game, holder))
-            time.sleep(0.05)
-
-    def _stale_reason(self, run: Any, now: datetime) -> str | None:
-        """Why a SQLite lease is abandoned, or ``None`` if its writer may be alive."""
-        return stale_reason(run, now, self.lease_timeout)
-
-    def _running_holder(self, conn: Connection, variant_id: int) -> Any:
-        row = conn.execute(
-            _holder_query()
-            .where(SolveRun.variant_id == variant_id, SolveRun.status == "running")
-            .order_by(SolveRun.started_at.desc())
-            .limit(1)
-        ).first()
-        conn.rollback()
-        return row
+            pg_session_settings(conn)
+            take_pg_lock(conn, variant_id, game, self.lock_wait)
+            self._pg_locked = True
+        self.run_id = take_lease(
+            conn, variant_id, game, run, advisory=self._postgres, lease_timeout=self.lease_timeout
+        )
 
     # -- commit -----------------------------------------------------------------------
 
@@ -567,8 +463,8 @@ class SqlStore:
                 "nodes": progress.nodes,
                 "edges": progress.edges,
                 "frontier": progress.frontier,
-                "root_low": None if progress.root_low <= NEG_INF else progress.root_low,
-                "root_high": None if progress.root_high >= POS_INF else progress.root_high,
+                "root_low": to_json(progress.root_low),
+                "root_high": to_json(progress.root_high),
                 "root_low_final": bool(progress.root_low_final),
                 "root_high_final": bool(progress.root_high_final),
                 "seconds": float(progress.seconds),
@@ -615,19 +511,20 @@ class SqlStore:
             )
         if dirty:
             cursor.executemany(
-                "UPDATE nodes SET low = ?2, high = ?3, depth_low = ?4, depth_high = ?5, "
-                "state = ?6, low_final = ?7, high_final = ?8 WHERE variant_id = "
-                f"{int(vid)} AND id = ?1",
+                _SQLITE_UPDATE.format(vid=int(vid)),
                 _update_rows(graph, dirty),
             )
 
     def _pg_prepare(self, conn: Connection) -> None:
         # A per-connection scratch table for batched node updates, emptied by each commit.
         with conn.begin():
+            columns = ", ".join(
+                f"{c} {Node.__table__.c[c].type.compile(dialect=conn.dialect)}"
+                for c in ("id", *NODE_UPDATE_COLUMNS)
+            )
             conn.exec_driver_sql(
-                f"CREATE TEMPORARY TABLE IF NOT EXISTS {_PG_UPDATES} (id integer, low bigint, "
-                "high bigint, depth_low integer, depth_high integer, state smallint, "
-                "low_final boolean, high_final boolean) ON COMMIT DELETE ROWS"
+                f"CREATE TEMPORARY TABLE IF NOT EXISTS {_PG_UPDATES} ({columns}) "
+                "ON COMMIT DELETE ROWS"
             )
         self._pg_unchecked = False
         if self.check_foreign_keys:
@@ -666,8 +563,7 @@ class SqlStore:
         if dirty and len(dirty) <= PG_UPDATE_COPY_MIN:
             # A few rows: keyed updates (psycopg pipelines executemany).
             cursor.executemany(
-                "UPDATE nodes SET low = %s, high = %s, depth_low = %s, depth_high = %s, "
-                "state = %s, low_final = %s, high_final = %s WHERE variant_id = %s AND id = %s",
+                _PG_UPDATE,
                 [
                     (lo, hi, dl, dh, st, lf == 1, hf == 1, vid, i)
                     for i, lo, hi, dl, dh, st, lf, hf in _update_rows(graph, dirty)
@@ -681,10 +577,7 @@ class SqlStore:
                     copy.write_row(row)
             cursor.execute(f"ANALYZE {_PG_UPDATES}")
             cursor.execute(
-                f"UPDATE nodes AS n SET low = u.low, high = u.high, depth_low = u.depth_low, "
-                f"depth_high = u.depth_high, state = u.state, low_final = u.low_final, "
-                f"high_final = u.high_final FROM {_PG_UPDATES} AS u "
-                f"WHERE n.variant_id = %s AND n.id = u.id",
+                _PG_UPDATE_FROM.format(table=_PG_UPDATES),
                 (vid,),
             )
 
@@ -831,7 +724,7 @@ def load_graph(engine: Engine, game: Game) -> Graph:
         if row is None:
             return Graph()
         if row.rules_version != game.version:
-            raise RulesVersionError(_version_message(engine, game, row.rules_version))
+            raise RulesVersionError.for_variant(game, row.rules_version, safe_url(engine))
         graph = _load(conn, row.id)
         graph.settled = _settled(conn, row.id)
         return graph
@@ -869,11 +762,10 @@ def _load(conn: Connection, variant_id: int, *, edges: bool = True) -> Graph:
     if edges:
         _read_edges(conn, variant_id, graph)
     elif driver is None or not sqlite_load.load_edge_counts(driver, variant_id, graph):
-        graph.child_count = array("i", bytes(4 * graph.num_nodes))
         _stream(conn, _EDGE_COUNT_SQL, variant_id, graph, _load_edge_counts)
     graph.mark_committed()
     # A full run (edges deferred) rewrites every row at its end anyway.
-    _settle_expanded_state(graph, rewrite=edges)
+    graph.expand_by_edges(touch=edges)
     return graph
 
 
@@ -891,21 +783,11 @@ def _reload_edges(conn: Connection, variant_id: int, graph: Graph) -> None:
 
 def _read_edges(conn: Connection, variant_id: int, graph: Graph) -> None:
     """Set *graph*'s edge columns to every stored edge of the variant."""
-    _clear_edges(graph)
+    graph.clear_edges()
     if conn.dialect.name == "sqlite" and sqlite_load.load_edges(_driver(conn), variant_id, graph):
         return
-    _clear_edges(graph)
+    graph.clear_edges()
     _stream(conn, _EDGE_SQL, variant_id, graph, _load_edges)
-
-
-def _clear_edges(graph: Graph) -> None:
-    n = graph.num_nodes
-    graph.edge_parent = array("i")
-    graph.edge_child = array("i")
-    graph.edge_move = Labels()
-    graph.first_edge = array("i", np.full(n, -1, dtype=np.int32).tobytes())
-    graph.child_count = array("i", bytes(4 * n))
-    graph.drop_derived()
 
 
 def _stream(
@@ -927,35 +809,6 @@ def _stream(
         cursor.close()
 
 
-def _settle_expanded_state(graph: Graph, *, rewrite: bool) -> None:
-    """A full solve does not rewrite a node's row when it expands it (its edges record
-    that, and the solve's last commit rewrites every row): nodes stored as unexpanded
-    that have edges are expanded. With *rewrite* they are marked changed, so the next
-    commit says so (a partial run's commits write changed nodes only)."""
-    if not graph.num_nodes:
-        return
-    state = np.frombuffer(graph.state, dtype=np.uint8)
-    lagging = np.flatnonzero(
-        (np.frombuffer(graph.child_count, dtype=np.int32) > 0) & (state == UNEXPANDED)
-    )
-    state[lagging] = EXPANDED
-    del state
-    if rewrite and lagging.size:
-        if lagging.size * 2 > graph.num_nodes:
-            graph.mark_all_dirty()
-        else:
-            graph.dirty.update(lagging.tolist())
-
-
-def _version_message(engine: Engine, game: Game, stored: int) -> str:
-    return (
-        f"database {safe_url(engine)} holds {game.name} ({params_text(game.params)}) under "
-        f"rules version {stored}, but this negagraph's {game.name} has rules version "
-        f"{game.version}: the stored positions and values would not mean the same; "
-        "use another database"
-    )
-
-
 # -- row conversion (hot paths: plain loops over the graph's arrays) ----------------------
 
 
@@ -968,13 +821,6 @@ def _chunks_of(ids: range) -> Iterator[tuple[int, int]]:
         yield start, min(start + ROW_CHUNK, ids.stop)
 
 
-def _nullable(values: list[int], low: int, high: int) -> list[int | None]:
-    """*values* with the infinite sentinels (``<= low`` or ``>= high``) as NULLs."""
-    if values and (min(values) <= low or max(values) >= high):
-        return [None if v <= low or v >= high else v for v in values]
-    return values  # type: ignore[return-value]
-
-
 def _value_columns(graph: Graph, rows: slice | npt.NDArray[np.int64]) -> tuple[list[Any], ...]:
     """Nodes *rows* (a slice of ids, or ascending ids): low, high, depth_low, depth_high,
     state, low_final, high_final, as lists with NULLs for the infinities."""
@@ -983,10 +829,10 @@ def _value_columns(graph: Graph, rows: slice | npt.NDArray[np.int64]) -> tuple[l
         return np.frombuffer(values, dtype=dtype)[rows].tolist()  # type: ignore[no-any-return]
 
     return (
-        _nullable(column(graph.low, np.int64), NEG_INF, POS_INF),
-        _nullable(column(graph.high, np.int64), NEG_INF, POS_INF),
-        _nullable(column(graph.depth_low, np.int32), -1, DEPTH_INF),
-        _nullable(column(graph.depth_high, np.int32), -1, DEPTH_INF),
+        bounds_to_json(column(graph.low, np.int64)),
+        bounds_to_json(column(graph.high, np.int64)),
+        depths_to_json(column(graph.depth_low, np.int32)),
+        depths_to_json(column(graph.depth_high, np.int32)),
         column(graph.state, np.uint8),
         column(graph.low_final, np.uint8),
         column(graph.high_final, np.uint8),
@@ -1092,16 +938,12 @@ def _update_rows(graph: Graph, ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
     low_final = graph.low_final
     high_final = graph.high_final
     for i in ids:
-        lo = low[i]
-        hi = high[i]
-        dl = depth_low[i]
-        dh = depth_high[i]
         yield (
             i,
-            None if lo <= NEG_INF else lo,
-            None if hi >= POS_INF else hi,
-            None if dl >= DEPTH_INF else dl,
-            None if dh >= DEPTH_INF else dh,
+            to_json(low[i]),
+            to_json(high[i]),
+            depth_to_json(depth_low[i]),
+            depth_to_json(depth_high[i]),
             state[i],
             low_final[i],
             high_final[i],
@@ -1134,20 +976,20 @@ def _load_nodes(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
             raise DatabaseError(
                 f"stored node ids are not contiguous near {start}: the graph is damaged"
             )
-        keys = [int.from_bytes(kb, "big") for kb in map(_col1, rows)]
-        if isinstance(graph.keys, array) and (max(keys) >= 1 << 63 or min(keys) < 0):
-            graph.keys = list(graph.keys)  # beyond 64 bits: a list from now on
-        graph.keys.extend(keys)
-        graph.low.extend([NEG_INF if v is None else v for v in map(_col2, rows)])
-        graph.high.extend([POS_INF if v is None else v for v in map(_col3, rows)])
-        graph.low_final.extend(map(_col4, rows))
-        graph.high_final.extend(map(_col5, rows))
-        graph.depth_low.extend([DEPTH_INF if v is None else v for v in map(_col6, rows)])
-        graph.depth_high.extend([DEPTH_INF if v is None else v for v in map(_col7, rows)])
-        graph.state.extend(map(_col8, rows))
-        graph.dist.extend(map(_col9, rows))
-        graph.first_edge.extend(_MINUS_ONES[:count] if count <= LOAD_BATCH else [-1] * count)
-        graph.child_count.extend(bytes(count))
+        graph.append_keys([int.from_bytes(kb, "big") for kb in map(_col1, rows)])
+        graph.append_nodes(
+            count,
+            {
+                "low": map(low_from_json, map(_col2, rows)),
+                "high": map(high_from_json, map(_col3, rows)),
+                "low_final": map(_col4, rows),
+                "high_final": map(_col5, rows),
+                "depth_low": map(depth_from_json, map(_col6, rows)),
+                "depth_high": map(depth_from_json, map(_col7, rows)),
+                "state": map(_col8, rows),
+                "dist": map(_col9, rows),
+            },
+        )
 
 
 def _load_edges(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
@@ -1160,92 +1002,32 @@ def _load_edges(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
     """
     n = graph.num_nodes
     order_sum = 0
-    first_edge, child_count = graph.first_edge, graph.child_count
     for rows in chunks:
         parents = list(map(_col0, rows))
         children = list(map(_col2, rows))
         if min(map(_col1, rows)) < 0 or min(children) < 0 or max(children) >= n or parents[-1] >= n:
             raise DatabaseError("stored edges lead to missing nodes: the graph is damaged")
         order_sum += sum(map(_col1, rows))
-        e = graph.num_edges
-        for p, grouped in groupby(parents):
-            k = len(list(grouped))
-            if child_count[p] == 0:
-                first_edge[p] = e
-            child_count[p] += k
-            e += k
-        graph.edge_parent.extend(parents)
-        graph.edge_child.extend(children)
-        graph.edge_move.extend(map(_col3, rows))
-    if order_sum != sum(k * (k - 1) // 2 for k in child_count):
+        graph.append_edges(parents, children, map(_col3, rows))
+    if order_sum != sum(k * (k - 1) // 2 for k in graph.child_count):
         raise DatabaseError("stored move orders are not 0, 1, ... per node: the graph is damaged")
 
 
 def _load_edge_counts(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
     """Record each parent's number of stored edges (the edges stay deferred)."""
     n = graph.num_nodes
-    child_count = graph.child_count
-    total = 0
+    counts = np.zeros(n, dtype=np.int32)
     for rows in chunks:
         if rows[-1][0] >= n or rows[0][0] < 0:
             raise DatabaseError("stored edges lead from missing nodes: the graph is damaged")
-        for parent, k in rows:
-            child_count[parent] = k
-            total += k
-    graph.deferred_edges = total
+        parents, ks = zip(*rows, strict=True)
+        counts[np.array(parents, dtype=np.int64)] = ks
+    graph.set_edge_counts(counts)
 
 
 def _driver(conn: Connection) -> Any:
     """The DB-API connection under *conn* (sqlite3 or psycopg)."""
     return conn.connection.driver_connection
-
-
-def _holder_query() -> Select[int, int, str, datetime, datetime]:
-    return select(
-        SolveRun.id, SolveRun.pid, SolveRun.hostname, SolveRun.started_at, SolveRun.heartbeat_at
-    )
-
-
-def _locked_message(game: Game, holder: Any) -> str:
-    if holder is None:
-        return (
-            f"{game.name} ({params_text(game.params)}) is locked by another writer "
-            "that is just starting or finishing; try again"
-        )
-    return _holder_message(game, holder)
-
-
-def _holder_message(game: Game, run: Any) -> str:
-    started = _aware(run.started_at).strftime("%Y-%m-%d %H:%M:%S UTC")
-    beat = _aware(run.heartbeat_at).strftime("%Y-%m-%d %H:%M:%S UTC")
-    return (
-        f"{game.name} ({params_text(game.params)}) is being solved by run {run.id} "
-        f"(pid {run.pid} on {run.hostname}, since {started}, last commit {beat}); "
-        "wait for it to finish or stop it"
-    )
-
-
-def _aware(moment: datetime) -> datetime:
-    """SQLite hands back naive timestamps; every stored timestamp is UTC."""
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
-
-
-def stale_reason(run: Any, now: datetime, lease_timeout: float = LEASE_TIMEOUT) -> str | None:
-    """Why the writer of *run* (a ``running`` run row: its pid, hostname, started_at and
-    heartbeat_at) is dead, or ``None`` if it may be alive: the rule of the SQLite lease
-    (see the module docs), also what readers use to show a run as ``dead``."""
-    if run.hostname == socket.gethostname():
-        if not _pid_alive(run.pid):
-            return f"process {run.pid} is gone"
-        start = _process_start(run.pid)
-        started = _aware(run.started_at).timestamp()
-        if start is not None and start > started + _PID_REUSE_SLACK:
-            return f"pid {run.pid} now belongs to a process started after the lease"
-        return None
-    idle = now - _aware(run.heartbeat_at)
-    if idle > timedelta(seconds=lease_timeout):
-        return f"no heartbeat from {run.hostname} for {idle.total_seconds():.0f} s"
-    return None
 
 
 def _interrupted(exc: BaseException) -> bool:
@@ -1260,35 +1042,4 @@ def _interrupted(exc: BaseException) -> bool:
     return False
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            stat = f.read()
-    except OSError:
-        return True
-    return stat[stat.rfind(")") + 2 :].split(" ", 1)[0] not in ("Z", "X")
-
-
-def _process_start(pid: int) -> float | None:
-    """When process *pid* started (Unix time), where ``/proc`` tells; else ``None``."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        with open("/proc/stat", encoding="ascii") as f:
-            btime = next(int(line.split()[1]) for line in f if line.startswith("btime "))
-        return btime + int(fields[19]) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError, StopIteration):
-        return None
-
-
-__all__ = ["LEASE_TIMEOUT", "PG_LOCK_CLASS", "SqlStore", "load_graph", "stale_reason"]
+__all__ = ["SqlStore", "load_graph"]

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import operator
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from enum import IntEnum
-from typing import Literal, get_args, overload
+from typing import Any, Literal, get_args, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from solver.game import MoveLabel, PositionKey
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
@@ -63,6 +64,22 @@ class Labels(Sequence[MoveLabel]):
         self.codes: dict[MoveLabel, int] = {}
         self.data = array("B")
         self.extend(labels)
+
+    @classmethod
+    def from_codes(cls, names: Sequence[MoveLabel], codes: npt.NDArray[Any]) -> Labels:
+        """Labels already encoded: *codes* index *names*.
+
+        :raises ValueError: if a code is out of range.
+        """
+        out = cls()
+        out.names = list(names)
+        out.codes = {m: i for i, m in enumerate(out.names)}
+        kinds = len(out.names)
+        if codes.size and (codes.min() < 0 or codes.max() >= kinds):
+            raise ValueError("a move label is out of range")
+        typecode = "B" if kinds <= 256 else "H" if kinds <= 65_536 else "l"
+        out.data = array(typecode, codes.astype(np.dtype(typecode)).tobytes())
+        return out
 
     def _code(self, label: MoveLabel) -> int:
         code = self.codes.get(label)
@@ -115,6 +132,24 @@ class Labels(Sequence[MoveLabel]):
 
     def __repr__(self) -> str:
         return f"Labels({list(self)!r})"
+
+
+NODE_VALUES: tuple[tuple[str, str], ...] = (
+    ("state", "B"),
+    ("low", "q"),
+    ("high", "q"),
+    ("low_final", "B"),
+    ("high_final", "B"),
+    ("depth_low", "i"),
+    ("depth_high", "i"),
+    ("dist", "i"),
+)
+"""The per-node value columns besides the key and the edge layout, with their ``array``
+type codes: what a store writes and loads for every node (:meth:`Graph.append_nodes`)."""
+
+Column = Iterable[int] | bytes
+"""Values of one column: any iterable of ints, or their machine bytes (the column's type
+code, native order), which is the fast way from numpy."""
 
 
 class Graph:
@@ -249,6 +284,109 @@ class Graph:
         loader(self)
 
     # -- building ---------------------------------------------------------------------
+
+    # -- loading: what stores call (they never touch the arrays themselves) -------------
+
+    def append_keys(self, keys: Sequence[PositionKey] | npt.NDArray[np.int64]) -> None:
+        """Append the keys of new nodes (with :meth:`append_nodes`, same order): 64-bit
+        while they fit, a list from the first that does not on."""
+        if isinstance(keys, np.ndarray):
+            if isinstance(self.keys, array):
+                self.keys.frombytes(keys.astype(np.int64).tobytes())
+            else:
+                self.keys.extend(keys.tolist())
+            return
+        if (
+            isinstance(self.keys, array)
+            and keys
+            and (max(keys) >= 1 << 63 or min(keys) < -(1 << 63))
+        ):
+            self.keys = list(self.keys)
+        self.keys.extend(keys)
+
+    def widen_keys(self) -> None:
+        """Hold the keys in a list from now on (some do not fit 64 bits)."""
+        if isinstance(self.keys, array):
+            self.keys = list(self.keys)
+
+    def append_nodes(self, count: int, columns: Mapping[str, Column]) -> None:
+        """Append *count* stored nodes, unexpanded as far as edges go (no children yet),
+        given every column of :data:`NODE_VALUES` (their keys come through
+        :meth:`append_keys`). The key index and reverse edges are left to be rebuilt."""
+        if set(columns) != {name for name, _ in NODE_VALUES}:
+            raise ValueError(f"node columns must be {[n for n, _ in NODE_VALUES]}")
+        self.drop_derived()
+        for name, _ in NODE_VALUES:
+            values = columns[name]
+            target: array[int] | bytearray = getattr(self, name)
+            if isinstance(values, bytes) and isinstance(target, array):
+                target.frombytes(values)
+            else:
+                target.extend(values)
+        self.first_edge.frombytes(np.full(count, -1, dtype=np.int32).tobytes())
+        self.child_count.frombytes(bytes(4 * count))
+
+    def expand_by_edges(self, *, touch: bool) -> None:
+        """Mark the nodes that have children but a state saying unexpanded as expanded (a
+        full solve stores an expansion through its edges; its last commit rewrites every
+        row). With *touch* they are marked changed, so the next commit writes them."""
+        if not self.num_nodes:
+            return
+        state = np.frombuffer(self.state, dtype=np.uint8)
+        lagging = np.flatnonzero(
+            (np.frombuffer(self.child_count, dtype=np.int32) > 0) & (state == UNEXPANDED)
+        )
+        state[lagging] = EXPANDED
+        del state
+        if touch and lagging.size:
+            if lagging.size * 2 > self.num_nodes:
+                self.mark_all_dirty()
+            else:
+                self.dirty.update(lagging.tolist())
+
+    def clear_edges(self) -> None:
+        """Forget every edge (each node childless again), to load them anew."""
+        n = self.num_nodes
+        self.edge_parent = array("i")
+        self.edge_child = array("i")
+        self.edge_move = Labels()
+        self.first_edge = array("i", np.full(n, -1, dtype=np.int32).tobytes())
+        self.child_count = array("i", bytes(4 * n))
+        self.drop_derived()
+
+    def append_edges(
+        self,
+        parents: npt.NDArray[np.int32] | Sequence[NodeId],
+        children: npt.NDArray[np.int32] | Sequence[NodeId],
+        moves: Iterable[MoveLabel],
+    ) -> None:
+        """Append stored edges sorted by parent then move order, continuing the last
+        parent's children if it is the same; each parent's ``first_edge`` and
+        ``child_count`` follow."""
+        p = np.asarray(parents, dtype=np.int32)
+        if p.size:
+            e = self.num_edges
+            firsts = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
+            sizes = np.diff(np.r_[firsts, p.size]).astype(np.int32)
+            heads = p[firsts]
+            first = np.frombuffer(self.first_edge, dtype=np.int32)
+            count = np.frombuffer(self.child_count, dtype=np.int32)
+            fresh = count[heads] == 0
+            first[heads[fresh]] = (firsts[fresh] + e).astype(np.int32)
+            count[heads] += sizes
+            del first, count
+        self.edge_parent.frombytes(p.tobytes())
+        self.edge_child.frombytes(np.asarray(children, dtype=np.int32).tobytes())
+        if isinstance(moves, Labels) and not self.edge_move:
+            self.edge_move = moves  # encoded already: taken as it is
+        else:
+            self.edge_move.extend(moves)
+
+    def set_edge_counts(self, counts: npt.NDArray[np.int32]) -> None:
+        """Each node's number of stored edges, with the edges themselves deferred (see
+        :meth:`require_edges`)."""
+        self.child_count = array("i", counts.astype(np.int32).tobytes())
+        self.deferred_edges = int(counts.sum(dtype=np.int64))
 
     def add_node(self, key: PositionKey, dist: int, terminal_value: int | None) -> NodeId:
         """Append a node for *key* (which must be new); terminal nodes get exact bounds."""

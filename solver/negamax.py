@@ -54,7 +54,7 @@ from solver.retrograde import (
 )
 from solver.search import NullWindowSearch, no_moves
 from solver.store import MemoryStore, Progress, RunOptions, RunStatus, Store
-from solver.values import DEPTH_INF, NEG_INF, POS_INF, Bounds, clamp, to_public
+from solver.values import NEG_INF, POS_INF, Bounds, clamp, depth_to_json, to_public
 
 log = logging.getLogger(__name__)
 
@@ -405,8 +405,8 @@ class _Solver(NullWindowSearch):
             high=to_public(high),
             low_final=lf,
             high_final=hf,
-            depth_low=None if g.depth_low[r] >= DEPTH_INF else g.depth_low[r],
-            depth_high=None if g.depth_high[r] >= DEPTH_INF else g.depth_high[r],
+            depth_low=depth_to_json(g.depth_low[r]),
+            depth_high=depth_to_json(g.depth_high[r]),
             expansions=self.expansions,
             nodes=g.num_nodes,
             edges=g.total_edges,

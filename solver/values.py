@@ -113,6 +113,29 @@ def depth_from_json(d: int | None) -> int:
     return DEPTH_INF if d is None else d
 
 
+def bounds_to_json(values: list[int]) -> list[int | None]:
+    """:func:`to_json` of a whole column of bounds (the list itself when none is infinite).
+
+    >>> bounds_to_json([1, NEG_INF, POS_INF])
+    [1, None, None]
+    """
+    if values and (min(values) <= NEG_INF or max(values) >= POS_INF):
+        return [None if v <= NEG_INF or v >= POS_INF else v for v in values]
+    return values  # type: ignore[return-value]  # not copied: nothing is None
+
+
+def depths_to_json(values: list[int]) -> list[int | None]:
+    """:func:`depth_to_json` of a whole column of depths (the list itself when every depth
+    is known; a negative depth, which no pass leaves, is unknown too).
+
+    >>> depths_to_json([0, DEPTH_INF, 3])
+    [0, None, 3]
+    """
+    if values and (min(values) < 0 or max(values) >= DEPTH_INF):
+        return [None if v < 0 or v >= DEPTH_INF else v for v in values]
+    return values  # type: ignore[return-value]  # not copied: nothing is None
+
+
 def bound_text(v: float | int | None, infinite: str = "") -> str:
     """A public bound as text: ``-inf``/``+inf`` for the infinities (*infinite* for
     ``None``, the JSON and SQL spelling of either, when the caller knows which).

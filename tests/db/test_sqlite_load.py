@@ -93,7 +93,7 @@ def reads_columnar(engine: Engine) -> bool:
         graph = db.sqlite_load.load_nodes(driver, vid)
         if graph is None or not db.sqlite_load.load_edge_counts(driver, vid, graph):
             return False
-        db.store._clear_edges(graph)
+        graph.clear_edges()
         return db.sqlite_load.load_edges(driver, vid, graph)
 
 
