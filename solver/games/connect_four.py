@@ -201,7 +201,9 @@ class ConnectFour(GameBase):
         ks = np.asarray(keys, dtype=np.int64)
         x_chars, o_chars, heights = self._notation_arrays()
         fields = [(ks >> (c * h1)) & self._field for c in range(w)]
-        pieces = np.sum([heights[f] for f in fields], axis=0)
+        pieces = heights[fields[0]]  # a new array (fancy indexing): summed in place
+        for f in fields[1:]:
+            pieces += heights[f]
         x_to_move = (pieces % 2 == 0)[:, None]
         length = h * (w + 1) - 1
         out = np.full((ks.size, length), ord("/"), dtype=np.uint32)
