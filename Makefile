@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench clean browser
 
 # setup.py builds the partial solver's C inner loop (solver/_native.c) in place.
 $(STAMP): pyproject.toml setup.py solver/_native.c
@@ -22,8 +22,14 @@ run: $(STAMP)
 	$(BIN)/negagraph status
 	$(BIN)/negagraph query connect-four -p width=4 -p height=4 ..../..../..../....
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/pytest
+
+# The explorer's tests (tests/explorer) drive Debian's headless Chromium; install it when
+# missing (they fail, never skip, without it).
+browser:
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		(apt-get update && apt-get install -y chromium chromium-driver)
 
 # Style and types: ruff's lint rules and formatting, mypy --strict and pyright (both
 # configured in pyproject.toml, over the packages and the tests).

@@ -2,8 +2,8 @@
 
 :func:`create_app` builds the Flask app: configuration (defaults, then ``NEGAGRAPH_*``
 environment variables, then the *config* mapping), the per-request database session, the
-blueprints under ``/api`` and the error handlers. Nothing touches the database until a
-request needs it.
+blueprints under ``/api``, the explorer page (``/``, :mod:`api.explorer`) and the error
+handlers. Nothing touches the database until a request needs it.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     """
     from flask.json.provider import DefaultJSONProvider
 
-    from api import database, errors, meta, positions, solves
+    from api import database, errors, explorer, meta, positions, solves
     from api.responses import set_default_cache_control
     from db.session import database_url
 
@@ -50,6 +50,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(meta.bp, url_prefix="/api")
     app.register_blueprint(positions.bp, url_prefix="/api")
     app.register_blueprint(solves.bp, url_prefix="/api")
+    app.register_blueprint(explorer.bp)
     return app
 
 

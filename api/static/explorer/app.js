@@ -1,0 +1,255 @@
+// negagraph explorer: plain script over the JSON API (/api), drawn with cytoscape.js.
+"use strict";
+(function () {
+  const CAP_STEP = 60; // nodes drawn at once; "draw more" raises the cap by as many
+  const $ = (id) => document.getElementById(id);
+  const state = { game: null, params: {}, history: [], cap: CAP_STEP, pending: [],
+                  opened: new Set(), root: null, view: null };
+  let cy = null;
+
+  function query(extra) {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(state.params)) q.set(k, String(v));
+    for (const [k, v] of Object.entries(extra || {})) q.set(k, String(v));
+    return q.toString();
+  }
+  async function api(path, extra) {
+    const r = await fetch(`${path}?${query(extra)}`);
+    const body = await r.json();
+    if (!r.ok) throw new Error(body.message || body.error || r.statusText);
+    return body;
+  }
+  const positionOf = (p) => api(`/api/games/${state.game}/positions`, { p });
+  const bound = (b) => (b === null || b === undefined ? "∞" : String(b));
+  function label(v) {
+    if (v.state === "unexpanded" || v.state === "unknown") return "?";
+    return v.low === v.high ? bound(v.low) : `${bound(v.low)} ${bound(v.high)}`;
+  }
+  function moveClass(m) {
+    if (m.move_low === m.move_high && m.move_low !== null) {
+      return m.move_low > 0 ? "win" : m.move_low < 0 ? "loss" : "draw";
+    }
+    if (m.move_low !== null && m.move_low > 0) return "win";
+    if (m.move_high !== null && m.move_high < 0) return "loss";
+    return "open";
+  }
+  const bestFirst = (moves) => moves.slice().sort((a, b) =>
+    (b.move_low ?? -1e18) - (a.move_low ?? -1e18) || (b.move_high ?? 1e18) - (a.move_high ?? 1e18));
+
+  // ---- board -------------------------------------------------------------------------
+  async function drawBoard(position) {
+    const box = $("board");
+    const answer = await api(`/explore/board/${state.game}`, { p: position });
+    if (answer.svg) { box.innerHTML = answer.svg; return; }
+    if (position.includes("/")) {
+      const table = document.createElement("table");
+      table.className = "grid";
+      for (const row of position.split("/")) {
+        const tr = table.insertRow();
+        for (const c of row) tr.insertCell().textContent = c === "." ? "" : c.toUpperCase();
+      }
+      box.replaceChildren(table);
+      return;
+    }
+    const pre = document.createElement("pre");
+    pre.textContent = position;
+    box.replaceChildren(pre);
+  }
+
+  // ---- graph -------------------------------------------------------------------------
+  function nodeData(id, v) {
+    return { id, label: label(v), lowc: v.low_final ? "#2a2" : "#d22",
+             highc: v.high_final ? "#2a2" : "#d22",
+             unknown: v.state === "unexpanded" || v.state === "unknown" ? 1 : 0 };
+  }
+  function addNode(id, v) {
+    if (cy.getElementById(id).nonempty()) return false;
+    cy.add({ group: "nodes", data: nodeData(id, v) });
+    return true;
+  }
+  async function open(id) {
+    if (state.opened.has(id)) return;
+    if (cy.nodes().length >= state.cap) { state.pending.push(id); $("more").hidden = false; return; }
+    state.opened.add(id);
+    const v = await positionOf(id);
+    cy.getElementById(id).data(nodeData(id, v));
+    for (const m of bestFirst(v.moves)) {
+      const existed = cy.getElementById(m.position).nonempty();
+      if (!existed && cy.nodes().length >= state.cap) {
+        state.pending.push(id); state.opened.delete(id); $("more").hidden = false; break;
+      }
+      addNode(m.position, m);
+      const eid = `${id}->${m.position}`;
+      if (cy.getElementById(eid).empty()) {
+        cy.add({ group: "edges", data: { id: eid, source: id, target: m.position, label: m.move },
+                 classes: existed ? "back" : "" });
+      }
+    }
+  }
+  async function markBest(root) {
+    const line = await api(`/api/games/${state.game}/line`, { p: root, max_plies: 40 });
+    let from = root;
+    for (const s of line.steps) {
+      cy.getElementById(`${from}->${s.position}`).addClass("best");
+      from = s.position;
+    }
+  }
+  function layout() {
+    cy.layout({ name: "breadthfirst", directed: true, roots: [state.root], spacingFactor: 1.1,
+                animate: false }).run();
+  }
+  async function drawGraph(root, view) {
+    state.root = root; state.opened = new Set(); state.pending = []; state.cap = CAP_STEP;
+    cy.elements().remove();
+    addNode(root, view);
+    await open(root);
+    for (const m of bestFirst(view.moves)) await open(m.position);
+    await markBest(root);
+    layout();
+    info(view);
+  }
+  function info(view) {
+    const fin = (f) => (f ? "final" : "not final");
+    $("graphinfo").textContent = `${state.root}: low ${bound(view.low)} (${fin(view.low_final)}),` +
+      ` high ${bound(view.high)} (${fin(view.high_final)}) · ${cy.nodes().length} nodes drawn` +
+      ` (cap ${state.cap}) · click a node to open it, click an open node to go there`;
+    $("graph").dataset.ready = "1";
+  }
+  async function drawMore() {
+    state.cap += CAP_STEP;
+    $("more").hidden = true;
+    const pending = state.pending; state.pending = [];
+    for (const id of pending) await open(id);
+    await markBest(state.root);
+    layout(); info(state.view);
+  }
+
+  // ---- play --------------------------------------------------------------------------
+  function status(v) {
+    if (v.state === "terminal") {
+      const r = v.value > 0 ? "win" : v.value < 0 ? "loss" : "draw";
+      return `game over: ${r} (value ${v.value} for the player to move)`;
+    }
+    const d = (x) => (x === null ? "∞" : String(x));
+    return `to move: low ${bound(v.low)}, high ${bound(v.high)}; remaining depth ` +
+      `${d(v.depth_low)} (low) / ${d(v.depth_high)} (high) plies`;
+  }
+  async function show(position) {
+    $("graph").dataset.ready = "";
+    const v = await positionOf(position);
+    state.view = v;
+    $("position").value = v.position;
+    history.replaceState(null, "", `/explore/${state.game}?${query({ p: v.position })}`);
+    $("status").textContent = status(v);
+    const list = $("moves");
+    list.replaceChildren();
+    for (const m of bestFirst(v.moves)) {
+      const li = document.createElement("li");
+      li.className = moveClass(m);
+      li.dataset.move = m.move;
+      li.textContent = `${m.move}: ${m.move_low === m.move_high ? bound(m.move_low)
+        : `${bound(m.move_low)} ${bound(m.move_high)}`}`;
+      li.onclick = () => play(m).catch(fail);
+      list.append(li);
+    }
+    const hist = $("history");
+    hist.replaceChildren(...state.history.map((h) => {
+      const li = document.createElement("li");
+      li.textContent = `${h.move}${h.by === "db" ? " (database)" : ""}`;
+      return li;
+    }));
+    await drawBoard(v.position);
+    await drawGraph(v.position, v);
+    document.body.dataset.ready = "1";
+  }
+  async function play(m) {
+    document.body.dataset.ready = "";
+    state.history.push({ move: m.move, position: m.position, from: state.view.position, by: "you" });
+    let pos = m.position;
+    if ($("reply").checked) {
+      const line = await api(`/api/games/${state.game}/line`, { p: pos, max_plies: 1 });
+      if (line.steps.length) {
+        const s = line.steps[0];
+        state.history.push({ move: s.move, position: s.position, from: pos, by: "db" });
+        pos = s.position;
+      }
+    }
+    await show(pos);
+  }
+  async function undo() {
+    let h = state.history.pop();
+    while (h && h.by === "db" && state.history.length) h = state.history.pop();
+    if (h) await show(h.from);
+  }
+
+  // ---- start -------------------------------------------------------------------------
+  function fail(e) {
+    $("status").textContent = `error: ${e.message}`;
+    document.body.dataset.ready = "1";
+  }
+  async function start() {
+    cy = cytoscape({
+      container: $("graph"),
+      style: [
+        { selector: "node", style: { label: "data(label)", "text-valign": "center",
+          "text-halign": "center", "font-size": 11, color: "#fff", "text-outline-width": 2,
+          "text-outline-color": "#333", width: 46, height: 46, "pie-size": "100%",
+          "pie-1-background-color": "data(highc)", "pie-1-background-size": 50,
+          "pie-2-background-color": "data(lowc)", "pie-2-background-size": 50 } },
+        { selector: "node[unknown = 1]", style: { "background-color": "#999",
+          "pie-size": "0%" } },
+        { selector: "edge", style: { "curve-style": "bezier", "target-arrow-shape": "triangle",
+          width: 1.5, label: "data(label)", "font-size": 9, "line-color": "#888",
+          "target-arrow-color": "#888" } },
+        { selector: "edge.best", style: { width: 4, "line-color": "#06c",
+          "target-arrow-color": "#06c" } },
+        { selector: "edge.back", style: { "line-style": "dashed", "curve-style": "unbundled-bezier" } },
+      ],
+    });
+    window.explorer = { cy, state };
+    cy.on("tap", "node", (ev) => {
+      const id = ev.target.id();
+      if (state.opened.has(id)) { state.history = []; show(id).catch(fail); return; }
+      open(id).then(() => markBest(state.root)).then(() => { layout(); info(state.view); })
+        .catch(fail);
+    });
+    $("more").onclick = () => drawMore().catch(fail);
+    $("undo").onclick = () => undo().catch(fail);
+    $("goto").onsubmit = (ev) => { ev.preventDefault(); state.history = [];
+      show($("position").value).catch(fail); };
+    const games = (await api("/api/games")).games;
+    const select = $("variant");
+    const variants = [];
+    for (const g of games) {
+      if (!g.installed) continue;
+      for (const v of g.variants) {
+        variants.push({ game: g.name, params: v.params, root: v.root });
+        const o = document.createElement("option");
+        o.value = String(variants.length - 1);
+        o.textContent = `${g.name} (${v.params_text || "defaults"}) · ${v.nodes} nodes`;
+        select.append(o);
+      }
+    }
+    const pick = (i, position) => {
+      const v = variants[i];
+      state.game = v.game; state.params = v.params; state.history = [];
+      return show(position || v.root);
+    };
+    select.onchange = () => pick(Number(select.value)).catch(fail);
+    if (!variants.length) { $("status").textContent = "no stored variant: run negagraph solve";
+      document.body.dataset.ready = "1"; return; }
+    // /explore/<game>?<params>&p=<position>: the variant whose parameters match
+    const url = new URL(location.href);
+    const want = location.pathname.startsWith("/explore/") ? location.pathname.split("/")[2] : "";
+    let index = 0;
+    if (want) {
+      const found = variants.findIndex((v) => v.game === want &&
+        Object.entries(v.params).every(([k, x]) => !url.searchParams.has(k)
+          || url.searchParams.get(k) === String(x)));
+      if (found >= 0) index = found;
+    }
+    select.value = String(index);
+    await pick(index, want ? url.searchParams.get("p") : null);
+  }
+  start().catch(fail);
+})();

@@ -1,0 +1,174 @@
+"""The explorer in a real browser: headless Chromium (Debian's ``chromium`` and
+``chromium-driver``) driven by Selenium against a real ``negagraph serve`` process.
+
+These tests fail, never skip, when the browser cannot run (``make test`` installs it).
+Every wait is on a DOM condition with a generous limit, never a fixed time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from api.cli import cli
+from tests.api.test_serve import served
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+WAIT = 120  # seconds: a generous limit for a loaded 2-core machine
+KRVK_ROOT = "k7/8/1K6/8/8/8/8/7R w - - 0 1"  # white mates with Rh8
+SCREENSHOTS = os.environ.get("NEGAGRAPH_SCREENSHOTS")  # a directory, to refresh docs/
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    url = f"sqlite:///{tmp_path_factory.mktemp('explorer') / 'explorer.db'}"
+    for args in (
+        ["solve", "number-game"],
+        ["solve", "tic-tac-toe", "--full"],
+        ["solve", "chess", "-p", "material=KRvK", "--root", KRVK_ROOT],
+    ):
+        result = CliRunner().invoke(cli, [*args, "-q", "--db", url])
+        assert result.exit_code == 0, result.output
+    with served(url) as (address, _proc):
+        yield address
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[webdriver.Chrome]:
+    assert shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER), (
+        "chromium and chromium-driver are needed: apt-get install -y chromium chromium-driver"
+    )
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--window-size=1200,800",
+    ):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def load(driver: webdriver.Chrome, url: str) -> None:
+    """Open *url* and wait until the page has drawn its position and graph."""
+    driver.get(url)
+    WebDriverWait(driver, WAIT).until(
+        lambda d: d.execute_script(
+            "return document.body.dataset.ready === '1'"
+            " && document.getElementById('graph').dataset.ready === '1'"
+        )
+    )
+
+
+def severe_logs(driver: webdriver.Chrome) -> list[dict[str, Any]]:
+    logs: list[dict[str, Any]] = driver.get_log("browser")  # type: ignore[no-untyped-call]
+    return [e for e in logs if e["level"] in ("SEVERE", "ERROR")]
+
+
+def screenshot(driver: webdriver.Chrome, name: str) -> None:
+    if SCREENSHOTS:
+        driver.save_screenshot(str(Path(SCREENSHOTS) / f"explorer-{name}.png"))
+
+
+def node(driver: webdriver.Chrome, position: str) -> dict[str, Any]:
+    data: dict[str, Any] = driver.execute_script(
+        "return window.explorer.cy.getElementById(arguments[0]).data()", position
+    )
+    return data
+
+
+def test_the_explorer_loads_without_console_errors(base: str, browser: webdriver.Chrome) -> None:
+    load(browser, f"{base}/")
+    assert browser.find_element(By.ID, "variant").find_elements(By.TAG_NAME, "option")
+    assert not browser.find_element(By.ID, "status").text.startswith("error")
+    assert severe_logs(browser) == []
+
+
+def test_the_number_game_graph_has_both_root_bounds_final(
+    base: str, browser: webdriver.Chrome
+) -> None:
+    load(browser, f"{base}/explore/number-game?root=13&p=13")
+    root = node(browser, "13")
+    assert root["label"] == "3 5"
+    assert root["lowc"] == root["highc"] == "#2a2"  # green: final
+    info = browser.find_element(By.ID, "graphinfo").text
+    assert "low 3 (final), high 5 (final)" in info
+    best = browser.execute_script(
+        "return window.explorer.cy.edges('.best').map(e => e.data('label'))"
+    )
+    assert best[:1] == ["17"]  # the best line starts with 13 -> 17
+    moves = [
+        li.get_attribute("data-move") for li in browser.find_elements(By.CSS_SELECTOR, "#moves li")
+    ]
+    assert moves == ["17", "15"]  # best first
+    assert severe_logs(browser) == []
+    screenshot(browser, "number-game")
+
+
+def test_tic_tac_toe_played_against_the_database_is_a_draw(
+    base: str, browser: webdriver.Chrome
+) -> None:
+    load(browser, f"{base}/explore/tic-tac-toe?symmetry=false&p=.../.../...")
+    for _ in range(5):
+        status = browser.find_element(By.ID, "status").text
+        if status.startswith("game over"):
+            break
+        best = browser.find_elements(By.CSS_SELECTOR, "#moves li")[0]
+        assert best.get_attribute("class") == "draw"  # the best move keeps the draw
+        best.click()
+        WebDriverWait(browser, WAIT).until(
+            lambda d: d.execute_script("return document.body.dataset.ready === '1'")
+        )
+        WebDriverWait(browser, WAIT).until(
+            lambda d: d.execute_script(
+                "return document.getElementById('graph').dataset.ready === '1'"
+            )
+        )
+    status = browser.find_element(By.ID, "status").text
+    assert status.startswith("game over: draw"), status
+    history = browser.find_elements(By.CSS_SELECTOR, "#history li")
+    assert len(history) == 9
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#board td")) == 9
+    assert severe_logs(browser) == []
+    screenshot(browser, "tic-tac-toe")
+    browser.find_element(By.ID, "undo").click()  # takes back your last move (and any reply)
+    WebDriverWait(browser, WAIT).until(
+        lambda d: (
+            len(d.find_elements(By.CSS_SELECTOR, "#history li")) == 8
+            and not d.find_element(By.ID, "status").text.startswith("game over")
+        )
+    )
+
+
+def test_a_krvk_position_shows_its_board_and_mating_line(
+    base: str, browser: webdriver.Chrome
+) -> None:
+    load(browser, f"{base}/explore/chess?material=KRvK&p={KRVK_ROOT.replace(' ', '+')}")
+    assert browser.find_elements(By.CSS_SELECTOR, "#board svg")
+    best = browser.execute_script(
+        "return window.explorer.cy.edges('.best').map(e => e.data('label'))"
+    )
+    assert best == ["h1h8"], best  # Rh8 mate
+    first = browser.find_elements(By.CSS_SELECTOR, "#moves li")[0]
+    assert first.get_attribute("class") == "win"
+    assert re.search(r"remaining depth 1 \(low\)", browser.find_element(By.ID, "status").text)
+    assert severe_logs(browser) == []
+    screenshot(browser, "chess")
