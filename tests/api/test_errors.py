@@ -19,7 +19,8 @@ from tests.api.helpers import assert_error
 
 
 @pytest.mark.parametrize(
-    "url", ["/api/nothing", "/", "/api/games/tic-tac-toe", "/api/games/tic-tac-toe/positions/x"]
+    "url",
+    ["/api/nothing", "/nothing", "/api/games/tic-tac-toe", "/api/games/tic-tac-toe/positions/x"],
 )
 def test_unknown_url_is_json_404(client: FlaskClient, url: str) -> None:
     r = client.get(url)

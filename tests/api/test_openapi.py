@@ -31,8 +31,8 @@ def documented(doc: dict[str, Any]) -> set[tuple[str, str]]:
 def routed(app: Flask) -> set[tuple[str, str]]:
     out = set()
     for rule in app.url_map.iter_rules():
-        if rule.endpoint == "static":
-            continue
+        if rule.endpoint == "static" or rule.endpoint.startswith("explorer."):
+            continue  # pages and their files, not the JSON API (tests/explorer)
         path = re.sub(r"<(?:[^:>]+:)?([^>]+)>", r"{\1}", rule.rule)
         for method in rule.methods or ():
             if method not in ("HEAD", "OPTIONS"):
