@@ -1,4 +1,4 @@
-"""Columnar reads of a stored graph from SQLite, for :func:`db.store._load`.
+"""Columnar reads of a stored graph from SQLite, for :meth:`db.sqlite_backend.SqliteBackend.load`.
 
 Handing rows one by one to Python costs about a microsecond a row before any column is
 converted. These readers let SQLite do the per-row work in C instead: per range of ids,
@@ -6,7 +6,7 @@ one aggregate query packs every row's integers into one string through ``char()`
 argument becomes one code point, so up to 0x10FFFF), keys are concatenated raw, and
 numpy unpacks a whole range at once.
 
-A reader checks that what it got is exactly what the row loaders of :mod:`db.store` would
+A reader checks that what it got is exactly what the row loaders of :mod:`db.rows` would
 build (every id of the range once, in order; move orders ``0..k-1``; values in range) and
 returns ``False`` when it is not, leaving the graph for the row loader to fill: that one
 reads damaged graphs too, and raises its errors about them.
@@ -203,7 +203,7 @@ def _parents_within(driver: sqlite3.Connection, variant_id: int, n: int) -> bool
 
 def _append_keys(graph: Graph, raw: bytes | None, lengths: npt.NDArray[np.uint32]) -> None:
     """Append the keys stored as *raw* (minimal big-endian bytes, concatenated, of
-    *lengths*), as :func:`db.store._load_nodes` does: 64-bit while they fit."""
+    *lengths*), as :func:`db.rows.load_nodes` does: 64-bit while they fit."""
     data = np.frombuffer(raw or b"", dtype=np.uint8)
     if lengths.max() > 8:
         ends = np.cumsum(lengths).tolist()

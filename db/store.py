@@ -9,6 +9,9 @@ whole batches only.
 
 The writer lock (one writer per variant: an advisory lock on PostgreSQL, a lease row on
 SQLite) is :mod:`db.lock`; every commit is *fenced* by it (:meth:`SqlStore._fence`).
+What differs between the two engines (the writer's connection and lock, how a batch is
+written, how a graph is read) is a backend: :mod:`db.sqlite_backend`,
+:mod:`db.postgres_backend`; the rows themselves are made and read by :mod:`db.rows`.
 
 Full solves
 -----------
@@ -39,47 +42,26 @@ import os
 import signal
 import sys
 import time
-from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-from sqlalchemy import Engine, select, text, update
+from sqlalchemy import Engine, select, update
 from sqlalchemy import exc as sa_exc
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
-from db import resume, sqlite_load
+from db import resume
+from db.backend import backend_for, driver
 from db.errors import DatabaseError, RulesVersionError, VariantLockedError
-from db.lock import (
-    LEASE_TIMEOUT,
-    LOCK_WAIT,
-    PG_LOCK_CLASS,
-    pg_session_settings,
-    take_lease,
-    take_pg_lock,
-)
+from db.lock import LEASE_TIMEOUT, LOCK_WAIT
 from db.migrate import ensure_schema, require_head
-from db.models import NODE_COLUMNS, NODE_UPDATE_COLUMNS, Node, SolveRun, Variant, utcnow
+from db.models import SolveRun, Variant, utcnow
 from db.session import is_negagraph_engine, safe_url, translate_errors
 from solver.errors import SolveError
 from solver.game import Game, params_text
 from solver.games import source_of
-from solver.graph import TERMINAL, Graph
+from solver.graph import Graph
 from solver.store import RUN_STATUSES, Progress, RunOptions
-from solver.values import (
-    bounds_to_json,
-    depth_from_json,
-    depth_to_json,
-    depths_to_json,
-    high_from_json,
-    low_from_json,
-    to_json,
-)
+from solver.values import to_json
 
 log = logging.getLogger(__name__)
 
@@ -87,39 +69,6 @@ CRASH_ENV = "NEGAGRAPH_TEST_CRASH_AFTER"
 """Tests only: ``commit:N`` kills the writing process (SIGKILL) right after its N-th
 commit, ``close`` right after it records the run's end, so that tests can stop a solve at
 any step of its closing sequence."""
-
-WAL_AUTOCHECKPOINT = 16_384
-"""Pages of write-ahead log (4 KiB each) after which the SQLite writer checkpoints."""
-
-PG_UPDATE_COPY_MIN = 2_000
-"""Changed nodes per batch from which PostgreSQL updates go through COPY + UPDATE FROM."""
-
-LOAD_BATCH = 65_536
-"""Rows fetched at a time when loading a graph."""
-
-_NODE_COLUMNS = ", ".join(f'"{c}"' if c == "key" else c for c in NODE_COLUMNS)
-_EDGE_COLUMNS = "variant_id, parent, move_order, child, move"
-_UPDATE_COLUMNS = ", ".join(("id", *NODE_UPDATE_COLUMNS))
-_SQLITE_UPDATE = (
-    "UPDATE nodes SET "
-    + ", ".join(f"{c} = ?{i}" for i, c in enumerate(NODE_UPDATE_COLUMNS, start=2))
-    + " WHERE variant_id = {vid} AND id = ?1"
-)
-"""SQLite's keyed node update (parameters: the id, then :data:`NODE_UPDATE_COLUMNS`; the
-variant id is formatted in)."""
-_PG_UPDATE = (
-    "UPDATE nodes SET "
-    + ", ".join(f"{c} = %s" for c in NODE_UPDATE_COLUMNS)
-    + " WHERE variant_id = %s AND id = %s"
-)
-_PG_UPDATE_FROM = (
-    "UPDATE nodes AS n SET "
-    + ", ".join(f"{c} = u.{c}" for c in NODE_UPDATE_COLUMNS)
-    + " FROM {table} AS u WHERE n.variant_id = %s AND n.id = u.id"
-)
-_PG_UPDATES = "negagraph_node_updates"
-_PG_SKIP_CHECKS = "SET LOCAL session_replication_role = replica"
-"""No foreign-key triggers for the rest of the transaction (see ``check_foreign_keys``)."""
 
 
 class SqlStore:
@@ -164,10 +113,8 @@ class SqlStore:
         self._conn: Connection | None = None
         self._graph: Graph | None = None
         self._game: Game | None = None
-        self._pg_locked = False
-        self._pg_unchecked = False
-        """PostgreSQL: the writer's batches skip the foreign-key triggers."""
-        self._postgres = engine.dialect.name == "postgresql"
+        self.backend = backend_for(engine, check_foreign_keys=check_foreign_keys)
+        """What differs between SQLite and PostgreSQL (:mod:`db.backend`)."""
         self._resume_path: Path | None = None
         self._resume_full = False
         self._settled = True
@@ -201,21 +148,18 @@ class SqlStore:
         self._conn = conn
         try:
             with self._errors():
-                if not self._postgres:
-                    conn.execution_options(sqlite_begin="IMMEDIATE")
-                    self._sqlite_pragmas(conn, writing=True)
+                self.backend.setup(conn)
                 variant_id = self._find_or_create_variant(conn, game)
                 self._take_lock(conn, variant_id, game, run)
                 with conn.begin():
                     graph = self._resumed(conn, variant_id, run)
                     if graph is None:
-                        graph = _load(conn, variant_id, edges=not run.full)
+                        graph = self.backend.load(conn, variant_id, edges=not run.full)
                     graph.settled = self._settled = _settled(conn, variant_id)
                     graph.after_crash = self._previous_died(conn, variant_id)
                 if graph.deferred_edges:
                     graph.edge_loader = self._reload_edges
-                if self._postgres:
-                    self._pg_prepare(conn)
+                self.backend.prepare(conn)
         except BaseException:
             self._release(failed=True)
             raise
@@ -235,9 +179,7 @@ class SqlStore:
     def _resumed(self, conn: Connection, variant_id: int, run: RunOptions) -> Graph | None:
         """The run's graph from the variant's resume file (see :mod:`db.resume`), if
         there is one that matches the database; any resume file is removed."""
-        self._resume_path = path = (
-            None if self._postgres else resume.resume_path(self.engine, variant_id)
-        )
+        self._resume_path = path = self.backend.resume_path(variant_id)
         self._resume_full = run.full
         if path is None:
             return None
@@ -298,11 +240,11 @@ class SqlStore:
         return status in ("running", "failed")
 
     def _reload_edges(self, graph: Graph) -> None:
-        """:attr:`Graph.edge_loader` of a full solve's graph (see :func:`_load`)."""
+        """:attr:`Graph.edge_loader` of a full solve's graph (see :meth:`Backend.load`)."""
         conn, _ = self._require_open(graph)
         assert self.variant_id is not None
         with self._errors(), conn.begin():
-            _reload_edges(conn, self.variant_id, graph)
+            self.backend.reload_edges(conn, self.variant_id, graph)
 
     def commit(self, graph: Graph, progress: Progress) -> None:
         """Write ``graph.pending()`` and *progress* in one transaction, then mark the graph
@@ -322,12 +264,9 @@ class SqlStore:
                     conn.execute(
                         update(Variant).where(Variant.id == vid).values(settled=graph.settled)
                     )
-                cursor = _driver(conn).cursor()
+                cursor = driver(conn).cursor()
                 try:
-                    if self._postgres:
-                        self._pg_write(cursor, graph, game, vid, new_nodes, new_edges, dirty)
-                    else:
-                        self._sqlite_write(cursor, graph, game, vid, new_nodes, new_edges, dirty)
+                    self.backend.write(cursor, graph, game, vid, new_nodes, new_edges, dirty)
                 finally:
                     cursor.close()
         except DatabaseError as exc:
@@ -389,11 +328,10 @@ class SqlStore:
         conn = self._conn
         assert conn is not None
         conn.invalidate()
-        self._pg_locked = False  # held by the session just ended
+        self.backend.forget_session()  # its locks went with it
         try:
             with self._errors(), self.engine.connect() as fresh, fresh.begin():
-                if self._postgres:  # the old session's row lock goes when it ends
-                    fresh.exec_driver_sql("SET LOCAL lock_timeout = '60s'")
+                self.backend.before_apart(fresh)
                 fresh.execute(
                     update(SolveRun)
                     .where(SolveRun.id == self.run_id, SolveRun.status == "running")
@@ -414,19 +352,20 @@ class SqlStore:
         with conn.begin():
             row = conn.execute(query).first()
             if row is None:
-                insert = pg_insert if self._postgres else sqlite_insert
                 conn.execute(
-                    insert(Variant)
-                    .values(
-                        game=game.name,
-                        params=params,
-                        params_json=json.dumps(dict(game.params), sort_keys=True),
-                        rules_version=game.version,
-                        game_source=source_of(game),
-                        created_at=utcnow(),
-                        settled=True,
+                    self.backend.insert_new(
+                        Variant,
+                        ["game", "params"],
+                        {
+                            "game": game.name,
+                            "params": params,
+                            "params_json": json.dumps(dict(game.params), sort_keys=True),
+                            "rules_version": game.version,
+                            "game_source": source_of(game),
+                            "created_at": utcnow(),
+                            "settled": True,
+                        },
                     )
-                    .on_conflict_do_nothing(index_elements=["game", "params"])
                 )
                 row = conn.execute(query).one()
         variant_id, stored = row
@@ -436,12 +375,13 @@ class SqlStore:
         return int(variant_id)
 
     def _take_lock(self, conn: Connection, variant_id: int, game: Game, run: RunOptions) -> None:
-        if self._postgres:
-            pg_session_settings(conn)
-            take_pg_lock(conn, variant_id, game, self.lock_wait)
-            self._pg_locked = True
-        self.run_id = take_lease(
-            conn, variant_id, game, run, advisory=self._postgres, lease_timeout=self.lease_timeout
+        self.run_id = self.backend.lock(
+            conn,
+            variant_id,
+            game,
+            run,
+            lease_timeout=self.lease_timeout,
+            lock_wait=self.lock_wait,
         )
 
     # -- commit -----------------------------------------------------------------------
@@ -489,121 +429,6 @@ class SqlStore:
                 "over, judging this run dead); this run's uncommitted work is discarded"
             )
 
-    def _sqlite_write(
-        self,
-        cursor: Any,
-        graph: Graph,
-        game: Game,
-        vid: int,
-        new_nodes: range,
-        new_edges: range,
-        dirty: Sequence[int],
-    ) -> None:
-        if new_nodes:
-            cursor.executemany(
-                f"INSERT INTO nodes ({_NODE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                _node_rows(graph, game, vid, new_nodes),
-            )
-        if new_edges:
-            cursor.executemany(
-                f"INSERT INTO edges ({_EDGE_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
-                _edge_rows(graph, vid, new_edges),
-            )
-        if dirty:
-            cursor.executemany(
-                _SQLITE_UPDATE.format(vid=int(vid)),
-                _update_rows(graph, dirty),
-            )
-
-    def _pg_prepare(self, conn: Connection) -> None:
-        # A per-connection scratch table for batched node updates, emptied by each commit.
-        with conn.begin():
-            columns = ", ".join(
-                f"{c} {Node.__table__.c[c].type.compile(dialect=conn.dialect)}"
-                for c in ("id", *NODE_UPDATE_COLUMNS)
-            )
-            conn.exec_driver_sql(
-                f"CREATE TEMPORARY TABLE IF NOT EXISTS {_PG_UPDATES} ({columns}) "
-                "ON COMMIT DELETE ROWS"
-            )
-        self._pg_unchecked = False
-        if self.check_foreign_keys:
-            return
-        try:  # may this role skip the foreign-key triggers? (SET LOCAL: this transaction)
-            with conn.begin():
-                conn.exec_driver_sql(_PG_SKIP_CHECKS)
-        except sa_exc.DBAPIError as exc:
-            log.info(
-                "foreign keys stay checked on the writer's connection (%s)",
-                str(exc.orig).strip().splitlines()[0],
-            )
-            return
-        self._pg_unchecked = True
-
-    def _pg_write(
-        self,
-        cursor: Any,
-        graph: Graph,
-        game: Game,
-        vid: int,
-        new_nodes: range,
-        new_edges: range,
-        dirty: Sequence[int],
-    ) -> None:
-        if self._pg_unchecked:
-            cursor.execute(_PG_SKIP_CHECKS)
-        if new_nodes:
-            with cursor.copy(f"COPY nodes ({_NODE_COLUMNS}) FROM STDIN") as copy:
-                for columns in _node_columns(graph, game, vid, new_nodes):
-                    copy.write(_copy_text(columns))
-        if new_edges:
-            with cursor.copy(f"COPY edges ({_EDGE_COLUMNS}) FROM STDIN") as copy:
-                for columns in _edge_columns(graph, vid, new_edges):
-                    copy.write(_copy_text(columns))
-        if dirty and len(dirty) <= PG_UPDATE_COPY_MIN:
-            # A few rows: keyed updates (psycopg pipelines executemany).
-            cursor.executemany(
-                _PG_UPDATE,
-                [
-                    (lo, hi, dl, dh, st, lf == 1, hf == 1, vid, i)
-                    for i, lo, hi, dl, dh, st, lf, hf in _update_rows(graph, dirty)
-                ],
-            )
-        elif dirty:
-            # Many rows: one set-based UPDATE from a copied scratch table. ANALYZE gives
-            # the planner its size, so it joins by index or by hash as fits.
-            with cursor.copy(f"COPY {_PG_UPDATES} ({_UPDATE_COLUMNS}) FROM STDIN") as copy:
-                for row in _update_rows(graph, dirty):
-                    copy.write_row(row)
-            cursor.execute(f"ANALYZE {_PG_UPDATES}")
-            cursor.execute(
-                _PG_UPDATE_FROM.format(table=_PG_UPDATES),
-                (vid,),
-            )
-
-    def _sqlite_pragmas(self, conn: Connection, *, writing: bool) -> None:
-        """Writer-only SQLite settings, set outside any transaction (pragmas like
-        ``foreign_keys`` are ignored inside one) and undone before the connection goes
-        back to the pool."""
-        driver = _driver(conn)
-        if not self.check_foreign_keys:
-            driver.execute(f"PRAGMA foreign_keys = {'OFF' if writing else 'ON'}")
-        # Checkpoint less often: a batch rewrites many of the same index pages.
-        driver.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT if writing else 1000}")
-
-    def _sqlite_checkpoint(self, conn: Connection) -> None:
-        """Copy the write-ahead log into the database file and truncate it (up to
-        :data:`WAL_AUTOCHECKPOINT` pages), so that a finished solve leaves one file that
-        holds everything. Readers in mid-read are waited for (the busy timeout); one that
-        outlasts it leaves the log for the next writer or reader to checkpoint."""
-        busy, log_pages, done = _driver(conn).execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        if busy:
-            log.info(
-                "write-ahead log not truncated (%d of %d pages copied): readers were still reading",
-                done,
-                log_pages,
-            )
-
     # -- plumbing ---------------------------------------------------------------------
 
     def _require_open(self, graph: Graph) -> tuple[Connection, Game]:
@@ -637,31 +462,14 @@ class SqlStore:
                     log.info("recording run %s through a new connection: %s", self.run_id, exc)
                     self._record_apart(status, None)
                     return
-            if self._pg_locked:
-                try:
-                    if conn.in_transaction():
-                        conn.rollback()
-                    conn.execute(
-                        text("SELECT pg_advisory_unlock(:c, :v)"),
-                        {"c": PG_LOCK_CLASS, "v": self.variant_id},
-                    )
-                    conn.exec_driver_sql(f"DROP TABLE IF EXISTS {_PG_UPDATES}")
-                    conn.commit()
-                except Exception:
-                    # Never hand a connection that may still hold the lock back to the pool.
-                    log.exception("could not release the advisory lock; dropping the connection")
-                    conn.invalidate()
-            if not self._postgres:
-                try:
-                    if conn.in_transaction():
-                        conn.rollback()
-                    self._sqlite_pragmas(conn, writing=False)
-                    self._sqlite_checkpoint(conn)
-                except Exception:
-                    log.exception("could not reset the writer's connection; dropping it")
-                    conn.invalidate()
+            try:
+                self.backend.release(conn, self.variant_id)
+            except Exception:
+                # Never hand a connection that may still hold the lock back to the pool.
+                log.exception("could not give the writer's connection back; dropping it")
+                conn.invalidate()
         finally:
-            self._pg_locked = False
+            self.backend.forget_session()
             self._conn = None
             self._graph = None
             self._game = None
@@ -725,309 +533,14 @@ def load_graph(engine: Engine, game: Game) -> Graph:
             return Graph()
         if row.rules_version != game.version:
             raise RulesVersionError.for_variant(game, row.rules_version, safe_url(engine))
-        graph = _load(conn, row.id)
+        graph = backend_for(engine).load(conn, row.id)
         graph.settled = _settled(conn, row.id)
         return graph
-
-
-_NODE_SQL = (
-    'SELECT id, "key", low, high, low_final, high_final, depth_low, depth_high, state, '
-    "dist FROM nodes WHERE variant_id = ? ORDER BY id"
-)
-_EDGE_SQL = (
-    "SELECT parent, move_order, child, move FROM edges "
-    "WHERE variant_id = ? ORDER BY parent, move_order"
-)
-_EDGE_COUNT_SQL = (
-    "SELECT parent, count(*) FROM edges WHERE variant_id = ? GROUP BY parent ORDER BY parent"
-)
-
-
-def _load(conn: Connection, variant_id: int, *, edges: bool = True) -> Graph:
-    """Load variant *variant_id*'s graph (call in a transaction: one snapshot).
-
-    With ``edges=False`` only each node's number of stored edges is read (which is all a
-    full solve's expansion needs); the edges themselves are left for
-    :func:`_reload_edges`, through :meth:`Graph.require_edges`.
-
-    SQLite reads whole columns at a time (:mod:`db.sqlite_load`), falling back to the
-    row loaders below for what that cannot vouch for (so a damaged graph raises their
-    errors); PostgreSQL streams rows through a server-side cursor.
-    """
-    driver = _driver(conn) if conn.dialect.name == "sqlite" else None
-    graph = sqlite_load.load_nodes(driver, variant_id) if driver is not None else None
-    if graph is None:
-        graph = Graph()
-        _stream(conn, _NODE_SQL, variant_id, graph, _load_nodes)
-    if edges:
-        _read_edges(conn, variant_id, graph)
-    elif driver is None or not sqlite_load.load_edge_counts(driver, variant_id, graph):
-        _stream(conn, _EDGE_COUNT_SQL, variant_id, graph, _load_edge_counts)
-    graph.mark_committed()
-    # A full run (edges deferred) rewrites every row at its end anyway.
-    graph.expand_by_edges(touch=edges)
-    return graph
 
 
 def _settled(conn: Connection, variant_id: int) -> bool:
     """``variants.settled`` of variant *variant_id* (see the module docs)."""
     return bool(conn.execute(select(Variant.settled).where(Variant.id == variant_id)).scalar_one())
-
-
-def _reload_edges(conn: Connection, variant_id: int, graph: Graph) -> None:
-    """Replace *graph*'s edge columns with every stored edge of the variant."""
-    graph.deferred_edges = 0
-    _read_edges(conn, variant_id, graph)
-    graph.committed_edges = graph.num_edges
-
-
-def _read_edges(conn: Connection, variant_id: int, graph: Graph) -> None:
-    """Set *graph*'s edge columns to every stored edge of the variant."""
-    graph.clear_edges()
-    if conn.dialect.name == "sqlite" and sqlite_load.load_edges(_driver(conn), variant_id, graph):
-        return
-    graph.clear_edges()
-    _stream(conn, _EDGE_SQL, variant_id, graph, _load_edges)
-
-
-def _stream(
-    conn: Connection,
-    sql: str,
-    variant_id: int,
-    graph: Graph,
-    load: Callable[[Graph, Iterable[list[tuple[Any, ...]]]], None],
-) -> None:
-    """Run *sql* for the variant and hand its rows to *load* in chunks."""
-    postgres = conn.dialect.name == "postgresql"
-    # PostgreSQL: a server-side cursor, so millions of rows are never all in memory.
-    driver = _driver(conn)
-    cursor = driver.cursor("negagraph_load") if postgres else driver.cursor()
-    try:
-        cursor.execute(sql.replace("?", "%s") if postgres else sql, (variant_id,))
-        load(graph, _chunks(cursor))
-    finally:
-        cursor.close()
-
-
-# -- row conversion (hot paths: plain loops over the graph's arrays) ----------------------
-
-
-ROW_CHUNK = 65_536
-"""Rows built at a time when writing (whole columns are sliced, converted and zipped)."""
-
-
-def _chunks_of(ids: range) -> Iterator[tuple[int, int]]:
-    for start in range(ids.start, ids.stop, ROW_CHUNK):
-        yield start, min(start + ROW_CHUNK, ids.stop)
-
-
-def _value_columns(graph: Graph, rows: slice | npt.NDArray[np.int64]) -> tuple[list[Any], ...]:
-    """Nodes *rows* (a slice of ids, or ascending ids): low, high, depth_low, depth_high,
-    state, low_final, high_final, as lists with NULLs for the infinities."""
-
-    def column(values: Any, dtype: type[np.generic]) -> list[Any]:
-        return np.frombuffer(values, dtype=dtype)[rows].tolist()  # type: ignore[no-any-return]
-
-    return (
-        bounds_to_json(column(graph.low, np.int64)),
-        bounds_to_json(column(graph.high, np.int64)),
-        depths_to_json(column(graph.depth_low, np.int32)),
-        depths_to_json(column(graph.depth_high, np.int32)),
-        column(graph.state, np.uint8),
-        column(graph.low_final, np.uint8),
-        column(graph.high_final, np.uint8),
-    )
-
-
-def _node_columns(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[list[Any]]:
-    """Per chunk of nodes *ids*, their rows' columns (lists), in ``_NODE_COLUMNS`` order."""
-    format_many = game.format_many
-    for start, stop in _chunks_of(ids):
-        keys = graph.keys[start:stop]
-        lo, hi, dl, dh, st, lf, hf = _value_columns(graph, slice(start, stop))
-        yield [
-            [vid] * (stop - start),
-            range(start, stop),
-            lo,
-            hi,
-            dl,
-            dh,
-            graph.dist[start:stop],
-            st,
-            lf,
-            hf,
-            [k.to_bytes((k.bit_length() + 7) >> 3 or 1, "big") for k in keys],
-            format_many(keys),
-        ]
-
-
-def _edge_columns(graph: Graph, vid: int, ids: range) -> Iterator[list[Any]]:
-    """Per chunk of edges *ids*, their rows' columns (lists), in ``_EDGE_COLUMNS`` order."""
-    for start, stop in _chunks_of(ids):
-        parents = np.frombuffer(graph.edge_parent, dtype=np.int32)[start:stop]
-        first = np.frombuffer(graph.first_edge, dtype=np.int32)[parents]
-        orders = (np.arange(start, stop) - first).tolist()
-        del parents, first
-        yield [
-            [vid] * (stop - start),
-            graph.edge_parent[start:stop],
-            orders,
-            graph.edge_child[start:stop],
-            graph.edge_move[start:stop],
-        ]
-
-
-def _node_rows(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[tuple[Any, ...]]:
-    for columns in _node_columns(graph, game, vid, ids):
-        yield from zip(*columns, strict=True)
-
-
-def _edge_rows(graph: Graph, vid: int, ids: range) -> Iterator[tuple[Any, ...]]:
-    for columns in _edge_columns(graph, vid, ids):
-        yield from zip(*columns, strict=True)
-
-
-_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
-
-
-def _copy_field_texts(column: Sequence[Any]) -> Iterable[str]:
-    """A column's values in PostgreSQL's COPY text format (NULL as ``\\N``)."""
-    sample = next((v for v in column if v is not None), None)
-    if isinstance(sample, bytes):
-        texts: Iterable[str] = ("\\\\x" + v.hex() for v in column)  # bytea, escaped
-    elif isinstance(sample, str):
-        texts = (v.translate(_COPY_ESCAPES) for v in column)
-    else:
-        texts = map(str, column)
-    if None in column:
-        return ["\\N" if v is None else t for v, t in zip(column, texts, strict=True)]
-    return texts
-
-
-def _copy_text(columns: list[Any]) -> str:
-    """Rows (given as columns) in PostgreSQL's COPY text format: whole columns are
-    converted at once, which is several times faster than ``write_row`` per row."""
-    lines = map("\t".join, zip(*map(_copy_field_texts, columns), strict=True))
-    return "\n".join(lines) + "\n"
-
-
-def _update_rows(graph: Graph, ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
-    """(id, low, high, depth_low, depth_high, state, low_final, high_final) of *ids*
-    (ascending): column slices for a contiguous range, else node by node.
-
-    A range (every node marked changed: a full solve's end) leaves out terminal nodes:
-    they are written with their exact, final values when found and never change."""
-    if isinstance(ids, range) and ids.step == 1:
-        for start, stop in _chunks_of(ids):
-            inner = np.flatnonzero(
-                np.frombuffer(graph.state[start:stop], dtype=np.uint8) != TERMINAL
-            )
-            if inner.size == stop - start:
-                yield from zip(
-                    range(start, stop), *_value_columns(graph, slice(start, stop)), strict=True
-                )
-            elif inner.size:
-                at = inner + start
-                yield from zip(at.tolist(), *_value_columns(graph, at), strict=True)
-        return
-    low = graph.low
-    high = graph.high
-    depth_low = graph.depth_low
-    depth_high = graph.depth_high
-    state = graph.state
-    low_final = graph.low_final
-    high_final = graph.high_final
-    for i in ids:
-        yield (
-            i,
-            to_json(low[i]),
-            to_json(high[i]),
-            depth_to_json(depth_low[i]),
-            depth_to_json(depth_high[i]),
-            state[i],
-            low_final[i],
-            high_final[i],
-        )
-
-
-_col0, _col1, _col2, _col3, _col4, _col5, _col6, _col7, _col8, _col9 = (
-    itemgetter(i) for i in range(10)
-)
-_MINUS_ONES = array("i", [-1] * LOAD_BATCH)
-
-
-def _chunks(cursor: Any) -> Iterator[list[tuple[Any, ...]]]:
-    while True:
-        rows = cursor.fetchmany(LOAD_BATCH)
-        if not rows:
-            return
-        yield rows
-
-
-def _load_nodes(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
-    """Append nodes sorted by id (which must run 0, 1, ...) to the graph's arrays, as
-    :meth:`Graph.add_node` would, with the stored bounds, flags, depths and state. The
-    key index and reverse edges are left to be built when first needed."""
-    graph.drop_derived()
-    for rows in chunks:
-        start = graph.num_nodes
-        count = len(rows)
-        if rows[0][0] != start or rows[-1][0] != start + count - 1:
-            raise DatabaseError(
-                f"stored node ids are not contiguous near {start}: the graph is damaged"
-            )
-        graph.append_keys([int.from_bytes(kb, "big") for kb in map(_col1, rows)])
-        graph.append_nodes(
-            count,
-            {
-                "low": map(low_from_json, map(_col2, rows)),
-                "high": map(high_from_json, map(_col3, rows)),
-                "low_final": map(_col4, rows),
-                "high_final": map(_col5, rows),
-                "depth_low": map(depth_from_json, map(_col6, rows)),
-                "depth_high": map(depth_from_json, map(_col7, rows)),
-                "state": map(_col8, rows),
-                "dist": map(_col9, rows),
-            },
-        )
-
-
-def _load_edges(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
-    """Append edges sorted by (parent, move order), as :meth:`Graph.add_edge_raw` would.
-
-    Checks, cheaply, that they lead between stored nodes and that each parent's move
-    orders are 0, 1, ...: the primary key makes them distinct and the query sorts them,
-    so non-negative orders summing to ``k(k-1)/2`` per ``k``-child parent are exactly
-    ``0..k-1``.
-    """
-    n = graph.num_nodes
-    order_sum = 0
-    for rows in chunks:
-        parents = list(map(_col0, rows))
-        children = list(map(_col2, rows))
-        if min(map(_col1, rows)) < 0 or min(children) < 0 or max(children) >= n or parents[-1] >= n:
-            raise DatabaseError("stored edges lead to missing nodes: the graph is damaged")
-        order_sum += sum(map(_col1, rows))
-        graph.append_edges(parents, children, map(_col3, rows))
-    if order_sum != sum(k * (k - 1) // 2 for k in graph.child_count):
-        raise DatabaseError("stored move orders are not 0, 1, ... per node: the graph is damaged")
-
-
-def _load_edge_counts(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
-    """Record each parent's number of stored edges (the edges stay deferred)."""
-    n = graph.num_nodes
-    counts = np.zeros(n, dtype=np.int32)
-    for rows in chunks:
-        if rows[-1][0] >= n or rows[0][0] < 0:
-            raise DatabaseError("stored edges lead from missing nodes: the graph is damaged")
-        parents, ks = zip(*rows, strict=True)
-        counts[np.array(parents, dtype=np.int64)] = ks
-    graph.set_edge_counts(counts)
-
-
-def _driver(conn: Connection) -> Any:
-    """The DB-API connection under *conn* (sqlite3 or psycopg)."""
-    return conn.connection.driver_connection
 
 
 def _interrupted(exc: BaseException) -> bool:

@@ -1,4 +1,4 @@
-"""The columnar SQLite loader (db/sqlite_load.py) against the row loaders of db/store.py:
+"""The columnar SQLite loader (db/sqlite_load.py) against the row loaders of db/rows.py:
 the same graph, column for column, from real solves and from awkward hand-made rows;
 falling back where it cannot vouch for what it read; and the row loaders' errors about
 damaged graphs, on both backends."""
@@ -14,8 +14,9 @@ from sqlalchemy import Engine, text
 
 import db.sqlite_load
 import db.store
+from db.backend import backend_for
 from db.errors import DatabaseError
-from db.store import SqlStore, _load, _reload_edges
+from db.store import SqlStore
 from solver.game import Game
 from solver.games import get_game
 from solver.graph import Graph, Labels
@@ -63,11 +64,12 @@ def load_all_ways(engine: Engine) -> dict[str, Graph]:
     """The latest variant loaded with edges, without (deferred), and without then with
     the edges reloaded."""
     vid = _variant_id(engine)
+    backend = backend_for(engine)
     with engine.connect() as conn, conn.begin():
-        full = _load(conn, vid)
-        counted = _load(conn, vid, edges=False)
-        reloaded = _load(conn, vid, edges=False)
-        _reload_edges(conn, vid, reloaded)
+        full = backend.load(conn, vid)
+        counted = backend.load(conn, vid, edges=False)
+        reloaded = backend.load(conn, vid, edges=False)
+        backend.reload_edges(conn, vid, reloaded)
     return {"edges": full, "counts": counted, "reloaded": reloaded}
 
 

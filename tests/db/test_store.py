@@ -19,10 +19,11 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, func, make_url, select, text, update
 
-import db.store
+import db.rows
 from db.errors import DatabaseError, RulesVersionError, SchemaError, VariantLockedError
 from db.migrate import current_revision, downgrade, head_revision, upgrade
 from db.models import Edge, Node, SolveRun, Variant, encode_key, utcnow
+from db.postgres_backend import PostgresBackend, copy_text
 from db.resume import resume_path
 from db.session import make_engine
 from db.store import SqlStore, load_graph
@@ -324,7 +325,7 @@ def test_taken_over_writer_cannot_commit(engine: Engine) -> None:
 _KILLED_WRITER = textwrap.dedent(
     """
     import os, signal, sys
-    import db.store
+    import db.rows
     from db.session import make_engine
     from db.store import SqlStore
     from tests.db.helpers import (
@@ -342,7 +343,7 @@ _KILLED_WRITER = textwrap.dedent(
         os.kill(os.getpid(), signal.SIGKILL)
         yield
 
-    db.store._edge_columns = die
+    db.rows.edge_columns = die
     store.commit(graph, progress_of(graph))
     """
 )
@@ -418,7 +419,7 @@ def test_failure_after_node_inserts_rolls_back(
         raise RuntimeError("disk on fire")
         yield  # a generator, like the real one
 
-    monkeypatch.setattr(db.store, "_edge_columns", fail)
+    monkeypatch.setattr(db.rows, "edge_columns", fail)
     with pytest.raises(RuntimeError, match="disk on fire"):
         store.commit(graph, progress_of(graph))
     assert count(engine, Node) == 4 and count(engine, Edge) == 3
@@ -433,7 +434,7 @@ def test_readers_never_see_half_a_batch(engine: Engine, monkeypatch: pytest.Monk
     store.commit(graph, progress_of(graph))
     build_second_batch(graph)
     seen: list[tuple[int, int]] = []
-    real_edge_columns = db.store._edge_columns
+    real_edge_columns = db.rows.edge_columns
 
     def peek(*args: Any) -> Any:
         # Batch 2's nodes are written but not committed: another connection (which must
@@ -441,7 +442,7 @@ def test_readers_never_see_half_a_batch(engine: Engine, monkeypatch: pytest.Monk
         seen.append((count(engine, Node), count(engine, Edge)))
         yield from real_edge_columns(*args)
 
-    monkeypatch.setattr(db.store, "_edge_columns", peek)
+    monkeypatch.setattr(db.rows, "edge_columns", peek)
     store.commit(graph, progress_of(graph))
     store.close(progress_of(graph, "complete"))
     assert seen == [(4, 3)]
@@ -478,14 +479,14 @@ _ORPHANS = (
 def _roles_in_batches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """``session_replication_role`` as each PostgreSQL batch left it (recorded per commit)."""
     seen: list[str] = []
-    write = SqlStore._pg_write
+    write = PostgresBackend.write
 
-    def recording(self: SqlStore, cursor: Any, *args: Any) -> None:
+    def recording(self: PostgresBackend, cursor: Any, *args: Any) -> None:
         write(self, cursor, *args)
         cursor.execute("SHOW session_replication_role")
         seen.append(cursor.fetchone()[0])
 
-    monkeypatch.setattr(SqlStore, "_pg_write", recording)
+    monkeypatch.setattr(PostgresBackend, "write", recording)
     return seen
 
 
@@ -542,7 +543,7 @@ def test_postgres_writer_without_the_right_keeps_the_checks(
                 make_url(url).set(username=role).render_as_string(hide_password=False)
             )
             try:
-                with caplog.at_level(logging.INFO, logger="db.store"):
+                with caplog.at_level(logging.INFO, logger="db.postgres_backend"):
                     result = solve(
                         get_game("tic-tac-toe"), full=True, store=SqlStore(engine), batch_size=2_000
                     )
@@ -770,11 +771,11 @@ def test_rewriting_every_node_leaves_out_terminal_ones() -> None:
     game = get_game("tic-tac-toe")
     solve(game, full=True, store=graph)
     [g] = graph.graphs.values()
-    every = list(db.store._update_rows(g, range(g.num_nodes)))
+    every = list(db.rows.update_rows(g, range(g.num_nodes)))
     inner = [i for i in range(g.num_nodes) if g.state[i] != TERMINAL]
     assert 0 < len(inner) < g.num_nodes
     assert [r[0] for r in every] == inner
-    assert every == list(db.store._update_rows(g, inner))  # the node-by-node path
+    assert every == list(db.rows.update_rows(g, inner))  # the node-by-node path
 
 
 AWKWARD = ["plain", "tab\there", "new\nline", "back\\slash", "cr\rx", "\\N", "", "ünï"]
@@ -802,7 +803,7 @@ def test_copy_text_round_trips_awkward_values(engine: Engine) -> None:
         cursor = driver.cursor()
         if engine.dialect.name == "postgresql":
             with cursor.copy("COPY awkward (i, v, k, t) FROM STDIN") as copy:
-                copy.write(db.store._copy_text(columns))
+                copy.write(copy_text(columns))
         else:
             cursor.executemany("INSERT INTO awkward VALUES (?, ?, ?, ?)", rows)
         back = [tuple(r) for r in conn.exec_driver_sql("SELECT i, v, k, t FROM awkward ORDER BY i")]

@@ -1,0 +1,245 @@
+"""A graph's arrays as table rows and back: what the writers insert and update, and what
+the row loaders append (hot paths: whole columns are sliced and converted at once).
+
+Both backends (:mod:`db.sqlite_backend`, :mod:`db.postgres_backend`) write the rows made
+here; the loaders read rows sorted by id (nodes) or by parent and move order (edges) and
+fill the graph through its own methods (:meth:`~solver.graph.Graph.append_nodes`, ...),
+checking cheaply that the stored graph is whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from operator import itemgetter
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from db.errors import DatabaseError
+from db.models import NODE_COLUMNS, NODE_UPDATE_COLUMNS
+from solver.game import Game
+from solver.graph import TERMINAL, Graph
+from solver.values import (
+    bounds_to_json,
+    depth_from_json,
+    depth_to_json,
+    depths_to_json,
+    high_from_json,
+    low_from_json,
+    to_json,
+)
+
+NODE_SQL_COLUMNS = ", ".join(f'"{c}"' if c == "key" else c for c in NODE_COLUMNS)
+"""The ``nodes`` columns a writer inserts, in the order of :func:`node_columns`."""
+EDGE_SQL_COLUMNS = "variant_id, parent, move_order, child, move"
+"""The ``edges`` columns a writer inserts, in the order of :func:`edge_columns`."""
+UPDATE_SQL_COLUMNS = ", ".join(("id", *NODE_UPDATE_COLUMNS))
+"""The columns of :func:`update_rows`."""
+
+NODE_SQL = (
+    'SELECT id, "key", low, high, low_final, high_final, depth_low, depth_high, state, '
+    "dist FROM nodes WHERE variant_id = ? ORDER BY id"
+)
+"""The rows :func:`load_nodes` reads (``?``: the variant id)."""
+EDGE_SQL = (
+    "SELECT parent, move_order, child, move FROM edges "
+    "WHERE variant_id = ? ORDER BY parent, move_order"
+)
+"""The rows :func:`load_edges` reads."""
+EDGE_COUNT_SQL = (
+    "SELECT parent, count(*) FROM edges WHERE variant_id = ? GROUP BY parent ORDER BY parent"
+)
+"""The rows :func:`load_edge_counts` reads."""
+
+LOAD_BATCH = 65_536
+"""Rows fetched at a time when loading a graph."""
+
+ROW_CHUNK = 65_536
+"""Rows built at a time when writing (whole columns are sliced, converted and zipped)."""
+
+
+def chunks_of(ids: range) -> Iterator[tuple[int, int]]:
+    """*ids* cut into ``(start, stop)`` pieces of at most :data:`ROW_CHUNK`."""
+    for start in range(ids.start, ids.stop, ROW_CHUNK):
+        yield start, min(start + ROW_CHUNK, ids.stop)
+
+
+def value_columns(graph: Graph, rows: slice | npt.NDArray[np.int64]) -> tuple[list[Any], ...]:
+    """Nodes *rows* (a slice of ids, or ascending ids): low, high, depth_low, depth_high,
+    state, low_final, high_final, as lists with NULLs for the infinities."""
+
+    def column(values: Any, dtype: type[np.generic]) -> list[Any]:
+        return np.frombuffer(values, dtype=dtype)[rows].tolist()  # type: ignore[no-any-return]
+
+    return (
+        bounds_to_json(column(graph.low, np.int64)),
+        bounds_to_json(column(graph.high, np.int64)),
+        depths_to_json(column(graph.depth_low, np.int32)),
+        depths_to_json(column(graph.depth_high, np.int32)),
+        column(graph.state, np.uint8),
+        column(graph.low_final, np.uint8),
+        column(graph.high_final, np.uint8),
+    )
+
+
+def node_columns(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[list[Any]]:
+    """Per chunk of nodes *ids*, their rows' columns (lists), in :data:`NODE_SQL_COLUMNS` order."""
+    format_many = game.format_many
+    for start, stop in chunks_of(ids):
+        keys = graph.keys[start:stop]
+        lo, hi, dl, dh, st, lf, hf = value_columns(graph, slice(start, stop))
+        yield [
+            [vid] * (stop - start),
+            range(start, stop),
+            lo,
+            hi,
+            dl,
+            dh,
+            graph.dist[start:stop],
+            st,
+            lf,
+            hf,
+            [k.to_bytes((k.bit_length() + 7) >> 3 or 1, "big") for k in keys],
+            format_many(keys),
+        ]
+
+
+def edge_columns(graph: Graph, vid: int, ids: range) -> Iterator[list[Any]]:
+    """Per chunk of edges *ids*, their rows' columns (lists), in :data:`EDGE_SQL_COLUMNS` order."""
+    for start, stop in chunks_of(ids):
+        parents = np.frombuffer(graph.edge_parent, dtype=np.int32)[start:stop]
+        first = np.frombuffer(graph.first_edge, dtype=np.int32)[parents]
+        orders = (np.arange(start, stop) - first).tolist()
+        del parents, first
+        yield [
+            [vid] * (stop - start),
+            graph.edge_parent[start:stop],
+            orders,
+            graph.edge_child[start:stop],
+            graph.edge_move[start:stop],
+        ]
+
+
+def node_rows(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[tuple[Any, ...]]:
+    for columns in node_columns(graph, game, vid, ids):
+        yield from zip(*columns, strict=True)
+
+
+def edge_rows(graph: Graph, vid: int, ids: range) -> Iterator[tuple[Any, ...]]:
+    for columns in edge_columns(graph, vid, ids):
+        yield from zip(*columns, strict=True)
+
+
+def update_rows(graph: Graph, ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
+    """(id, low, high, depth_low, depth_high, state, low_final, high_final) of *ids*
+    (ascending): column slices for a contiguous range, else node by node.
+
+    A range (every node marked changed: a full solve's end) leaves out terminal nodes:
+    they are written with their exact, final values when found and never change."""
+    if isinstance(ids, range) and ids.step == 1:
+        for start, stop in chunks_of(ids):
+            inner = np.flatnonzero(
+                np.frombuffer(graph.state[start:stop], dtype=np.uint8) != TERMINAL
+            )
+            if inner.size == stop - start:
+                yield from zip(
+                    range(start, stop), *value_columns(graph, slice(start, stop)), strict=True
+                )
+            elif inner.size:
+                at = inner + start
+                yield from zip(at.tolist(), *value_columns(graph, at), strict=True)
+        return
+    low = graph.low
+    high = graph.high
+    depth_low = graph.depth_low
+    depth_high = graph.depth_high
+    state = graph.state
+    low_final = graph.low_final
+    high_final = graph.high_final
+    for i in ids:
+        yield (
+            i,
+            to_json(low[i]),
+            to_json(high[i]),
+            depth_to_json(depth_low[i]),
+            depth_to_json(depth_high[i]),
+            state[i],
+            low_final[i],
+            high_final[i],
+        )
+
+
+_col0, _col1, _col2, _col3, _col4, _col5, _col6, _col7, _col8, _col9 = (
+    itemgetter(i) for i in range(10)
+)
+
+
+def fetched_chunks(cursor: Any) -> Iterator[list[tuple[Any, ...]]]:
+    """An executed DB-API cursor's rows, :data:`LOAD_BATCH` at a time."""
+    while True:
+        rows = cursor.fetchmany(LOAD_BATCH)
+        if not rows:
+            return
+        yield rows
+
+
+def load_nodes(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
+    """Append nodes sorted by id (which must run 0, 1, ...) to the graph's arrays, as
+    :meth:`Graph.add_node` would, with the stored bounds, flags, depths and state. The
+    key index and reverse edges are left to be built when first needed."""
+    graph.drop_derived()
+    for rows in chunks:
+        start = graph.num_nodes
+        count = len(rows)
+        if rows[0][0] != start or rows[-1][0] != start + count - 1:
+            raise DatabaseError(
+                f"stored node ids are not contiguous near {start}: the graph is damaged"
+            )
+        graph.append_keys([int.from_bytes(kb, "big") for kb in map(_col1, rows)])
+        graph.append_nodes(
+            count,
+            {
+                "low": map(low_from_json, map(_col2, rows)),
+                "high": map(high_from_json, map(_col3, rows)),
+                "low_final": map(_col4, rows),
+                "high_final": map(_col5, rows),
+                "depth_low": map(depth_from_json, map(_col6, rows)),
+                "depth_high": map(depth_from_json, map(_col7, rows)),
+                "state": map(_col8, rows),
+                "dist": map(_col9, rows),
+            },
+        )
+
+
+def load_edges(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
+    """Append edges sorted by (parent, move order), as :meth:`Graph.add_edge_raw` would.
+
+    Checks, cheaply, that they lead between stored nodes and that each parent's move
+    orders are 0, 1, ...: the primary key makes them distinct and the query sorts them,
+    so non-negative orders summing to ``k(k-1)/2`` per ``k``-child parent are exactly
+    ``0..k-1``.
+    """
+    n = graph.num_nodes
+    order_sum = 0
+    for rows in chunks:
+        parents = list(map(_col0, rows))
+        children = list(map(_col2, rows))
+        if min(map(_col1, rows)) < 0 or min(children) < 0 or max(children) >= n or parents[-1] >= n:
+            raise DatabaseError("stored edges lead to missing nodes: the graph is damaged")
+        order_sum += sum(map(_col1, rows))
+        graph.append_edges(parents, children, map(_col3, rows))
+    if order_sum != sum(k * (k - 1) // 2 for k in graph.child_count):
+        raise DatabaseError("stored move orders are not 0, 1, ... per node: the graph is damaged")
+
+
+def load_edge_counts(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
+    """Record each parent's number of stored edges (the edges stay deferred)."""
+    n = graph.num_nodes
+    counts = np.zeros(n, dtype=np.int32)
+    for rows in chunks:
+        if rows[-1][0] >= n or rows[0][0] < 0:
+            raise DatabaseError("stored edges lead from missing nodes: the graph is damaged")
+        parents, ks = zip(*rows, strict=True)
+        counts[np.array(parents, dtype=np.int64)] = ks
+    graph.set_edge_counts(counts)

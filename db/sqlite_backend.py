@@ -1,0 +1,117 @@
+"""The SQLite backend of :class:`db.store.SqlStore`.
+
+The writer lock is the lease row alone (:mod:`db.lock`); ``BEGIN IMMEDIATE`` makes each
+batch take SQLite's write lock up front. The writer skips the foreign-key checks and
+checkpoints the write-ahead log less often while it writes, and truncates the log when
+it is done, so that a finished solve leaves one file. Graphs are read a column range at a
+time (:mod:`db.sqlite_load`), with the row loaders of :mod:`db.rows` as fallback, and a
+cleanly stopped run keeps its graph in a resume file (:mod:`db.resume`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import Connection
+from sqlalchemy.sql import Executable
+
+from db import resume, rows, sqlite_load
+from db.backend import Backend, driver
+from db.models import NODE_COLUMNS, NODE_UPDATE_COLUMNS
+from solver.game import Game
+from solver.graph import Graph
+
+log = logging.getLogger(__name__)
+
+WAL_AUTOCHECKPOINT = 16_384
+"""Pages of write-ahead log (4 KiB each) after which the SQLite writer checkpoints."""
+
+_NODE_INSERT = (
+    f"INSERT INTO nodes ({rows.NODE_SQL_COLUMNS}) VALUES ({', '.join('?' * len(NODE_COLUMNS))})"
+)
+_EDGE_INSERT = f"INSERT INTO edges ({rows.EDGE_SQL_COLUMNS}) VALUES (?, ?, ?, ?, ?)"
+_UPDATE = (
+    "UPDATE nodes SET "
+    + ", ".join(f"{c} = ?{i}" for i, c in enumerate(NODE_UPDATE_COLUMNS, start=2))
+    + " WHERE variant_id = {vid} AND id = ?1"
+)
+"""The keyed node update (parameters: the id, then :data:`NODE_UPDATE_COLUMNS`; the
+variant id is formatted in)."""
+
+
+class SqliteBackend(Backend):
+    """A SQLite file (see the module docs)."""
+
+    def setup(self, conn: Connection) -> None:
+        conn.execution_options(sqlite_begin="IMMEDIATE")
+        self._pragmas(conn, writing=True)
+
+    def insert_new(self, table: Any, unique: list[str], values: dict[str, Any]) -> Executable:
+        return sqlite_insert(table).values(**values).on_conflict_do_nothing(index_elements=unique)
+
+    def resume_path(self, variant_id: int) -> Path | None:
+        return resume.resume_path(self.engine, variant_id)
+
+    def write(
+        self,
+        cursor: Any,
+        graph: Graph,
+        game: Game,
+        vid: int,
+        new_nodes: range,
+        new_edges: range,
+        dirty: Sequence[int],
+    ) -> None:
+        if new_nodes:
+            cursor.executemany(_NODE_INSERT, rows.node_rows(graph, game, vid, new_nodes))
+        if new_edges:
+            cursor.executemany(_EDGE_INSERT, rows.edge_rows(graph, vid, new_edges))
+        if dirty:
+            cursor.executemany(_UPDATE.format(vid=int(vid)), rows.update_rows(graph, dirty))
+
+    def release(self, conn: Connection, variant_id: int | None) -> None:
+        if conn.in_transaction():
+            conn.rollback()
+        self._pragmas(conn, writing=False)
+        self._checkpoint(conn)
+
+    def _pragmas(self, conn: Connection, *, writing: bool) -> None:
+        """Writer-only settings, set outside any transaction (pragmas like
+        ``foreign_keys`` are ignored inside one) and undone before the connection goes
+        back to the pool."""
+        sqlite = driver(conn)
+        if not self.check_foreign_keys:
+            sqlite.execute(f"PRAGMA foreign_keys = {'OFF' if writing else 'ON'}")
+        # Checkpoint less often: a batch rewrites many of the same index pages.
+        sqlite.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT if writing else 1000}")
+
+    def _checkpoint(self, conn: Connection) -> None:
+        """Copy the write-ahead log into the database file and truncate it (up to
+        :data:`WAL_AUTOCHECKPOINT` pages), so that a finished solve leaves one file that
+        holds everything. Readers in mid-read are waited for (the busy timeout); one that
+        outlasts it leaves the log for the next writer or reader to checkpoint."""
+        busy, log_pages, done = driver(conn).execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            log.info(
+                "write-ahead log not truncated (%d of %d pages copied): readers were still reading",
+                done,
+                log_pages,
+            )
+
+    # -- reading: whole column ranges at a time (db.sqlite_load) -------------------------
+
+    def fast_nodes(self, conn: Connection, variant_id: int) -> Graph | None:
+        return sqlite_load.load_nodes(driver(conn), variant_id)
+
+    def fast_edge_counts(self, conn: Connection, variant_id: int, graph: Graph) -> bool:
+        return sqlite_load.load_edge_counts(driver(conn), variant_id, graph)
+
+    def fast_edges(self, conn: Connection, variant_id: int, graph: Graph) -> bool:
+        return sqlite_load.load_edges(driver(conn), variant_id, graph)
+
+
+__all__ = ["WAL_AUTOCHECKPOINT", "SqliteBackend"]
