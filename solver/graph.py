@@ -326,6 +326,11 @@ class Graph:
         self.first_edge.frombytes(np.full(count, -1, dtype=np.int32).tobytes())
         self.child_count.frombytes(bytes(4 * count))
 
+    def mark_expanded(self, nodes: npt.NDArray[np.int64]) -> None:
+        """Mark *nodes*, whose edges were just appended, expanded (not changed: a full
+        solve's stored edges say so, and its last commit rewrites every row)."""
+        np.frombuffer(self.state, dtype=np.uint8)[nodes] = EXPANDED
+
     def expand_by_edges(self, *, touch: bool) -> None:
         """Mark the nodes that have children but a state saying unexpanded as expanded (a
         full solve stores an expansion through its edges; its last commit rewrites every

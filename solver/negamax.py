@@ -35,6 +35,7 @@ from solver.errors import (
     NegagraphError,
     SolveError,
 )
+from solver.expand import expand_bulk, expand_node, key_index, unexpanded_from
 from solver.fixpoint import (
     decided,
     expanded_nodes,
@@ -45,14 +46,8 @@ from solver.fixpoint import (
 from solver.game import Game, PositionKey
 from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph, NodeId
 from solver.leaks import first_leaks, walk
-from solver.retrograde import (
-    expand_bulk,
-    key_index,
-    retrograde,
-    settle_all_flags,
-    unexpanded_from,
-)
-from solver.search import NullWindowSearch, no_moves
+from solver.retrograde import retrograde, settle_all_flags
+from solver.search import NullWindowSearch
 from solver.store import MemoryStore, Progress, RunOptions, RunStatus, Store
 from solver.values import NEG_INF, POS_INF, Bounds, clamp, depth_to_json, to_public
 
@@ -76,6 +71,57 @@ last commit, unless ``batch_size`` is given (then every batch is committed)."""
 
 FULL_COMMIT_SECONDS = 30.0
 """The longest a full solve works without committing (what a crash can cost)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """A run's budgets: at most *max_expansions* expansions (exact: the batch that
+    reaches it is cut short), *max_seconds* of wall time, and *stop* (a request to stop,
+    e.g. from a signal handler); the last two are checked between batches.
+
+    >>> Limits(max_expansions=10).cap(64, done=7)
+    3
+    >>> Limits(max_seconds=-1)
+    Traceback (most recent call last):
+    ...
+    solver.errors.InvalidParameterError: max_seconds must be >= 0, not -1
+    """
+
+    max_expansions: int | None = None
+    max_seconds: float | None = None
+    stop: Callable[[], bool] | None = None
+
+    def __post_init__(self) -> None:
+        n, s = self.max_expansions, self.max_seconds
+        if n is not None and n < 0:
+            raise InvalidParameterError(f"max_expansions must be >= 0, not {n}")
+        if s is not None and (s < 0 or math.isnan(s)):
+            raise InvalidParameterError(f"max_seconds must be >= 0, not {s}")
+
+    @property
+    def unbounded(self) -> bool:
+        """Neither an expansion nor a time budget (a request to stop is no bound)."""
+        return self.max_expansions is None and self.max_seconds is None
+
+    def deadline(self, started: float) -> float | None:
+        """The :func:`time.monotonic` time at which a run started at *started* ends."""
+        return None if self.max_seconds is None else started + self.max_seconds
+
+    def cap(self, limit: int, done: int) -> int:
+        """*limit* expansions, or fewer if the budget leaves fewer after *done*."""
+        n = self.max_expansions
+        return limit if n is None else min(limit, n - done)
+
+    def reached(self, done: int, deadline: float | None) -> Literal["budget", "stopped"] | None:
+        """``"stopped"`` if a stop was requested, ``"budget"`` if a budget is spent after
+        *done* expansions (or *deadline* is past), else ``None``."""
+        if self.stop is not None and self.stop():
+            return "stopped"
+        if self.max_expansions is not None and done >= self.max_expansions:
+            return "budget"
+        if deadline is not None and time.monotonic() >= deadline:
+            return "budget"
+        return None
 
 
 @dataclass(frozen=True)
@@ -182,15 +228,12 @@ def solve(
             f"solve() takes a game object (see solver.game.Game), not {type(game).__name__}"
             ": use solver.games.get_game(name, ...)"
         )
-    if max_expansions is not None and max_expansions < 0:
-        raise InvalidParameterError(f"max_expansions must be >= 0, not {max_expansions}")
-    if max_seconds is not None and (max_seconds < 0 or math.isnan(max_seconds)):
-        raise InvalidParameterError(f"max_seconds must be >= 0, not {max_seconds}")
+    limits = Limits(max_expansions, max_seconds, stop)
     if until not in UNTIL:
         raise InvalidParameterError(f"until must be 'bounds' or 'value', not {until!r}")
     if batch_size is not None and batch_size < 1:
         raise InvalidParameterError(f"batch_size must be >= 1, not {batch_size}")
-    if full and not game.facts.finite and max_expansions is None and max_seconds is None:
+    if full and not game.facts.finite and limits.unbounded:
         raise InvalidParameterError(
             f"{game.name} has infinitely many positions: a full solve needs a budget "
             "(max_expansions or max_seconds)"
@@ -209,7 +252,7 @@ def solve(
     run = RunOptions(root_key, full, max_expansions, max_seconds)
     graph = store.open(game, run)
     try:
-        solver = _Solver(game, graph, root_key, store, run, batch_size, progress, stop, until)
+        solver = _Solver(game, graph, root_key, store, run, limits, batch_size, progress, until)
     except BaseException as exc:
         store.close(_opening(graph, "stopped" if isinstance(exc, KeyboardInterrupt) else "failed"))
         raise
@@ -278,9 +321,9 @@ class _Solver(NullWindowSearch):
         root_key: PositionKey,
         store: Store,
         run: RunOptions,
+        limits: Limits,
         batch_size: int | None,
         progress_cb: ProgressCallback | None,
-        stop: Callable[[], bool] | None,
         until: Until = "bounds",
     ) -> None:
         self.game = game
@@ -289,9 +332,9 @@ class _Solver(NullWindowSearch):
         self.run = run
         self.batch_size = batch_size
         self.progress_cb = progress_cb
-        self.stop = stop
+        self.limits = limits
         self.started = time.monotonic()
-        self.deadline = None if run.max_seconds is None else self.started + run.max_seconds
+        self.deadline = limits.deadline(self.started)
         self.expansions = 0
         self.nodes_at_start = graph.num_nodes
         self.edges_at_start = graph.total_edges
@@ -380,13 +423,7 @@ class _Solver(NullWindowSearch):
 
     def out_of_budget(self) -> Literal["budget", "stopped"] | None:
         """``"budget"`` or ``"stopped"`` if the run must end before the next batch."""
-        if self.stop is not None and self.stop():
-            return "stopped"
-        if self.run.max_expansions is not None and self.expansions >= self.run.max_expansions:
-            return "budget"
-        if self.deadline is not None and time.monotonic() >= self.deadline:
-            return "budget"
-        return None
+        return self.limits.reached(self.expansions, self.deadline)
 
     def result(self, status: RunStatus) -> SolveResult:
         g, r, game = self.g, self.root, self.game
@@ -426,21 +463,8 @@ class _Solver(NullWindowSearch):
         self.expansions += len(batch)
 
     def expand_one(self, nid: NodeId) -> None:
-        """Expand *nid* (not counted in :attr:`expansions`: callers count).
-
-        :raises SolveError: if the game gives a non-terminal position no moves.
-        """
-        game = self.game
-        key = self.g.keys[nid]
-        moves = game.children(key)
-        if not isinstance(moves, (list, tuple)):
-            moves = list(moves)
-        if not moves:
-            raise no_moves(game, key)
-        canon = self.canon
-        if canon is not None:
-            moves = [(m, canon(ck)) for m, ck in moves]
-        self.g.expand_with(nid, moves, game.terminal_value)
+        """Expand *nid* (not counted in :attr:`expansions`: callers count)."""
+        expand_node(self.g, self.game, nid, self.canon)
 
     # -- partial mode ----------------------------------------------------------------
 
@@ -479,8 +503,8 @@ class _Solver(NullWindowSearch):
                 break
             if self.searching:
                 limit = self.batch_size or max(1, g.num_nodes // 256)
-                if self.run.max_expansions is not None:  # exact; and a restarted search
-                    limit = min(limit, self.run.max_expansions - self.expansions)  # retraces
+                # exact; and a restarted search retraces
+                limit = self.limits.cap(limit, self.expansions)
                 done = self.search_acyclic(limit) if self.acyclic else self.search(limit)
                 if done:
                     if not self.acyclic and refresh_due(
@@ -501,8 +525,7 @@ class _Solver(NullWindowSearch):
                     raise SolveError(
                         "internal error: a root bound is not final but no leak was found"
                     )
-            if self.run.max_expansions is not None:  # exact (see solve())
-                batch = batch[: self.run.max_expansions - self.expansions]
+            batch = batch[: self.limits.cap(len(batch), self.expansions)]  # exact
             self.expand(batch)
             changed = update_bounds(g, batch)
             seeds = list(batch)
@@ -631,8 +654,7 @@ class _Solver(NullWindowSearch):
         last_commit = time.monotonic()
         while True:
             limit = self.batch_size or DEFAULT_FULL_BATCH
-            if self.run.max_expansions is not None:
-                limit = max(1, min(limit, self.run.max_expansions - self.expansions))
+            limit = max(1, self.limits.cap(limit, self.expansions))
             batch = unexpanded_from(g.state, scan, limit)
             if not batch:
                 break
@@ -697,4 +719,4 @@ def refresh_due(before: int, after: int, small: int = 2048) -> bool:
     return int(math.log(after) / step) > int(math.log(max(before, 1)) / step)
 
 
-__all__ = ["DEFAULT_FULL_BATCH", "UNTIL", "SolveResult", "Until", "solve"]
+__all__ = ["DEFAULT_FULL_BATCH", "UNTIL", "Limits", "SolveResult", "Until", "solve"]

@@ -18,7 +18,7 @@ from array import array
 from collections.abc import Callable, MutableSequence
 from enum import IntEnum
 
-from solver.errors import SolveError
+from solver.expand import no_moves, repeats
 from solver.fixpoint import children_bounds, propagate_finality
 from solver.game import Game, PositionKey
 from solver.graph import EXPANDED, UNEXPANDED, Graph, NodeId
@@ -431,19 +431,6 @@ class NullWindowSearch:
         propagate_finality(g, seeds, vmin=self.vmin, vmax=self.vmax)
         expanded.clear()
         changed.clear()
-
-
-def no_moves(game: Game, key: PositionKey) -> SolveError:
-    return SolveError(
-        f"{game.name}: position {game.format(key)!r} has no moves "
-        "but is not terminal (the game breaks its contract)"
-    )
-
-
-def repeats(game: Game, key: PositionKey) -> SolveError:
-    return SolveError(
-        f"{game.name}: position {game.format(key)!r} repeats, but the game declares itself acyclic"
-    )
 
 
 def root_test(g: Graph, root: NodeId, guess: int = 0) -> tuple[Test, int]:

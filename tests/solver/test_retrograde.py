@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import solver.expand
 import solver.negamax
 from solver.errors import SolveError
 from solver.games import get_game
@@ -35,7 +36,7 @@ def test_key_index_numbers_new_keys_in_discovery_order(
     graph = Graph()
     for k in known:
         graph.add_node(k, 0, None)
-    index = solver.retrograde.KeyIndex(graph.keys)  # type: ignore[arg-type]
+    index = solver.expand.KeyIndex(graph.keys)  # type: ignore[arg-type]
     reference = {k: i for i, k in enumerate(known)}
     next_id = len(known)
     for batch in batches:
@@ -263,7 +264,7 @@ def test_a_key_index_takes_a_known_order_only_if_it_sorts_the_keys(
 ) -> None:
     from array import array
 
-    from solver.retrograde import KeyIndex
+    from solver.expand import KeyIndex
 
     ks = array("q", keys)
     sorted_ids = np.argsort(np.array(keys, dtype=np.int64), kind="stable").astype(np.int32)

@@ -1,0 +1,220 @@
+"""Expansion: a position's moves, from the game's rules into the graph.
+
+Node by node (:func:`expand_node`: the partial solver's step, and the full solver's when
+keys exceed 64 bits), or a batch at a time (:func:`expand_bulk`: full mode's breadth-first
+sweep, with a :class:`KeyIndex` of sorted key arrays instead of the graph's dict, and no
+reverse edges until the retrograde pass needs them). Both give the same node ids (new
+children numbered in discovery order) and the same columns; terminal children get their
+exact values, final, at once. Both check the game's contract: a position that is not
+terminal must have moves (:func:`no_moves`), and a game that says it is acyclic must not
+repeat a position (:func:`repeats`, raised by the searches that rely on it).
+
+In bulk, the per-node work that must call the game (its moves, canonical forms and
+terminal values) stays a plain Python loop; everything else (finding which children are
+new, numbering them in discovery order, appending the columns) runs as vector operations.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from solver.errors import SolveError
+from solver.game import Game, MoveLabel, PositionKey
+from solver.graph import TERMINAL, UNEXPANDED, Graph, NodeId
+from solver.values import DEPTH_INF, NEG_INF, POS_INF
+
+
+def expand_node(
+    g: Graph,
+    game: Game,
+    nid: NodeId,
+    canonical: Callable[[PositionKey], PositionKey] | None,
+) -> None:
+    """Expand node *nid* of *g*: its moves in the game's order, children canonical when
+    the game uses symmetry (*canonical*), new ones added as nodes.
+
+    :raises SolveError: if the game gives a non-terminal position no moves.
+    """
+    key = g.keys[nid]
+    moves = game.children(key)
+    if not isinstance(moves, (list, tuple)):
+        moves = list(moves)
+    if not moves:
+        raise no_moves(game, key)
+    if canonical is not None:
+        moves = [(m, canonical(ck)) for m, ck in moves]
+    g.expand_with(nid, moves, game.terminal_value)
+
+
+def no_moves(game: Game, key: PositionKey) -> SolveError:
+    """The error for a position that is not terminal and has no moves."""
+    return SolveError(
+        f"{game.name}: position {game.format(key)!r} has no moves "
+        "but is not terminal (the game breaks its contract)"
+    )
+
+
+def repeats(game: Game, key: PositionKey) -> SolveError:
+    """The error for a position that repeats in a game that says it is acyclic."""
+    return SolveError(
+        f"{game.name}: position {game.format(key)!r} repeats, but the game declares itself acyclic"
+    )
+
+
+class KeyIndex:
+    """Position key -> node id for 64-bit integer keys: two sorted arrays (12 bytes a
+    node) instead of a dict (about 100 bytes a node with its int objects)."""
+
+    def __init__(self, keys: array[int], order: np.ndarray | None = None) -> None:
+        """*order*: the node ids in key order, if known; used only if it is one (checked:
+        in range and sorting the keys strictly, which makes it the permutation)."""
+        ks = np.frombuffer(keys, dtype=np.int64) if len(keys) else np.zeros(0, np.int64)
+        if order is not None and not (
+            order.shape == ks.shape
+            and order.dtype == np.int32
+            and (not ks.size or (0 <= order.min() and order.max() < ks.size))
+        ):
+            order = None
+        if order is not None:
+            self.keys = ks[order]
+            if np.any(self.keys[1:] <= self.keys[:-1]):
+                order = None
+        if order is None:
+            order = np.argsort(ks, kind="stable")
+            self.keys = ks[order]
+        self.ids = order.astype(np.int32, copy=False)
+        del ks
+
+    def resolve(
+        self, wanted: np.ndarray, next_id: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Node ids of *wanted* keys, giving unknown keys new ids from *next_id* on in
+        order of first occurrence (discovery order). Returns (ids, new keys in id order,
+        the position in *wanted* where each new key first occurs)."""
+        known = self.keys
+        pos = np.searchsorted(known, wanted)
+        if known.size:
+            found = known[np.minimum(pos, known.size - 1)] == wanted
+        else:
+            found = np.zeros(wanted.size, dtype=bool)
+        ids = np.empty(wanted.size, dtype=np.int64)
+        ids[found] = self.ids[pos[found]]
+        missing = np.flatnonzero(~found)
+        if not missing.size:
+            return ids, np.zeros(0, np.int64), missing
+        uniq, first, inverse = np.unique(wanted[missing], return_index=True, return_inverse=True)
+        rank = np.argsort(first, kind="stable")  # uniq[rank]: discovery order
+        new_ids = np.empty(uniq.size, dtype=np.int32)
+        new_ids[rank] = np.arange(next_id, next_id + uniq.size)
+        ids[missing] = new_ids[inverse.reshape(-1)]
+        at = np.searchsorted(known, uniq)
+        self.keys = np.insert(known, at, uniq)
+        self.ids = np.insert(self.ids, at, new_ids)
+        return ids, uniq[rank], missing[first[rank]]
+
+
+def key_index(g: Graph) -> KeyIndex | None:
+    """A :class:`KeyIndex` over *g*'s keys, or ``None`` if they are not 64-bit ints."""
+    if not isinstance(g.keys, array):
+        return None
+    order, g.key_order = g.key_order, None  # the index goes its own way from here
+    return KeyIndex(g.keys, order)
+
+
+def expand_bulk(
+    g: Graph,
+    game: Game,
+    batch: Sequence[NodeId],
+    index: KeyIndex,
+    canonical: Callable[[PositionKey], PositionKey] | None,
+) -> bool:
+    """Expand *batch* (unexpanded nodes, ascending) as :func:`expand_node` would, node
+    after node — same ids, same columns — but with vector bookkeeping. Returns ``False``
+    (and changes nothing) if a child's key does not fit in 64 bits: the caller falls back
+    to the dict.
+    """
+    keys = g.keys
+    moves_of = game.children
+    pairs: list[tuple[MoveLabel, PositionKey]] = []
+    extend = pairs.extend
+    counts = array("q")
+    before = 0
+    for nid in batch:
+        extend(moves_of(keys[nid]))
+        n = len(pairs)
+        if n == before:
+            raise no_moves(game, keys[nid])
+        counts.append(n - before)
+        before = n
+    child_keys = [k for _, k in pairs]
+    if canonical is not None:
+        child_keys = list(map(canonical, child_keys))
+    try:
+        wanted = np.array(child_keys, dtype=np.int64)
+    except OverflowError:
+        return False
+    del child_keys
+
+    ids, new_keys, first_slot = index.resolve(wanted, g.num_nodes)
+    del wanted
+    parents = np.array(batch, dtype=np.int64)
+    per_child_parent = np.repeat(parents, np.frombuffer(counts, dtype=np.int64))
+    dist = np.frombuffer(g.dist, dtype=np.int32)
+    new_dist = dist[per_child_parent[first_slot]] + 1
+    del dist
+
+    # New nodes: terminal ones exact and final at once, the rest unknown.
+    values = list(map(game.terminal_value, new_keys.tolist()))
+    count = len(values)
+    terminal = np.fromiter((v is not None for v in values), dtype=bool, count=count)
+    exact = np.fromiter((v or 0 for v in values), dtype=np.int64, count=count)
+    flags = terminal.astype(np.uint8).tobytes()
+    depths = np.where(terminal, 0, DEPTH_INF).astype(np.int32).tobytes()
+    g.append_keys(new_keys)
+    g.append_nodes(
+        count,
+        {
+            "state": np.where(terminal, TERMINAL, UNEXPANDED).astype(np.uint8).tobytes(),
+            "low": np.where(terminal, exact, NEG_INF).tobytes(),
+            "high": np.where(terminal, exact, POS_INF).tobytes(),
+            "low_final": flags,
+            "high_final": flags,
+            "depth_low": depths,
+            "depth_high": depths,
+            "dist": new_dist.astype(np.int32).tobytes(),
+        },
+    )
+    # Edges, parent by parent in move order. The parents' new state is not marked
+    # changed: their stored edges say they are expanded (the loader reads it so), and the
+    # solve's last commit rewrites every node.
+    g.append_edges(per_child_parent.astype(np.int32), ids.astype(np.int32), [m for m, _ in pairs])
+    g.mark_expanded(parents)
+    return True
+
+
+def unexpanded_from(state: bytearray, start: int, limit: int) -> list[NodeId]:
+    """The first *limit* unexpanded node ids at or after *start*, ascending."""
+    view = np.frombuffer(state, dtype=np.uint8)
+    found: list[NodeId] = []
+    pos, n = start, view.size
+    window = max(4096, 4 * limit)
+    while pos < n and len(found) < limit:
+        hits = np.flatnonzero(view[pos : pos + window] == UNEXPANDED)
+        found.extend((hits[: limit - len(found)] + pos).tolist())
+        pos += window
+    del view
+    return found
+
+
+__all__ = [
+    "KeyIndex",
+    "expand_bulk",
+    "expand_node",
+    "key_index",
+    "no_moves",
+    "repeats",
+    "unexpanded_from",
+]
