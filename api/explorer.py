@@ -3,9 +3,9 @@
 The page (``api/static/explorer/index.html``) and its plain script talk to ``/api`` only;
 this blueprint serves them, the vendored cytoscape.js, and one drawing endpoint:
 ``/explore/board/<game>?p=...&<params>`` answers ``{"svg": ...}``: the position as an SVG
-board when the game can draw one (a game's optional ``draw_svg(key) -> str`` method, else
-chess through python-chess's ``chess.svg.board``), ``null`` otherwise (the page then draws
-a grid from the notation, or shows the text).
+board when the game draws one (its optional ``draw_svg(key)`` method, see
+:meth:`solver.game.GameBase.draw_svg`; chess draws through python-chess), ``null``
+otherwise (the page then draws a grid from the notation, or shows the text).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 from flask import Blueprint, Response, jsonify, send_from_directory
 
 from api.params import POSITION_ARG, game_from_query, position_from_query
+from solver.errors import SolveError
 
 STATIC = Path(__file__).with_name("static")
 
@@ -37,15 +38,9 @@ def board(game: str) -> Response:
     """The position ``?p=`` of *game* (parameters in the query) as ``{"svg": text|null}``."""
     configured = game_from_query(game, reserved=(POSITION_ARG,))
     key, _text = position_from_query(configured)
+    # optional: games that do not derive from GameBase may lack it
     draw = getattr(configured, "draw_svg", None)
-    svg: str | None = None
-    if callable(draw):
-        svg = str(draw(key))
-    elif configured.name == "chess":
-        import chess
-        import chess.svg
-
-        # the notation is a FEN with '_' for spaces (see the chess game's docs)
-        fen = configured.format(key).replace("_", " ")
-        svg = chess.svg.board(chess.Board(fen), size=320)
+    svg = draw(key) if callable(draw) else None
+    if svg is not None and not isinstance(svg, str):
+        raise SolveError(f"{configured.name}: draw_svg gave a {type(svg).__name__}, not text")
     return jsonify({"svg": svg})

@@ -445,6 +445,14 @@ class GameBase(ABC):
         only lets the CLI and the API also report them from MAX's side."""
         return None
 
+    def draw_svg(self, key: PositionKey) -> str | None:
+        """Position *key* drawn as an SVG document with no external references, for the
+        explorer (``docs/explorer.md``), or ``None``: the explorer then draws a grid when
+        the notation is rows separated by ``/``, else shows the text. Optional, also for
+        games that do not derive from this class."""
+        del key
+        return None
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"get_game({self.name!r}{', ' if args else ''}{args})"

@@ -394,6 +394,12 @@ class ChessGame(GameBase):
         """A new python-chess board of *key* (move counters ``0 1``)."""
         return self._load(key).copy(stack=False)
 
+    def draw_svg(self, key: PositionKey) -> str:
+        """The position as python-chess draws a board (``chess.svg``), for the explorer."""
+        import chess.svg
+
+        return chess.svg.board(self.board(key), size=320)
+
     # -- the Game protocol ------------------------------------------------------------
 
     @classmethod

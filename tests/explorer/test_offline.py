@@ -6,7 +6,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 import api
+from solver.game import PositionKey
+from solver.games import GAMES, GameSource, get_game
+from solver.games.tic_tac_toe import TicTacToe
 
 STATIC = Path(api.__file__).with_name("static")
 SERVED_TEXT = ("*.html", "*.js", "*.css")
@@ -46,3 +51,27 @@ def test_the_board_endpoint_draws_chess_and_leaves_grids_to_the_page(tmp_path: P
         assert r.status_code == 200 and r.get_json() == {"svg": None}
     with client.get("/explore/board/chess", query_string={"material": "KRvK", "p": "nope"}) as r:
         assert r.status_code == 400 and set(r.get_json()) == {"error"}
+
+
+class _DrawnTicTacToe(TicTacToe):
+    """A game that draws itself: the board endpoint must hand its drawing on as is."""
+
+    name = "drawn-tic-tac-toe"
+
+    def draw_svg(self, key: PositionKey) -> str:
+        return f'<svg xmlns="http://www.w3.org/2000/svg"><text>{self.format(key)}</text></svg>'
+
+
+def test_the_board_endpoint_serves_a_games_own_drawing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    GAMES._load()  # then register beside the loaded games, for this test only
+    monkeypatch.setitem(GAMES._games, _DrawnTicTacToe.name, _DrawnTicTacToe)
+    monkeypatch.setitem(GAMES._sources, _DrawnTicTacToe.name, GameSource("reference", "test"))
+    client = api.create_app({"DATABASE_URL": f"sqlite:///{tmp_path / 'absent.db'}"}).test_client()
+    with client.get("/explore/board/drawn-tic-tac-toe", query_string={"p": "x.o/.../..."}) as r:
+        assert r.status_code == 200
+        assert r.get_json()["svg"] == get_game("drawn-tic-tac-toe").draw_svg(
+            get_game("drawn-tic-tac-toe").parse("x.o/.../...")
+        )
+        assert "x.o/.../..." in r.get_json()["svg"]
