@@ -11,11 +11,13 @@ from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple
 
 from flask import request
+from pydantic import ValidationError
 from sqlalchemy import select
 from werkzeug.exceptions import UnsupportedMediaType
 
 from api.database import get_session
 from api.errors import BatchTooLargeError, GameNotInstalledError, InvalidRequestError
+from api.schemas import BatchRequest
 from db.models import Variant as VariantRow
 from solver.errors import InvalidPositionError, UnknownGameError
 from solver.game import GameBase, ParamValue, PositionKey, params_text
@@ -23,9 +25,6 @@ from solver.games import GAME_NAME, GAMES
 
 POSITION_ARG = "p"
 """The query parameter holding a position in the game's notation."""
-
-BATCH_FIELDS = ("params", "positions")
-"""The members of a batch lookup's JSON body."""
 
 SYMMETRY_PARAM = "symmetry"
 """The parameter by which games with a symmetry set-up turn it on or off."""
@@ -284,43 +283,51 @@ def batch_from_body(name: str, *, max_batch: int) -> tuple[Variant, list[str]]:
             '({"params": {...}, "positions": [...]}), not in the query string'
         )
     body = json_body()
-    if not isinstance(body, dict):
-        raise InvalidRequestError(
-            'the body must be a JSON object {"params": {...}, "positions": [...]}'
+    try:
+        batch = BatchRequest.model_validate(body, strict=True)
+    except ValidationError as exc:
+        raise InvalidRequestError(_batch_problem(exc, body, name)) from None
+    if len(batch.positions) > max_batch:
+        raise BatchTooLargeError(
+            f"a batch lookup answers at most {max_batch} positions, not "
+            f"{len(batch.positions)}: split the request"
         )
-    unknown = sorted(set(body) - set(BATCH_FIELDS))
+    return Variant(cls, cls.variant_params(batch.params)), batch.positions
+
+
+def _batch_problem(exc: ValidationError, body: Any, name: str) -> str:
+    """The one-line message for the first thing wrong with a batch *body* (as
+    :class:`~api.schemas.BatchRequest` found it): its shape, unknown members, the
+    parameters, then the positions."""
+    errors = exc.errors()
+    shape = 'the body must be a JSON object {"params": {...}, "positions": [...]}'
+    if not isinstance(body, dict):
+        return shape
+    unknown = sorted(str(e["loc"][0]) for e in errors if e["type"] == "extra_forbidden")
     if unknown:
-        raise InvalidRequestError(
+        return (
             f"unknown member{'s' if len(unknown) > 1 else ''} "
             f"{', '.join(map(repr, unknown))} in the body (allowed: params, positions)"
         )
-    params = body.get("params", {})
-    if not isinstance(params, dict):
-        raise InvalidRequestError('"params" must be an object of game parameters')
-    for key, value in params.items():
-        if not isinstance(value, str | int | bool):
-            raise InvalidRequestError(
-                f"game parameter {key!r} must be a string, an integer or a boolean, "
-                f"not {json_type(value)}"
-            )
-    positions = body.get("positions")
-    if not isinstance(positions, list):
-        raise InvalidRequestError('"positions" must be an array of positions (strings)')
-    if len(positions) > max_batch:
-        raise BatchTooLargeError(
-            f"a batch lookup answers at most {max_batch} positions, not {len(positions)}: "
-            "split the request"
+    first = min(errors, key=lambda e: (e["loc"][0] != "params", len(e["loc"])))
+    loc = first["loc"]
+    if loc[0] == "params":
+        if len(loc) == 1:
+            return '"params" must be an object of game parameters'
+        return (
+            f"game parameter {str(loc[1])!r} must be a string, an integer or a boolean, "
+            f"not {json_type(body['params'][loc[1]])}"
         )
-    for index, text in enumerate(positions):
-        if not isinstance(text, str):
-            raise InvalidRequestError(
-                f"positions[{index}] must be a string in {name}'s notation, not {json_type(text)}"
-            )
-    return Variant(cls, cls.variant_params(params)), positions
+    if len(loc) == 1:
+        return '"positions" must be an array of positions (strings)'
+    index = int(loc[1])
+    return (
+        f"positions[{index}] must be a string in {name}'s notation, "
+        f"not {json_type(body['positions'][index])}"
+    )
 
 
 __all__ = [
-    "BATCH_FIELDS",
     "POSITION_ARG",
     "Variant",
     "batch_from_body",

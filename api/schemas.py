@@ -1,0 +1,310 @@
+"""The shapes of the HTTP API's answers and request bodies, as pydantic models.
+
+They are the one description of the JSON the API speaks: the OpenAPI document's
+``components.schemas`` are generated from them (:func:`component_schemas`), the batch
+body is validated by :class:`BatchRequest`, and the tests validate real answers against
+the answer models. The views build their answers as plain dicts (the lookups are the hot
+path, and a dict costs nothing to serialise); the models say what those dicts must be.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import models_json_schema
+
+Scalar = int | str | bool
+Params = dict[str, Scalar]
+"""Every parameter of the game variant, defaults included."""
+Bound = Annotated[int | None, Field(description="null: infinite")]
+Depth = Annotated[int | None, Field(ge=0, description="plies; null: infinite")]
+State = Literal["unexpanded", "expanded", "terminal", "unknown"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorDetail(_Model):
+    code: int = Field(description="the HTTP status")
+    message: str = Field(description="what went wrong")
+
+
+class Error(_Model):
+    """Every error answer has this shape."""
+
+    error: ErrorDetail
+
+
+class Bounds(_Model):
+    low: Bound = Field(description="lower bound for the player to move (null: -infinity)")
+    high: Bound = Field(description="upper bound for the player to move (null: +infinity)")
+    low_final: bool = Field(description="no further expansion can change low")
+    high_final: bool = Field(description="no further expansion can change high")
+
+
+class _Values(Bounds):
+    value: int | None = Field(description="the exact value when low = high, else null")
+    repetition_value: int | None = Field(
+        description="the value when endless play scores the game's repetition value "
+        "(clamp(r, low, high)); null if the game has no such rule or a bound is not final"
+    )
+    depth_low: Depth = Field(description="plies within which the low bound is forced")
+    depth_high: Depth = Field(description="plies the opponent can hold the mover to high")
+    state: State = Field(
+        description="unknown: not in the database (a move from an unexpanded position)"
+    )
+
+
+class PositionFields(_Values):
+    """A position with its bounds, flags, value, depths and state."""
+
+    position: str = Field(description="in the game's notation")
+
+
+class Move(_Values):
+    """A move with the resulting position's own fields (from the point of view of the
+    player to move there) and the move's bounds for the mover."""
+
+    move: str = Field(description="the move in the game's notation")
+    position: str = Field(description="the resulting position")
+    move_low: Bound = Field(description="the move's lower bound for the mover: -high of the child")
+    move_high: Bound = Field(description="the move's upper bound for the mover: -low of the child")
+
+
+class Position(_Values):
+    game: str
+    params: Params
+    position: str = Field(description="the position, normalised")
+    moves: list[Move] = Field(description="best first for the player to move")
+
+
+class PositionError(_Model):
+    """A batch entry that has no answer: malformed (400) or not in the database (404)."""
+
+    position: str = Field(description="the position as sent")
+    error: ErrorDetail
+
+
+class BatchRequest(_Model):
+    """The body of ``POST /api/games/{game}/positions``."""
+
+    params: Params = Field(
+        default_factory=dict, description="the game's parameters (defaults when absent)"
+    )
+    positions: list[str] = Field(description="positions in the game's notation")
+
+
+class BatchResponse(_Model):
+    game: str
+    params: Params
+    results: list[Position | PositionError] = Field(
+        description="one per requested position, in request order"
+    )
+
+
+class LineStep(_Values):
+    ply: int = Field(ge=1)
+    move: str
+    bound: Literal["low", "high", "value"] = Field(
+        description="the bound this step's mover realises (value: a move that keeps a "
+        "value only endless play gives)"
+    )
+    position: str = Field(description="the position reached")
+
+
+class Line(_Model):
+    game: str
+    params: Params
+    bound: Literal["value", "low", "high"]
+    max_plies: int = Field(ge=0)
+    start: PositionFields
+    steps: list[LineStep]
+    plies: int = Field(ge=0)
+    end: Literal["terminal", "unexpanded", "max_plies", "repetition"] = Field(
+        description="terminal: the game ended; unexpanded: the line reached the frontier "
+        "of the solved graph; max_plies: the limit; repetition: every move realising the "
+        "bound revisits a position of the line"
+    )
+
+
+class GameParameter(_Model):
+    name: str
+    type: Literal["int", "str", "bool"]
+    default: Scalar
+    help: str
+    min: int | None = None
+    max: int | None = None
+    choices: list[str] | None = None
+
+
+class LastRun(_Model):
+    id: int
+    status: str
+
+
+class Variant(_Model):
+    id: int
+    params: Params
+    params_text: str
+    rules_version: int
+    game_source: str | None = Field(
+        description="where the game came from when the variant was created"
+    )
+    compatible: bool = Field(description="stored under this server's rules version")
+    nodes: int = Field(ge=0)
+    root: str | None
+    root_bounds: Bounds | None
+    last_run: LastRun | None
+
+
+class Game(_Model):
+    name: str
+    installed: Literal[True]
+    source: str = Field(description="builtin, plugin <distribution> <version> or reference <ref>")
+    version: int = Field(description="rules version")
+    description: str
+    notation: str = Field(description="how positions are written")
+    parameters: list[GameParameter]
+    initial: str = Field(description="the initial position with default parameters")
+    variants: list[Variant] = Field(description="the variants this database holds")
+
+
+class MissingVariant(_Model):
+    id: int
+    params_text: str
+    nodes: int = Field(ge=0)
+    rules_version: int
+
+
+class MissingGame(_Model):
+    """A game this database holds that this server does not have (its lookups are a
+    503)."""
+
+    name: str
+    installed: Literal[False]
+    variants: list[MissingVariant]
+
+
+class Games(_Model):
+    games: list[Game | MissingGame]
+    plugin_errors: list[str] = Field(description="one line per plugin that could not be loaded")
+
+
+class SolveRun(_Model):
+    id: int
+    variant_id: int
+    game: str | None
+    params: Params | None
+    rules_version: int | None
+    status: Literal["running", "complete", "budget", "stopped", "failed", "dead"]
+    started_at: datetime
+    heartbeat_at: datetime = Field(description="time of the run's latest commit")
+    finished_at: datetime | None
+    root: str
+    full: bool = Field(description="tablebase mode")
+    max_expansions: int | None
+    max_seconds: float | None
+    expansions: int
+    nodes_added: int
+    edges_added: int
+    nodes: int
+    edges: int
+    frontier: int
+    root_bounds: Bounds
+    seconds: float
+    pid: int
+    hostname: str
+
+
+class SolveList(_Model):
+    solves: list[SolveRun]
+    total: int = Field(ge=0)
+
+
+class SchemaState(_Model):
+    revision: str | None
+    head: str
+    at_head: bool
+
+
+class DatabaseHealth(_Model):
+    url: str = Field(description="password hidden")
+    backend: str | None
+    reachable: bool
+    read_only: bool
+    schema_: SchemaState = Field(alias="schema")
+    problem: str | None = None
+
+
+class Health(_Model):
+    status: Literal["ok", "unavailable"]
+    version: str | None
+    database: DatabaseHealth
+    error: ErrorDetail | None = None
+
+
+class Endpoint(_Model):
+    method: str
+    path: str
+    summary: str
+
+
+class Index(_Model):
+    """What this server answers: every endpoint of the OpenAPI document."""
+
+    name: Literal["negagraph"]
+    version: str | None
+    docs: str = Field(description="the documentation page")
+    openapi: str = Field(description="the OpenAPI document")
+    endpoints: list[Endpoint]
+
+
+COMPONENTS: tuple[type[BaseModel], ...] = (
+    Error,
+    Position,
+    BatchRequest,
+    BatchResponse,
+    Line,
+    Games,
+    SolveList,
+    Health,
+    Index,
+)
+"""The models the OpenAPI paths name; the models they use come along."""
+
+
+def component_schemas(*, max_batch: int) -> dict[str, Any]:
+    """``components.schemas`` of the OpenAPI document: the JSON Schemas of the models
+    (OpenAPI 3.1 is JSON Schema), without pydantic's generated titles. *max_batch* is
+    the server's ``MAX_BATCH``, the most positions a batch body may hold."""
+    _, top = models_json_schema(
+        [(m, "validation" if m is BatchRequest else "serialization") for m in COMPONENTS],
+        ref_template="#/components/schemas/{model}",
+    )
+    schemas: dict[str, Any] = _untitled(top["$defs"])
+    schemas["BatchRequest"]["properties"]["positions"]["maxItems"] = max_batch
+    return schemas
+
+
+def _untitled(schema: Any) -> Any:
+    """*schema* without the ``title`` keywords pydantic adds to every model and field
+    (the docs page names them already); a property called ``title`` would stay."""
+    if isinstance(schema, dict):
+        out = {}
+        for key, value in schema.items():
+            if key == "title" and isinstance(value, str):
+                continue
+            if key == "properties":
+                out[key] = {name: _untitled(sub) for name, sub in value.items()}
+            else:
+                out[key] = _untitled(value)
+        return out
+    if isinstance(schema, list):
+        return [_untitled(item) for item in schema]
+    return schema
+
+
+__all__ = ["COMPONENTS", "BatchRequest", "component_schemas"]
