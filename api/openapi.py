@@ -8,8 +8,10 @@ accept and answer; the tests run a property-based fuzzer (schemathesis) against 
 from __future__ import annotations
 
 import json
-from html import escape
 from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
 
 from api.schemas import component_schemas
 from solver.games import GAMES
@@ -364,125 +366,78 @@ nav ul{columns:2}
 """
 
 
-def _schema_text(schema: dict[str, Any]) -> str:
-    """A short human-readable type of *schema* (HTML)."""
+def _schema_text(schema: dict[str, Any]) -> Markup:
+    """A short human-readable type of *schema*, as markup (links to the schemas)."""
     if "$ref" in schema:
         name = schema["$ref"].rsplit("/", 1)[-1]
-        return f'<a href="#schema-{escape(name)}">{escape(name)}</a>'
+        return Markup('<a href="#schema-{0}">{0}</a>').format(name)
     if "anyOf" in schema:
-        return " | ".join(_schema_text(s) for s in schema["anyOf"])
+        return Markup(" | ").join(_schema_text(s) for s in schema["anyOf"])
     kind = schema.get("type", "any")
-    text = " | ".join(kind) if isinstance(kind, list) else str(kind)
-    if text == "array" and "items" in schema:
-        text = f"array of {_schema_text(schema['items'])}"
-    extras = []
+    text = Markup(escape(" | ".join(kind) if isinstance(kind, list) else str(kind)))
+    if kind == "array" and "items" in schema:
+        text = Markup("array of {}").format(_schema_text(schema["items"]))
+    extras: list[Markup] = []
+    code = Markup("<code>{}</code>")
     if "enum" in schema:
-        extras.append(
-            "one of " + ", ".join(f"<code>{escape(str(v))}</code>" for v in schema["enum"])
-        )
+        extras.append(Markup("one of ") + Markup(", ").join(code.format(v) for v in schema["enum"]))
+    if "const" in schema:
+        extras.append(Markup("always ") + code.format(json.dumps(schema["const"])))
     if "minimum" in schema or "maximum" in schema:
-        extras.append(f"{schema.get('minimum', '')}..{schema.get('maximum', '')}")
+        extras.append(Markup("{}..{}").format(schema.get("minimum", ""), schema.get("maximum", "")))
     if "default" in schema:
-        extras.append(f"default <code>{escape(json.dumps(schema['default']))}</code>")
+        extras.append(Markup("default ") + code.format(json.dumps(schema["default"])))
     if "maxItems" in schema:
-        extras.append(f"at most {schema['maxItems']}")
-    return escape(text) if not extras else f"{escape(text)} ({'; '.join(extras)})"
+        extras.append(Markup("at most {}").format(schema["maxItems"]))
+    return text if not extras else Markup("{} ({})").format(text, Markup("; ").join(extras))
 
 
-def _properties_table(schema: dict[str, Any]) -> str:
-    props = schema.get("properties", {})
-    if not props:
-        extra = schema.get("additionalProperties")
-        if isinstance(extra, dict):
-            return f"<p>An object whose values are {_schema_text(extra)}.</p>"
-        return ""
-    required = set(schema.get("required", []))
-    rows = "".join(
-        f"<tr><td><code>{escape(name)}</code>{'' if name in required else ' (optional)'}"
-        f"</td><td>{_schema_text(sub)}</td><td>{escape(sub.get('description', ''))}</td></tr>"
-        for name, sub in props.items()
-    )
-    return f"<table><tr><th>field</th><th>type</th><th>meaning</th></tr>{rows}</table>"
+def _inline(text: str) -> Markup:
+    """*text* escaped, with `backquoted` spans as code."""
+    pieces = str(escape(text)).split("`")
+    return Markup("".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(pieces)))
+
+
+_TEMPLATES = Environment(
+    loader=PackageLoader("api", "templates"),
+    autoescape=select_autoescape(["html"]),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_TEMPLATES.filters["inline"] = _inline
+_TEMPLATES.filters["schema_text"] = _schema_text
 
 
 def render_docs(doc: dict[str, Any]) -> str:
-    """The OpenAPI document *doc* as a self-contained HTML page (no scripts, no CDN)."""
-    info = doc["info"]
-    parts = [
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>{escape(info['title'])} API</title>",
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-        f"<style>{CSS}</style></head><body>",
-        f"<h1>{escape(info['title'])} HTTP API</h1>",
-        f"<p>{_inline(info['description'])}</p>",
-        "<p>Machine-readable: <a href='/api/openapi.json'><code>/api/openapi.json</code></a>"
-        " (OpenAPI 3.1).</p><nav><h2>Endpoints</h2><ul>",
-    ]
-    for path, item in doc["paths"].items():
-        for method, op in item.items():
-            if method == "parameters":
-                continue
-            parts.append(
-                f"<li><a href='#{escape(op['operationId'])}'><code>{method.upper()} "
-                f"{escape(path)}</code></a> — {escape(op['summary'])}</li>"
-            )
-    parts.append("</ul></nav>")
+    """The OpenAPI document *doc* as a self-contained HTML page (no scripts, no CDN),
+    from the Jinja template ``api/templates/docs.html`` (autoescaped)."""
+    operations = []
     for path, item in doc["paths"].items():
         shared = item.get("parameters", [])
         for method, op in item.items():
             if method == "parameters":
                 continue
-            parts.append(
-                f"<h3 id='{escape(op['operationId'])}'><span class='method {method}'>"
-                f"{method.upper()}</span>{escape(path)}</h3><p>{escape(op['summary'])}.</p>"
-            )
-            if "description" in op:
-                parts.append(f"<p>{_inline(op['description'])}</p>")
-            params = [*shared, *op.get("parameters", [])]
-            if params:
-                parts.append(
-                    "<table><tr><th>parameter</th><th>in</th><th>type</th><th>meaning</th></tr>"
-                )
-                for p in params:
-                    req = " (required)" if p.get("required") else ""
-                    parts.append(
-                        f"<tr><td><code>{escape(p['name'])}</code>{req}</td>"
-                        f"<td>{escape(p['in'])}</td><td>{_schema_text(p['schema'])}</td>"
-                        f"<td>{escape(p.get('description', ''))}</td></tr>"
-                    )
-                parts.append("</table>")
             body = op.get("requestBody")
-            if body:
-                schema = next(iter(body["content"].values()))["schema"]
-                parts.append(
-                    f"<p>Request body ({escape(', '.join(body['content']))}): "
-                    f"{_schema_text(schema)}</p>"
-                )
-            parts.append("<table><tr><th>status</th><th>meaning</th><th>body</th></tr>")
-            for status, resp in op["responses"].items():
-                content = resp.get("content", {})
-                schema_html = (
-                    _schema_text(next(iter(content.values()))["schema"]) if content else "—"
-                )
-                parts.append(
-                    f"<tr><td>{escape(status)}</td><td>{_inline(resp['description'])}"
-                    f"</td><td>{schema_html}</td></tr>"
-                )
-            parts.append("</table>")
-    parts.append("<h2>Schemas</h2>")
-    for name, schema in doc["components"]["schemas"].items():
-        parts.append(f"<h3 id='schema-{escape(name)}'>{escape(name)}</h3>")
-        if "description" in schema:
-            parts.append(f"<p>{escape(schema['description'])}</p>")
-        parts.append(_properties_table(schema))
-    parts.append("</body></html>")
-    return "\n".join(parts)
-
-
-def _inline(text: str) -> str:
-    """*text* escaped, with `backquoted` spans as code."""
-    pieces = escape(text).split("`")
-    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(pieces))
+            operations.append(
+                {
+                    "id": op["operationId"],
+                    "method": method,
+                    "path": path,
+                    "summary": op["summary"],
+                    "description": op.get("description"),
+                    "parameters": [*shared, *op.get("parameters", [])],
+                    "body": body,
+                    "body_schema": next(iter(body["content"].values()))["schema"] if body else None,
+                    "responses": op["responses"],
+                }
+            )
+    page = _TEMPLATES.get_template("docs.html")
+    return page.render(
+        info=doc["info"],
+        css=Markup(CSS),
+        operations=operations,
+        schemas=doc["components"]["schemas"],
+    )
 
 
 __all__ = ["openapi_document", "render_docs"]

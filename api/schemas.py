@@ -89,7 +89,7 @@ class PositionError(_Model):
 
 
 class BatchRequest(_Model):
-    """The body of ``POST /api/games/{game}/positions``."""
+    """The body of `POST /api/games/{game}/positions`."""
 
     params: Params = Field(
         default_factory=dict, description="the game's parameters (defaults when absent)"

@@ -76,6 +76,10 @@ def test_docs_page_is_self_contained_html(client: FlaskClient) -> None:
         assert f"id='schema-{name}'" in page
     assert "<script" not in page
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    # markup is markup: no tag shown to the reader as escaped text, and `code` spans of
+    # the descriptions are code elements
+    assert not re.search(r"&lt;/?(code|a|p|table|tr|td|th)\b", page)
+    assert "`" not in page.split("<style>")[0] + page.split("</style>")[1]
 
 
 CHECKS = 40
