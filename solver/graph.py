@@ -200,7 +200,7 @@ class Graph:
 
         self.key_order: np.ndarray | None = None
         """Node ids in key order (int32), when whoever built the graph knew it (a full
-        run's key index, a resume file): :func:`solver.retrograde.key_index` starts from it
+        run's key index, a resume file): :func:`solver.expand.key_index` starts from it
         instead of sorting, after checking it sorts the keys."""
 
     # -- size -------------------------------------------------------------------------
