@@ -35,7 +35,7 @@ from api.views import (
 )
 from db.errors import PositionNotFoundError
 from db.records import VariantRecord, VariantSummary
-from db.repository import list_variants
+from db.repository import list_variants, variant_is_closed
 from solver.errors import InvalidPositionError
 from solver.game import GameBase, PositionKey
 from solver.games import GAMES, plugin_errors
@@ -117,8 +117,9 @@ def list_games() -> Response:
 
 
 def is_final_view(view: dict[str, Any]) -> bool:
-    """Whether a position answer can never change: its bounds are final and so are every
-    move's (a terminal child's always are)."""
+    """Whether a position answer's values can never change: its bounds are final and so
+    are every move's (a terminal child's always are). Its depths can, until the variant
+    is closed (:func:`db.repository.variant_is_closed`)."""
     return bool(
         view["low_final"]
         and view["high_final"]
@@ -182,7 +183,8 @@ def get_position(game: str) -> Response:
     key = parse_position(g, text)
     view = describe_stored_position(g, key, record, get_database().fetch_positions)
     data = {"game": g.name, "params": dict(g.params), **view}
-    return json_answer(data, immutable=is_final_view(view))
+    immutable = is_final_view(view) and variant_is_closed(get_session(), record.id)
+    return json_answer(data, immutable=immutable)
 
 
 @bp.post("/games/<game>/positions")
@@ -242,7 +244,7 @@ def get_line(game: str) -> Response:
     bound = choice_from_query("bound", BOUNDS, "value")
     limit = int(current_app.config["MAX_LINE_PLIES"])
     max_plies = int_from_query("max_plies", minimum=0, maximum=limit, default=limit)
-    stored_variant(variant, text)
+    record = stored_variant(variant, text)
     g = variant.game()
     key = parse_position(g, text)
     line = describe_line(get_session(), g, key, bound, max_plies=max_plies)
@@ -257,7 +259,7 @@ def get_line(game: str) -> Response:
         "end": line["end"],
     }
     final = all(p["low_final"] and p["high_final"] for p in [line["start"], *line["steps"]])
-    return json_answer(data, immutable=final)
+    return json_answer(data, immutable=final and variant_is_closed(get_session(), record.id))
 
 
 __all__ = ["bp", "bounds_json", "is_final_view"]

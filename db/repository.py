@@ -78,6 +78,25 @@ def get_variant(session: Reader, variant_id: int) -> VariantRecord | None:
     return None if row is None else _variant(row)
 
 
+def variant_is_closed(session: Reader, variant_id: int) -> bool:
+    """Whether nothing stored for the variant can change any more: its graph is settled
+    (the last run's closing pass is committed) and the latest run left no unexpanded
+    node. Bounds and flags that are final never change, but depths can until then: a
+    later expansion may find a faster way to the same value, and between a run's last
+    batch and its closing pass the depths are not yet computed. Answers are cacheable
+    for good only when this holds."""
+    settled = select(Variant.settled).where(Variant.id == variant_id).scalar_subquery()
+    frontier = (
+        select(SolveRun.frontier)
+        .where(SolveRun.variant_id == variant_id)
+        .order_by(SolveRun.id.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    is_settled, left = session.execute(select(settled, frontier)).one()
+    return bool(is_settled) and left == 0
+
+
 def list_variants(session: Reader) -> list[VariantSummary]:
     """Every stored variant with its node count and latest run, by game then parameters."""
     counts: dict[int, int] = {
