@@ -81,13 +81,16 @@ class Backend:
         graph: Graph,
         game: Game,
         vid: int,
+        seq: int,
         new_nodes: range,
         new_edges: range,
         dirty: Sequence[int],
     ) -> None:
         """Insert nodes *new_nodes* and edges *new_edges* of *graph*, and update the rows
         of changed nodes *dirty* (ascending), through the DB-API *cursor*, inside the
-        batch's transaction."""
+        batch's transaction: commit *seq* of the variant. A node written expanded for the
+        first time gets ``expanded_in = seq``; a node's ``expanded_in`` never changes once
+        set."""
         raise NotImplementedError
 
     def forget_session(self) -> None:

@@ -162,6 +162,9 @@ class Node(Base):
     """The position key as minimal big-endian unsigned bytes (:func:`encode_key`)."""
     notation: Mapped[str] = mapped_column(Text)
     """The position in the game's text notation."""
+    expanded_in: Mapped[int | None] = mapped_column(Integer)
+    """The commit (``commits.seq``) whose batch expanded the node; NULL while it is
+    unexpanded, and for terminal nodes (migration 0006)."""
 
     def __repr__(self) -> str:
         return f"<Node {self.variant_id}:{self.id} {self.notation!r} [{self.low}, {self.high}]>"
@@ -193,6 +196,7 @@ NODE_COLUMNS = (
     "high_final",
     "key",
     "notation",
+    "expanded_in",
 )
 """Every column of ``nodes``, in the order the writers insert them."""
 
@@ -272,10 +276,42 @@ class SolveRun(Base):
         return f"<SolveRun {self.id} variant={self.variant_id} {self.status}>"
 
 
+class Commit(Base):
+    """One committed batch of a variant's solves (migration 0006): enough to replay a
+    solve commit by commit. The nodes of commit *k* are those with ``id < nodes``; the
+    expanded ones among them have ``expanded_in <= k``; their edges are their
+    expansions'."""
+
+    __tablename__ = "commits"
+
+    variant_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("variants.id", ondelete="CASCADE"), primary_key=True
+    )
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    """1, 2, ... per variant, across its runs."""
+    run_id: Mapped[int] = mapped_column(Integer, ForeignKey("solve_runs.id", ondelete="CASCADE"))
+    committed_at: Mapped[datetime] = mapped_column()
+    nodes: Mapped[int] = mapped_column(Integer)
+    """The variant's nodes after this commit."""
+    edges: Mapped[int] = mapped_column(Integer)
+    """The variant's edges after this commit."""
+    expansions: Mapped[int] = mapped_column(Integer)
+    """The run's expansions so far."""
+    root_low: Mapped[int | None] = mapped_column(BigInteger)
+    """The run root's bounds and flags after this commit (NULL: infinite)."""
+    root_high: Mapped[int | None] = mapped_column(BigInteger)
+    root_low_final: Mapped[bool] = mapped_column(Boolean)
+    root_high_final: Mapped[bool] = mapped_column(Boolean)
+
+    def __repr__(self) -> str:
+        return f"<Commit {self.variant_id}:{self.seq} run={self.run_id} nodes={self.nodes}>"
+
+
 __all__ = [
     "NAMING_CONVENTION",
     "RUN_STATUSES",
     "Base",
+    "Commit",
     "Edge",
     "Node",
     "SolveRun",

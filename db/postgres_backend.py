@@ -26,7 +26,7 @@ from db.backend import Backend, RowLoader, driver
 from db.lock import PG_LOCK_CLASS, pg_session_settings, take_lease, take_pg_lock
 from db.models import NODE_UPDATE_COLUMNS, Node
 from solver.game import Game
-from solver.graph import Graph
+from solver.graph import EXPANDED, Graph
 from solver.store import RunOptions
 
 log = logging.getLogger(__name__)
@@ -37,6 +37,7 @@ PG_UPDATE_COPY_MIN = 2_000
 _UPDATE = (
     "UPDATE nodes SET "
     + ", ".join(f"{c} = %s" for c in NODE_UPDATE_COLUMNS)
+    + ", expanded_in = CASE WHEN %s THEN coalesce(expanded_in, %s) ELSE NULL END"
     + " WHERE variant_id = %s AND id = %s"
 )
 _UPDATES = "negagraph_node_updates"
@@ -44,6 +45,8 @@ _UPDATES = "negagraph_node_updates"
 _UPDATE_FROM = (
     "UPDATE nodes AS n SET "
     + ", ".join(f"{c} = u.{c}" for c in NODE_UPDATE_COLUMNS)
+    + f", expanded_in = CASE WHEN u.state = {EXPANDED} THEN coalesce(n.expanded_in, %s) "
+    + "ELSE NULL END"
     + f" FROM {_UPDATES} AS u WHERE n.variant_id = %s AND n.id = u.id"
 )
 _SKIP_CHECKS = "SET LOCAL session_replication_role = replica"
@@ -109,6 +112,7 @@ class PostgresBackend(Backend):
         graph: Graph,
         game: Game,
         vid: int,
+        seq: int,
         new_nodes: range,
         new_edges: range,
         dirty: Sequence[int],
@@ -117,7 +121,7 @@ class PostgresBackend(Backend):
             cursor.execute(_SKIP_CHECKS)
         if new_nodes:
             with cursor.copy(f"COPY nodes ({rows.NODE_SQL_COLUMNS}) FROM STDIN") as copy:
-                for columns in rows.node_columns(graph, game, vid, new_nodes):
+                for columns in rows.node_columns(graph, game, vid, new_nodes, seq):
                     copy.write(copy_text(columns))
         if new_edges:
             with cursor.copy(f"COPY edges ({rows.EDGE_SQL_COLUMNS}) FROM STDIN") as copy:
@@ -128,7 +132,7 @@ class PostgresBackend(Backend):
             cursor.executemany(
                 _UPDATE,
                 [
-                    (lo, hi, dl, dh, st, lf == 1, hf == 1, vid, i)
+                    (lo, hi, dl, dh, st, lf == 1, hf == 1, st == EXPANDED, seq, vid, i)
                     for i, lo, hi, dl, dh, st, lf, hf in rows.update_rows(graph, dirty)
                 ],
             )
@@ -139,7 +143,7 @@ class PostgresBackend(Backend):
                 for row in rows.update_rows(graph, dirty):
                     copy.write_row(row)
             cursor.execute(f"ANALYZE {_UPDATES}")
-            cursor.execute(_UPDATE_FROM, (vid,))
+            cursor.execute(_UPDATE_FROM, (seq, vid))
 
     def forget_session(self) -> None:
         self.locked = False

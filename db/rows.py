@@ -19,7 +19,7 @@ import numpy.typing as npt
 from db.errors import DatabaseError
 from db.models import NODE_COLUMNS, NODE_UPDATE_COLUMNS
 from solver.game import Game
-from solver.graph import TERMINAL, Graph
+from solver.graph import EXPANDED, TERMINAL, Graph
 from solver.values import (
     bounds_to_json,
     depth_from_json,
@@ -83,8 +83,9 @@ def value_columns(graph: Graph, rows: slice | npt.NDArray[np.int64]) -> tuple[li
     )
 
 
-def node_columns(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[list[Any]]:
-    """Per chunk of nodes *ids*, their rows' columns (lists), in :data:`NODE_SQL_COLUMNS` order."""
+def node_columns(graph: Graph, game: Game, vid: int, ids: range, seq: int) -> Iterator[list[Any]]:
+    """Per chunk of nodes *ids*, their rows' columns (lists), in :data:`NODE_SQL_COLUMNS`
+    order; those already expanded were expanded by commit *seq*."""
     format_many = game.format_many
     for start, stop in chunks_of(ids):
         keys = graph.keys[start:stop]
@@ -102,6 +103,7 @@ def node_columns(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[lis
             hf,
             [k.to_bytes((k.bit_length() + 7) >> 3 or 1, "big") for k in keys],
             format_many(keys),
+            [seq if s == EXPANDED else None for s in st],
         ]
 
 
@@ -121,8 +123,10 @@ def edge_columns(graph: Graph, vid: int, ids: range) -> Iterator[list[Any]]:
         ]
 
 
-def node_rows(graph: Graph, game: Game, vid: int, ids: range) -> Iterator[tuple[Any, ...]]:
-    for columns in node_columns(graph, game, vid, ids):
+def node_rows(
+    graph: Graph, game: Game, vid: int, ids: range, seq: int
+) -> Iterator[tuple[Any, ...]]:
+    for columns in node_columns(graph, game, vid, ids, seq):
         yield from zip(*columns, strict=True)
 
 

@@ -23,7 +23,7 @@ from db import resume, rows, sqlite_load
 from db.backend import Backend, driver
 from db.models import NODE_COLUMNS, NODE_UPDATE_COLUMNS
 from solver.game import Game
-from solver.graph import Graph
+from solver.graph import EXPANDED, Graph
 
 log = logging.getLogger(__name__)
 
@@ -37,10 +37,12 @@ _EDGE_INSERT = f"INSERT INTO edges ({rows.EDGE_SQL_COLUMNS}) VALUES (?, ?, ?, ?,
 _UPDATE = (
     "UPDATE nodes SET "
     + ", ".join(f"{c} = ?{i}" for i, c in enumerate(NODE_UPDATE_COLUMNS, start=2))
+    + f", expanded_in = CASE WHEN ?{NODE_UPDATE_COLUMNS.index('state') + 2} = {EXPANDED} "
+    + "THEN coalesce(expanded_in, {seq}) ELSE NULL END"
     + " WHERE variant_id = {vid} AND id = ?1"
 )
 """The keyed node update (parameters: the id, then :data:`NODE_UPDATE_COLUMNS`; the
-variant id is formatted in)."""
+variant id and the commit's number are formatted in)."""
 
 
 class SqliteBackend(Backend):
@@ -62,16 +64,18 @@ class SqliteBackend(Backend):
         graph: Graph,
         game: Game,
         vid: int,
+        seq: int,
         new_nodes: range,
         new_edges: range,
         dirty: Sequence[int],
     ) -> None:
         if new_nodes:
-            cursor.executemany(_NODE_INSERT, rows.node_rows(graph, game, vid, new_nodes))
+            cursor.executemany(_NODE_INSERT, rows.node_rows(graph, game, vid, new_nodes, seq))
         if new_edges:
             cursor.executemany(_EDGE_INSERT, rows.edge_rows(graph, vid, new_edges))
         if dirty:
-            cursor.executemany(_UPDATE.format(vid=int(vid)), rows.update_rows(graph, dirty))
+            update = _UPDATE.format(vid=int(vid), seq=int(seq))
+            cursor.executemany(update, rows.update_rows(graph, dirty))
 
     def release(self, conn: Connection, variant_id: int | None) -> None:
         if conn.in_transaction():

@@ -45,7 +45,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, select, update
+from sqlalchemy import Engine, func, insert, select, update
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection
 
@@ -54,7 +54,7 @@ from db.backend import backend_for, driver
 from db.errors import DatabaseError, RulesVersionError, VariantLockedError
 from db.lock import LEASE_TIMEOUT, LOCK_WAIT
 from db.migrate import ensure_schema, require_head
-from db.models import SolveRun, Variant, utcnow
+from db.models import Commit, SolveRun, Variant, utcnow
 from db.session import is_negagraph_engine, safe_url, translate_errors
 from solver.errors import SolveError
 from solver.game import Game, params_text
@@ -120,6 +120,8 @@ class SqlStore:
         self._settled = True
         """``variants.settled`` as this run last read or wrote it."""
         self._commits = 0
+        self._seq = 0
+        """The variant's latest ``commits.seq`` (its batches are numbered across runs)."""
         self._crash_after = os.environ.get(CRASH_ENV)
 
     def __repr__(self) -> str:
@@ -156,6 +158,7 @@ class SqlStore:
                     if graph is None:
                         graph = self.backend.load(conn, variant_id, edges=not run.full)
                     graph.settled = self._settled = _settled(conn, variant_id)
+                    self._seq = _latest_commit(conn, variant_id)
                     graph.after_crash = self._previous_died(conn, variant_id)
                 if graph.deferred_edges:
                     graph.edge_loader = self._reload_edges
@@ -257,16 +260,18 @@ class SqlStore:
         new_nodes, new_edges, dirty = graph.pending()
         vid = self.variant_id
         assert vid is not None
+        seq = self._seq + 1
         try:
             with self._errors(), conn.begin():
                 self._fence(conn, progress, final=False)
+                self._record_commit(conn, seq, graph, progress)
                 if graph.settled != self._settled:
                     conn.execute(
                         update(Variant).where(Variant.id == vid).values(settled=graph.settled)
                     )
                 cursor = driver(conn).cursor()
                 try:
-                    self.backend.write(cursor, graph, game, vid, new_nodes, new_edges, dirty)
+                    self.backend.write(cursor, graph, game, vid, seq, new_nodes, new_edges, dirty)
                 finally:
                     cursor.close()
         except DatabaseError as exc:
@@ -275,6 +280,7 @@ class SqlStore:
             raise
         graph.mark_committed()
         self._settled = graph.settled
+        self._seq = seq
         self._commits += 1
         self._crash_point(f"commit:{self._commits}")
 
@@ -341,6 +347,24 @@ class SqlStore:
             log.warning("could not record the end of run %s: %s", self.run_id, exc)
             if error is not None:
                 raise error from exc
+
+    def _record_commit(self, conn: Connection, seq: int, graph: Graph, progress: Progress) -> None:
+        """The ``commits`` row of batch *seq* (what a replay needs, see :class:`Commit`)."""
+        conn.execute(
+            insert(Commit).values(
+                variant_id=self.variant_id,
+                seq=seq,
+                run_id=self.run_id,
+                committed_at=utcnow(),
+                nodes=graph.num_nodes,
+                edges=graph.total_edges,
+                expansions=progress.expansions,
+                root_low=to_json(progress.root_low),
+                root_high=to_json(progress.root_high),
+                root_low_final=bool(progress.root_low_final),
+                root_high_final=bool(progress.root_high_final),
+            )
+        )
 
     # -- open: variant, lock, load ----------------------------------------------------
 
@@ -541,6 +565,14 @@ def load_graph(engine: Engine, game: Game) -> Graph:
 def _settled(conn: Connection, variant_id: int) -> bool:
     """``variants.settled`` of variant *variant_id* (see the module docs)."""
     return bool(conn.execute(select(Variant.settled).where(Variant.id == variant_id)).scalar_one())
+
+
+def _latest_commit(conn: Connection, variant_id: int) -> int:
+    """The variant's latest ``commits.seq`` (0 if none)."""
+    latest = conn.execute(
+        select(func.max(Commit.seq)).where(Commit.variant_id == variant_id)
+    ).scalar()
+    return int(latest or 0)
 
 
 def _interrupted(exc: BaseException) -> bool:

@@ -325,7 +325,7 @@ def test_sql_doc_lists_every_column(solved_url: str) -> None:
     engine = make_engine(solved_url)
     try:
         with engine.connect() as conn:
-            for table in ("variants", "nodes", "edges", "solve_runs"):
+            for table in ("variants", "nodes", "edges", "solve_runs", "commits"):
                 columns = {
                     r[0]
                     for r in conn.execute(text(f"SELECT name FROM pragma_table_info('{table}')"))

@@ -35,7 +35,7 @@ def rows(engine: Engine, sql: str) -> list[tuple[Any, ...]]:
 
 
 def test_documented_queries_answer_as_documented(solved: Engine) -> None:
-    (by_dist, repetition, longest, branching, frontier, best, progress, runs) = [
+    (by_dist, repetition, longest, branching, frontier, best, progress, runs, steps, expanded) = [
         rows(solved, q) for q in QUERIES
     ]
     # 1: the root of connect-four 4x4 is a draw, alone at distance 0
@@ -57,3 +57,15 @@ def test_documented_queries_answer_as_documented(solved: Engine) -> None:
     assert ttt == {"expanded": 4520, "terminal": 958}
     # 8: one complete run per solve
     assert [r[3] for r in runs] == ["complete"] * 3
+    # 9: the number game's commits: the root opens at [-inf, +inf] and closes at 3 and 5,
+    # both final, with the last expansion (only the closing pass comes after); 26
+    # expansions in all, as DESIGN counts them when leaves are created eagerly
+    assert [r[0] for r in steps] == list(range(1, len(steps) + 1))
+    assert steps[0][3:] == (None, None, False, False)
+    assert steps[-1][3:] == (3, 5, True, True)
+    closed = [r[0] for r in steps if r[5] and r[6]]
+    assert steps[closed[0] - 1][2] == 1 and sum(r[2] for r in steps[closed[0] :]) == 0
+    assert sum(r[2] for r in steps) == len(expanded) == 26
+    # 10: the first commit expands the root, 13; 59 and 61 are never expanded
+    assert expanded[0] == (1, "13")
+    assert {n for _, n in expanded}.isdisjoint({"59", "61"})
