@@ -25,7 +25,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     """
     from flask.json.provider import DefaultJSONProvider
 
-    from api import database, errors, explorer, meta, positions, solves
+    from api import database, errors, explorer, meta, positions, replay, solves
     from api.responses import set_default_cache_control
     from db.session import database_url
 
@@ -50,6 +50,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(meta.bp, url_prefix="/api")
     app.register_blueprint(positions.bp, url_prefix="/api")
     app.register_blueprint(solves.bp, url_prefix="/api")
+    app.register_blueprint(replay.bp, url_prefix="/api")
     app.register_blueprint(explorer.bp)
     return app
 

@@ -13,6 +13,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
+from api.replay import MAX_REPLAY_NODES
 from api.schemas import component_schemas
 from solver.games import GAMES
 
@@ -261,6 +262,36 @@ def openapi_document(*, max_batch: int = 1000, max_line_plies: int = 1000) -> di
                     ],
                     "responses": {
                         "200": _ok("Line", "The line and why it ended"),
+                        "304": NOT_MODIFIED,
+                        **lookup_errors,
+                    },
+                },
+            },
+            "/api/games/{game}/replay": {
+                "parameters": [game],
+                "get": {
+                    "operationId": "getReplay",
+                    "summary": "A stored solve as one of its commits left it",
+                    "description": "Every commit of the variant (its positions and the run "
+                    "root's bounds), and the graph as commit `commit` left it: positions, "
+                    "moves, which commit expanded each position, and bounds and finality "
+                    f"recomputed from that graph alone. At most {MAX_REPLAY_NODES} positions "
+                    "are drawn: the default commit is the last that fits, a larger one is "
+                    "a 400. A variant stored before schema revision 0006 has no commits "
+                    "(404).",
+                    "parameters": [
+                        {
+                            "name": "commit",
+                            "in": "query",
+                            "required": False,
+                            "schema": {"type": "integer", "minimum": 1},
+                            "description": "the commit to show (default: the last that fits)",
+                        },
+                        *game_params,
+                        if_none_match,
+                    ],
+                    "responses": {
+                        "200": _ok("Replay", "The timeline and the graph"),
                         "304": NOT_MODIFIED,
                         **lookup_errors,
                     },

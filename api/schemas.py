@@ -130,6 +130,48 @@ class Line(_Model):
     )
 
 
+class ReplayCommit(_Model):
+    """One committed batch of the variant's solves."""
+
+    seq: int = Field(ge=1, description="1, 2, ... per variant, across its runs")
+    run: int = Field(description="the solve run (`/api/solves/{run}`)")
+    nodes: int = Field(ge=0, description="positions stored after this commit")
+    expansions: int = Field(ge=0, description="the run's expansions so far")
+    root_low: Bound = Field(description="the run root's low bound after this commit")
+    root_high: Bound = Field(description="the run root's high bound after this commit")
+    root_low_final: bool
+    root_high_final: bool
+
+
+class ReplayNode(Bounds):
+    """A position as the commit left it: bounds and flags recomputed from that graph."""
+
+    id: int = Field(ge=0, description="the node id (discovery order)")
+    position: str
+    state: Literal["unexpanded", "expanded", "terminal"]
+    expanded_in: int | None = Field(
+        description="the commit that expanded it (null: not expanded by this commit)"
+    )
+
+
+class ReplayEdge(_Model):
+    parent: int
+    child: int
+    move: str
+
+
+class Replay(_Model):
+    """A stored solve as one of its commits left it, with the whole timeline."""
+
+    game: str
+    params: Params
+    commit: int = Field(ge=1, description="the commit shown")
+    root: int | None = Field(description="the node id of that commit's run root")
+    commits: list[ReplayCommit] = Field(description="every commit of the variant, in order")
+    nodes: list[ReplayNode]
+    edges: list[ReplayEdge] = Field(description="the moves of the expanded positions")
+
+
 class GameParameter(_Model):
     name: str
     type: Literal["int", "str", "bool"]
@@ -268,6 +310,7 @@ COMPONENTS: tuple[type[BaseModel], ...] = (
     BatchRequest,
     BatchResponse,
     Line,
+    Replay,
     Games,
     SolveList,
     Health,

@@ -172,3 +172,43 @@ def test_a_krvk_position_shows_its_board_and_mating_line(
     assert re.search(r"remaining depth 1 \(low\)", browser.find_element(By.ID, "status").text)
     assert severe_logs(browser) == []
     screenshot(browser, "chess")
+
+
+def replayed(driver: webdriver.Chrome, button: str, commit: int | None = None) -> str:
+    """Press a replay button and wait for the step drawn (commit *commit* if given)."""
+    before = driver.execute_script("return document.getElementById('graph').dataset.commit")
+    driver.find_element(By.ID, button).click()
+    WebDriverWait(driver, WAIT).until(
+        lambda d: d.execute_script(
+            "const g = document.getElementById('graph').dataset;"
+            " return g.ready === '1' && g.commit !== arguments[0]"
+            " && (arguments[1] === null || g.commit === String(arguments[1]))",
+            before,
+            commit,
+        )
+    )
+    return str(driver.find_element(By.ID, "replayinfo").text)
+
+
+def test_the_number_game_replay_steps_to_both_root_bounds_final(
+    base: str, browser: webdriver.Chrome
+) -> None:
+    load(browser, f"{base}/explore/number-game?root=13&p=13")
+    info = replayed(browser, "replay")  # opens at the last commit that fits
+    total = int(re.search(r"commit (\d+) of (\d+)", info).group(2))  # type: ignore[union-attr]
+    assert f"commit {total} of {total}" in info
+    info = replayed(browser, "rfirst", 1)
+    assert info.startswith(f"commit 1 of {total}") and "expanded: 13" in info
+    assert "root 13: low -∞ (not final), high +∞ (not final)" in info
+    assert node(browser, "r0")["label"] == "13\n-∞ +∞"
+    assert node(browser, "r1")["label"] == "15\n?"  # unexpanded, drawn as the article does
+    seen_final = []
+    for k in range(2, total + 1):  # step through, one commit at a time, to the end
+        info = replayed(browser, "rnext", k)
+        seen_final.append("low 3 (final), high 5 (final)" in info)
+    assert seen_final[-1] and not seen_final[0]
+    root = node(browser, "r0")
+    assert root["label"] == "13\n3 5" and root["lowc"] == root["highc"] == "#2a2"
+    assert browser.find_element(By.ID, "rnext").get_attribute("disabled")
+    screenshot(browser, "number-game-replay")
+    assert severe_logs(browser) == []

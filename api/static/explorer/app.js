@@ -4,7 +4,7 @@
   const CAP_STEP = 60; // nodes drawn at once; "draw more" raises the cap by as many
   const $ = (id) => document.getElementById(id);
   const state = { game: null, params: {}, history: [], cap: CAP_STEP, pending: [],
-                  opened: new Set(), root: null, view: null };
+                  opened: new Set(), root: null, view: null, replay: null };
   let cy = null;
 
   function query(extra) {
@@ -20,10 +20,13 @@
     return body;
   }
   const positionOf = (p) => api(`/api/games/${state.game}/positions`, { p });
-  const bound = (b) => (b === null || b === undefined ? "∞" : String(b));
+  // a bound's text: null is -∞ for a low bound, +∞ for a high one
+  const bound = (b, sign) => (b === null || b === undefined ? `${sign}∞` : String(b));
+  const low = (v) => bound(v.low, "-");
+  const high = (v) => bound(v.high, "+");
   function label(v) {
     if (v.state === "unexpanded" || v.state === "unknown") return "?";
-    return v.low === v.high ? bound(v.low) : `${bound(v.low)} ${bound(v.high)}`;
+    return v.low === v.high && v.low !== null ? low(v) : `${low(v)} ${high(v)}`;
   }
   function moveClass(m) {
     if (m.move_low === m.move_high && m.move_low !== null) {
@@ -110,8 +113,8 @@
   }
   function info(view) {
     const fin = (f) => (f ? "final" : "not final");
-    $("graphinfo").textContent = `${state.root}: low ${bound(view.low)} (${fin(view.low_final)}),` +
-      ` high ${bound(view.high)} (${fin(view.high_final)}) · ${cy.nodes().length} nodes drawn` +
+    $("graphinfo").textContent = `${state.root}: low ${low(view)} (${fin(view.low_final)}),` +
+      ` high ${high(view)} (${fin(view.high_final)}) · ${cy.nodes().length} nodes drawn` +
       ` (cap ${state.cap}) · click a node to open it, click an open node to go there`;
     $("graph").dataset.ready = "1";
   }
@@ -124,6 +127,53 @@
     layout(); info(state.view);
   }
 
+  // ---- replay: the solve commit by commit (/api/games/<game>/replay) --------------------
+  async function replay(seq) {
+    $("graph").dataset.ready = "";
+    const answer = await api(`/api/games/${state.game}/replay`, seq ? { commit: seq } : {});
+    state.replay = answer;
+    cy.elements().remove();
+    for (const n of answer.nodes) {
+      const data = nodeData(`r${n.id}`, n);
+      data.label = `${n.position}\n${data.label}`;
+      data.position = n.position;
+      cy.add({ group: "nodes", data, classes: n.expanded_in === answer.commit ? "fresh" : "" });
+    }
+    for (const e of answer.edges) {
+      cy.add({ group: "edges", data: { id: `r${e.parent}-${e.move}`, source: `r${e.parent}`,
+                                       target: `r${e.child}`, label: e.move } });
+    }
+    const roots = answer.root === null ? undefined : [`r${answer.root}`];
+    cy.layout({ name: "breadthfirst", directed: true, roots, spacingFactor: 1.1,
+                animate: false }).run();
+    const fresh = answer.nodes.filter((n) => n.expanded_in === answer.commit)
+      .map((n) => n.position);
+    const fin = (f) => (f ? "final" : "not final");
+    const root = answer.root === null ? null : answer.nodes[answer.root];
+    const rootText = root === null ? "" : ` · root ${root.position}: low ${low(root)}` +
+      ` (${fin(root.low_final)}), high ${high(root)} (${fin(root.high_final)})`;
+    $("replayinfo").textContent = `commit ${answer.commit} of ${answer.commits.length}` +
+      ` · ${answer.nodes.length} positions · expanded: ${fresh.join(", ") || "none"}` + rootText;
+    $("graphinfo").textContent = "replay: the graph as each commit left it (bounds as that" +
+      " graph proves them; orange: expanded by this commit) · click a node to leave the replay";
+    $("rfirst").disabled = $("rprev").disabled = answer.commit <= 1;
+    $("rnext").disabled = $("rlast").disabled = answer.commit >= answer.commits.length;
+    $("graph").dataset.ready = "1";
+    $("graph").dataset.commit = String(answer.commit);
+  }
+  function leaveReplay() {
+    state.replay = null;
+    $("replaycontrols").hidden = true;
+    $("replay").textContent = "replay the solve";
+  }
+  function replayMode(on) {
+    if (!on) { leaveReplay(); return show(state.view.position); }
+    $("replaycontrols").hidden = false;
+    $("replay").textContent = "back to the position";
+    return replay(null);
+  }
+  const step = (to) => () => replay(to(state.replay)).catch(fail);
+
   // ---- play --------------------------------------------------------------------------
   function status(v) {
     if (v.state === "terminal") {
@@ -131,7 +181,7 @@
       return `game over: ${r} (value ${v.value} for the player to move)`;
     }
     const d = (x) => (x === null ? "∞" : String(x));
-    return `to move: low ${bound(v.low)}, high ${bound(v.high)}; remaining depth ` +
+    return `to move: low ${low(v)}, high ${high(v)}; remaining depth ` +
       `${d(v.depth_low)} (low) / ${d(v.depth_high)} (high) plies`;
   }
   async function show(position) {
@@ -147,8 +197,8 @@
       const li = document.createElement("li");
       li.className = moveClass(m);
       li.dataset.move = m.move;
-      li.textContent = `${m.move}: ${m.move_low === m.move_high ? bound(m.move_low)
-        : `${bound(m.move_low)} ${bound(m.move_high)}`}`;
+      li.textContent = `${m.move}: ${m.move_low === m.move_high && m.move_low !== null
+        ? String(m.move_low) : `${bound(m.move_low, "-")} ${bound(m.move_high, "+")}`}`;
       li.onclick = () => play(m).catch(fail);
       list.append(li);
     }
@@ -204,16 +254,26 @@
         { selector: "edge.best", style: { width: 4, "line-color": "#06c",
           "target-arrow-color": "#06c" } },
         { selector: "edge.back", style: { "line-style": "dashed", "curve-style": "unbundled-bezier" } },
+        { selector: "node.fresh", style: { "border-width": 4, "border-color": "#f90" } },
+        { selector: "node[position]", style: { "text-wrap": "wrap", width: 56, height: 56 } },
       ],
     });
     window.explorer = { cy, state };
     cy.on("tap", "node", (ev) => {
+      if (state.replay) {  // leave the replay for the position tapped
+        leaveReplay(); state.history = []; show(ev.target.data("position")).catch(fail); return;
+      }
       const id = ev.target.id();
       if (state.opened.has(id)) { state.history = []; show(id).catch(fail); return; }
       open(id).then(() => markBest(state.root)).then(() => { layout(); info(state.view); })
         .catch(fail);
     });
     $("more").onclick = () => drawMore().catch(fail);
+    $("replay").onclick = () => replayMode(!state.replay).catch(fail);
+    $("rfirst").onclick = step(() => 1);
+    $("rprev").onclick = step((r) => Math.max(1, r.commit - 1));
+    $("rnext").onclick = step((r) => Math.min(r.commits.length, r.commit + 1));
+    $("rlast").onclick = step((r) => r.commits.length);
     $("undo").onclick = () => undo().catch(fail);
     $("goto").onsubmit = (ev) => { ev.preventDefault(); state.history = [];
       show($("position").value).catch(fail); };
@@ -233,6 +293,7 @@
     const pick = (i, position) => {
       const v = variants[i];
       state.game = v.game; state.params = v.params; state.history = [];
+      leaveReplay();
       return show(position || v.root);
     };
     select.onchange = () => pick(Number(select.value)).catch(fail);

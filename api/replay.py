@@ -1,0 +1,124 @@
+"""``GET /api/games/<game>/replay``: a stored solve stepped through commit by commit, as
+the source article steps through the number game (what is stored: ``docs/sql.md``).
+
+The answer is the variant's timeline (every commit: its node count and the run root's
+bounds) and the graph as one commit left it: its positions, which of them that commit
+expanded, the moves, and each position's bounds and finality flags recomputed from that
+graph alone (the least fixpoint and the greatest, as the solver defines them), so every
+step shows exactly what the graph then proved. Graphs of more than
+:data:`MAX_REPLAY_NODES` positions are not drawn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response
+
+from api.database import get_database, get_session
+from api.errors import InvalidRequestError
+from api.params import int_from_query, variant_from_query
+from api.responses import json_answer
+from db.errors import PositionNotFoundError
+from db.replay import CommitRecord, graph_at, list_commits
+from db.repository import get_run
+from solver.fixpoint import expanded_nodes, update_finality
+from solver.graph import STATE_NAMES
+from solver.retrograde import retrograde
+from solver.values import NEG_INF, POS_INF, to_json
+
+bp = Blueprint("replay", __name__)
+
+MAX_REPLAY_NODES = 500
+"""The most positions a replay step draws."""
+
+COMMIT_ARG = "commit"
+
+
+@bp.get("/games/<game>/replay")
+def get_replay(game: str) -> Response:
+    """The graph as commit ``?commit=`` (default: the last that fits) left it.
+
+    :raise 400: a bad parameter, or a commit of more than ``MAX_REPLAY_NODES`` positions.
+    :raise 404: unknown game, the variant is not stored, or its commits were not recorded.
+    :raise 409: the database holds the variant under another rules version.
+    """
+    variant = variant_from_query(game, reserved=(COMMIT_ARG,))
+    name = variant.cls.name
+    record = get_database().variant(name, variant.text)
+    if record is None:
+        raise PositionNotFoundError(
+            f"{name} ({variant.text or 'default parameters'}) is not in the database"
+        )
+    session = get_session()
+    commits = list_commits(session, record.id)
+    if not commits:
+        raise PositionNotFoundError(
+            f"{name} ({variant.text or 'default parameters'}) has no recorded commits to "
+            "replay (it was stored before schema revision 0006)"
+        )
+    fitting = [c.seq for c in commits if c.nodes <= MAX_REPLAY_NODES]
+    seq = int_from_query(
+        COMMIT_ARG, minimum=1, maximum=len(commits), default=fitting[-1] if fitting else 1
+    )
+    commit = commits[seq - 1]
+    if commit.nodes > MAX_REPLAY_NODES:
+        raise InvalidRequestError(
+            f"commit {seq} holds {commit.nodes:,} positions; a replay draws at most "
+            f"{MAX_REPLAY_NODES}" + (f" (the last that fits is {fitting[-1]})" if fitting else "")
+        )
+    g = variant.game()
+    at = graph_at(session, record.id, commit)
+    graph = at.graph
+    retrograde(graph)
+    value_range = g.facts.value_range
+    everything = expanded_nodes(graph)
+    update_finality(
+        graph,
+        everything,
+        everything,
+        vmin=NEG_INF if value_range is None else value_range[0],
+        vmax=POS_INF if value_range is None else value_range[1],
+    )
+    run = get_run(session, commit.run_id)
+    root = None if run is None else graph.find(run.root_key)
+    nodes = [
+        {
+            "id": n,
+            "position": text,
+            "state": STATE_NAMES[graph.state[n]],
+            "low": to_json(graph.low[n]),
+            "high": to_json(graph.high[n]),
+            "low_final": bool(graph.low_final[n]),
+            "high_final": bool(graph.high_final[n]),
+            "expanded_in": at.expanded_in[n],
+        }
+        for n, text in enumerate(g.format_many(list(graph.keys)))
+    ]
+    edges = [
+        {"parent": graph.edge_parent[e], "child": graph.edge_child[e], "move": graph.edge_move[e]}
+        for e in range(graph.num_edges)
+    ]
+    data = {
+        "game": g.name,
+        "params": dict(g.params),
+        "commit": seq,
+        "root": root,
+        "commits": [_commit(c) for c in commits],
+        "nodes": nodes,
+        "edges": edges,
+    }
+    return json_answer(data)
+
+
+def _commit(c: CommitRecord) -> dict[str, Any]:
+    return {
+        "seq": c.seq,
+        "run": c.run_id,
+        "nodes": c.nodes,
+        "expansions": c.expansions,
+        "root_low": c.root_low,
+        "root_high": c.root_high,
+        "root_low_final": c.root_low_final,
+        "root_high_final": c.root_high_final,
+    }

@@ -1,0 +1,144 @@
+"""Reading a solve back commit by commit (migration 0006): the variant's commits, and its
+graph as one of them left it.
+
+Node ids are discovery order, so the nodes of commit *k* are those with ``id <
+commits.nodes``; those with ``expanded_in <= k`` were expanded by then, with their edges.
+The graph comes back with its structure only (terminal values exact, every other bound
+open): bounds, flags and depths are a function of the structure, recomputed by the
+caller (:func:`solver.retrograde.retrograde`, :func:`solver.fixpoint.update_finality`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import select, text
+
+from db.errors import DatabaseError
+from db.models import Commit, decode_key
+from db.repository import Reader
+from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph
+from solver.values import DEPTH_INF, NEG_INF, POS_INF, low_from_json
+
+
+@dataclass(frozen=True)
+class CommitRecord:
+    """One committed batch (a ``commits`` row)."""
+
+    seq: int
+    run_id: int
+    nodes: int
+    edges: int
+    expansions: int
+    root_low: int | None
+    """The run root's bounds after the commit (``None``: infinite)."""
+    root_high: int | None
+    root_low_final: bool
+    root_high_final: bool
+
+
+def list_commits(session: Reader, variant_id: int) -> list[CommitRecord]:
+    """Every commit of the variant, in order (empty if it was stored before 0006)."""
+    rows = session.execute(
+        select(
+            Commit.seq,
+            Commit.run_id,
+            Commit.nodes,
+            Commit.edges,
+            Commit.expansions,
+            Commit.root_low,
+            Commit.root_high,
+            Commit.root_low_final,
+            Commit.root_high_final,
+        )
+        .where(Commit.variant_id == variant_id)
+        .order_by(Commit.seq)
+    )
+    return [
+        CommitRecord(
+            seq=r.seq,
+            run_id=r.run_id,
+            nodes=r.nodes,
+            edges=r.edges,
+            expansions=r.expansions,
+            root_low=r.root_low,
+            root_high=r.root_high,
+            root_low_final=bool(r.root_low_final),
+            root_high_final=bool(r.root_high_final),
+        )
+        for r in rows
+    ]
+
+
+_NODES = text(
+    'SELECT id, "key", state, low, dist, expanded_in FROM nodes '
+    "WHERE variant_id = :v AND id < :n ORDER BY id"
+)
+_EDGES = text(
+    "SELECT e.parent, e.child, e.move FROM edges AS e JOIN nodes AS n "
+    "ON n.variant_id = e.variant_id AND n.id = e.parent "
+    "WHERE e.variant_id = :v AND n.id < :n AND n.expanded_in <= :k "
+    "ORDER BY e.parent, e.move_order"
+)
+
+
+@dataclass(frozen=True)
+class GraphAt:
+    """A variant's graph as one commit left it (see :func:`graph_at`)."""
+
+    graph: Graph
+    expanded_in: list[int | None]
+    """Per node, the commit that expanded it (``None``: not expanded by then)."""
+
+
+def graph_at(session: Reader, variant_id: int, commit: CommitRecord) -> GraphAt:
+    """The variant's graph as *commit* left it: its nodes, which of them were expanded
+    (and by which commit), their edges, and the terminal nodes' values (final); every
+    other bound is open.
+
+    :raises DatabaseError: if the stored rows do not make a graph (damaged).
+    """
+    nodes = session.execute(_NODES, {"v": variant_id, "n": commit.nodes}).all()
+    if [r.id for r in nodes] != list(range(commit.nodes)):
+        raise DatabaseError(f"commit {commit.seq}'s nodes are not all stored: the graph is damaged")
+    terminal = np.array([r.state == TERMINAL for r in nodes], dtype=bool)
+    expanded = np.array(
+        [r.expanded_in is not None and r.expanded_in <= commit.seq for r in nodes], dtype=bool
+    )
+    values = np.array([low_from_json(r.low) if r.state == TERMINAL else 0 for r in nodes], np.int64)
+    flags = terminal.astype(np.uint8).tobytes()
+    depths = np.where(terminal, 0, DEPTH_INF).astype(np.int32).tobytes()
+    graph = Graph()
+    graph.append_keys([decode_key(r.key) for r in nodes])
+    graph.append_nodes(
+        len(nodes),
+        {
+            "state": np.select([terminal, expanded], [TERMINAL, EXPANDED], UNEXPANDED)
+            .astype(np.uint8)
+            .tobytes(),
+            "low": np.where(terminal, values, NEG_INF).tobytes(),
+            "high": np.where(terminal, values, POS_INF).tobytes(),
+            "low_final": flags,
+            "high_final": flags,
+            "depth_low": depths,
+            "depth_high": depths,
+            "dist": np.array([r.dist for r in nodes], dtype=np.int32).tobytes(),
+        },
+    )
+    edges = session.execute(_EDGES, {"v": variant_id, "n": commit.nodes, "k": commit.seq}).all()
+    if edges:
+        graph.append_edges(
+            np.array([e.parent for e in edges], dtype=np.int32),
+            np.array([e.child for e in edges], dtype=np.int32),
+            [e.move for e in edges],
+        )
+    if any(c >= commit.nodes for c in (e.child for e in edges)):
+        raise DatabaseError(
+            f"commit {commit.seq}'s edges lead past its nodes: the graph is damaged"
+        )
+    by = [int(r.expanded_in) if e else None for r, e in zip(nodes, expanded.tolist(), strict=True)]
+    return GraphAt(graph, by)
+
+
+__all__ = ["CommitRecord", "GraphAt", "graph_at", "list_commits"]
