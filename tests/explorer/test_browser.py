@@ -7,12 +7,14 @@ Every wait is on a DOM condition with a generous limit, never a fixed time.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.request import urlopen
 
 import pytest
 from click.testing import CliRunner
@@ -115,6 +117,24 @@ def test_the_number_game_graph_has_both_root_bounds_final(
         "return window.explorer.cy.edges('.best').map(e => e.data('label'))"
     )
     assert best[:1] == ["17"]  # the best line starts with 13 -> 17
+    # the strategies realising the root's low and high bounds: every drawn edge of the
+    # lines /line?bound=low|high gives, and no other, carries its class
+    for bound in ("low", "high"):
+        steps = json.loads(
+            urlopen(f"{base}/api/games/number-game/line?root=13&p=13&bound={bound}").read()
+        )["steps"]
+        path = ["13", *(step["position"] for step in steps)]
+        drawn = browser.execute_script(
+            "const cy = window.explorer.cy; return arguments[0].filter("
+            "([a, b]) => cy.getElementById(a + '->' + b).nonempty()).map(([a, b]) => a + '>' + b)",
+            list(zip(path, path[1:], strict=False)),
+        )
+        marked = browser.execute_script(
+            "return window.explorer.cy.edges('.' + arguments[0])"
+            ".map(e => e.source().id() + '>' + e.target().id())",
+            bound,
+        )
+        assert drawn and sorted(marked) == sorted(drawn)
     moves = [
         li.get_attribute("data-move") for li in browser.find_elements(By.CSS_SELECTOR, "#moves li")
     ]

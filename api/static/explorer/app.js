@@ -89,12 +89,16 @@
       }
     }
   }
+  // The principal line (class "best"), and the strategies realising the root's low and
+  // high bounds ("low", "high": the mover plays for that bound, the opponent against it).
   async function markBest(root) {
-    const line = await api(`/api/games/${state.game}/line`, { p: root, max_plies: 40 });
-    let from = root;
-    for (const s of line.steps) {
-      cy.getElementById(`${from}->${s.position}`).addClass("best");
-      from = s.position;
+    for (const [bound, cls] of [["value", "best"], ["low", "low"], ["high", "high"]]) {
+      const line = await api(`/api/games/${state.game}/line`, { p: root, bound, max_plies: 40 });
+      let from = root;
+      for (const s of line.steps) {
+        cy.getElementById(`${from}->${s.position}`).addClass(cls);
+        from = s.position;
+      }
     }
   }
   function layout() {
@@ -115,7 +119,8 @@
     const fin = (f) => (f ? "final" : "not final");
     $("graphinfo").textContent = `${state.root}: low ${low(view)} (${fin(view.low_final)}),` +
       ` high ${high(view)} (${fin(view.high_final)}) · ${cy.nodes().length} nodes drawn` +
-      ` (cap ${state.cap}) · click a node to open it, click an open node to go there`;
+      ` (cap ${state.cap}) · blue: the principal line; green: the low strategy; orange: the` +
+      ` high strategy · click a node to open it, click an open node to go there`;
     $("graph").dataset.ready = "1";
   }
   async function drawMore() {
@@ -251,6 +256,10 @@
         { selector: "edge", style: { "curve-style": "bezier", "target-arrow-shape": "triangle",
           width: 1.5, label: "data(label)", "font-size": 9, "line-color": "#888",
           "target-arrow-color": "#888" } },
+        { selector: "edge.low", style: { width: 3, "line-color": "#2a2",
+          "target-arrow-color": "#2a2" } },
+        { selector: "edge.high", style: { width: 3, "line-color": "#c60",
+          "target-arrow-color": "#c60" } },
         { selector: "edge.best", style: { width: 4, "line-color": "#06c",
           "target-arrow-color": "#06c" } },
         { selector: "edge.back", style: { "line-style": "dashed", "curve-style": "unbundled-bezier" } },
