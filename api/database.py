@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from db import migrate
 from db.errors import DatabaseError
 from db.records import PositionRecord, VariantRecord
-from db.repository import fetch_positions, find_variant_by_name
+from db.repository import fetch_positions, find_variant_by_name, variant_closure
 from db.session import (
     make_engine,
     make_session_factory,
@@ -52,6 +53,10 @@ log = logging.getLogger(__name__)
 
 EXTENSION = "negagraph"
 """Key of the app's :class:`Database` in ``app.extensions``."""
+
+CLOSURE_RECHECK = 1.0
+"""Seconds for which a variant read as not closed is taken to stay so (see
+:meth:`Database.closed`)."""
 
 
 def missing_sqlite_file(url: str) -> Path | None:
@@ -93,6 +98,8 @@ class Database:
         self._at_head = False
         self._lock = threading.Lock()
         self._variants: dict[tuple[str, str], VariantRecord] = {}
+        self._closure: dict[int, tuple[bool, int, float]] = {}
+        """Per variant id: closed, its node count then, and when that was read."""
 
     def __repr__(self) -> str:
         return f"Database({safe_url(self.url)!r})"
@@ -149,6 +156,24 @@ class Database:
             if found is not None:
                 self._variants[name] = found
         return found
+
+    def closed(self, variant_id: int, newest_node: int) -> bool:
+        """Whether the variant's nodes up to id *newest_node* can never change
+        (:func:`db.repository.variant_closure`). A closed graph stays closed for its
+        nodes, so that answer is kept for good; "not closed" is read again after
+        :data:`CLOSURE_RECHECK` seconds (meanwhile answers are merely not cacheable)."""
+        now = time.monotonic()
+        entry = self._closure.get(variant_id)
+        if entry is not None:
+            closed, nodes, read_at = entry
+            if closed and newest_node < nodes:
+                return True
+            if not closed and now - read_at < CLOSURE_RECHECK:
+                return False
+        with self.engine.connect() as conn:
+            closed, nodes = variant_closure(conn, variant_id)
+        self._closure[variant_id] = (closed, nodes, now)
+        return closed and newest_node < nodes
 
     def fetch_positions(
         self, variant_id: int, keys: Collection[PositionKey]

@@ -10,6 +10,7 @@ shape of a position is :func:`api.views.describe_position`'s, shared with
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection
 from functools import cache
 from typing import Any
 
@@ -34,7 +35,7 @@ from api.views import (
     unsolved_message,
 )
 from db.errors import PositionNotFoundError
-from db.records import VariantRecord, VariantSummary
+from db.records import PositionRecord, VariantRecord, VariantSummary
 from db.repository import list_variants, variant_is_closed
 from solver.errors import InvalidPositionError
 from solver.game import GameBase, PositionKey
@@ -181,9 +182,17 @@ def get_position(game: str) -> Response:
     record = stored_variant(variant, text)
     g = variant.game()
     key = parse_position(g, text)
-    view = describe_stored_position(g, key, record, get_database().fetch_positions)
+    database = get_database()
+    newest = [-1]
+
+    def fetch(variant_id: int, keys: Collection[PositionKey]) -> dict[PositionKey, PositionRecord]:
+        found = database.fetch_positions(variant_id, keys)
+        newest[0] = max([newest[0], *(r.node_id for r in found.values())])
+        return found
+
+    view = describe_stored_position(g, key, record, fetch)
     data = {"game": g.name, "params": dict(g.params), **view}
-    immutable = is_final_view(view) and variant_is_closed(get_session(), record.id)
+    immutable = is_final_view(view) and database.closed(record.id, newest[0])
     return json_answer(data, immutable=immutable)
 
 

@@ -85,16 +85,27 @@ def variant_is_closed(session: Reader, variant_id: int) -> bool:
     later expansion may find a faster way to the same value, and between a run's last
     batch and its closing pass the depths are not yet computed. Answers are cacheable
     for good only when this holds."""
+    return variant_closure(session, variant_id)[0]
+
+
+def variant_closure(session: Reader, variant_id: int) -> tuple[bool, int]:
+    """:func:`variant_is_closed`, and the variant's node count after its latest run: the
+    nodes of a closed graph never change again, even once later runs add other nodes
+    (from other roots: no stored node gains a child), so a closed answer about nodes
+    with smaller ids stays true for good."""
     settled = select(Variant.settled).where(Variant.id == variant_id).scalar_subquery()
-    frontier = (
-        select(SolveRun.frontier)
+    latest = (
+        select(SolveRun.frontier, SolveRun.nodes)
         .where(SolveRun.variant_id == variant_id)
         .order_by(SolveRun.id.desc())
         .limit(1)
-        .scalar_subquery()
+        .subquery()
     )
-    is_settled, left = session.execute(select(settled, frontier)).one()
-    return bool(is_settled) and left == 0
+    row = session.execute(select(settled, latest.c.frontier, latest.c.nodes)).first()
+    if row is None:  # no run: nothing was ever solved
+        return False, 0
+    is_settled, left, nodes = row
+    return bool(is_settled) and left == 0, int(nodes)
 
 
 def list_variants(session: Reader) -> list[VariantSummary]:

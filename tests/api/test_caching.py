@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 from flask.testing import FlaskClient
-from sqlalchemy import update
+from sqlalchemy import text, update
 
-from db.models import Variant
+from api.database import get_database
+from db.models import SolveRun, Variant
 from db.session import make_engine
 from tests.api.helpers import make_app, solve_into
 
@@ -117,5 +118,32 @@ def test_final_answers_wait_for_the_closing_pass(empty_url: str) -> None:
                 r = app.test_client().get(url)
                 assert r.status_code == 200 and r.get_json()["low_final"]
                 assert r.headers["Cache-Control"] == expected
+    finally:
+        engine.dispose()
+
+
+def test_a_closed_variant_stays_closed_for_its_own_nodes_only(empty_url: str) -> None:
+    # Once read closed, a variant's nodes stay immutable for good (later runs from other
+    # roots add nodes, never children of stored ones), without a query per lookup; a node
+    # added since is checked again, and "not closed" is kept only briefly.
+    solve_into(empty_url, "tic-tac-toe", {}, True)
+    engine = make_engine(empty_url)
+    try:
+        with make_app(empty_url) as app:
+            database = get_database(app)
+            with engine.connect() as conn:
+                vid, nodes = conn.execute(
+                    text("SELECT id, (SELECT count(*) FROM nodes) FROM variants")
+                ).one()
+            assert database.closed(vid, nodes - 1)
+            with engine.begin() as conn:  # a new run has begun: it left positions open
+                conn.execute(update(SolveRun).values(frontier=7, nodes=nodes + 9))
+            assert database.closed(vid, nodes - 1)  # the stored graph's nodes: still closed
+            assert not database.closed(vid, nodes)  # a new node: read again, not closed
+            with engine.begin() as conn:
+                conn.execute(update(SolveRun).values(frontier=0))
+            assert not database.closed(vid, nodes + 1)  # "not closed" holds a moment...
+            database._closure[vid] = (False, nodes + 9, 0.0)  # ...then is read again
+            assert database.closed(vid, nodes + 1)
     finally:
         engine.dispose()
