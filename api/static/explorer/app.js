@@ -101,9 +101,16 @@
       }
     }
   }
-  function layout() {
-    cy.layout({ name: "breadthfirst", directed: true, roots: [state.root], spacingFactor: 1.1,
-                animate: false }).run();
+  // Layered from the root; zoomed out to fit, but never so far that labels cannot be read
+  // (then the root is put at the top and the rest is reached by dragging the view).
+  const MIN_ZOOM = 0.8;
+  function layout(root = state.root) {
+    cy.layout({ name: "breadthfirst", directed: true, roots: root ? [root] : undefined,
+                spacingFactor: 1.1, animate: false }).run();
+    if (cy.zoom() >= MIN_ZOOM || !root) return;
+    const at = cy.getElementById(root).position();
+    cy.zoom(MIN_ZOOM);
+    cy.pan({ x: cy.width() / 2 - at.x * MIN_ZOOM, y: 40 - at.y * MIN_ZOOM });
   }
   async function drawGraph(root, view) {
     state.root = root; state.opened = new Set(); state.pending = []; state.cap = CAP_STEP;
@@ -148,9 +155,7 @@
       cy.add({ group: "edges", data: { id: `r${e.parent}-${e.move}`, source: `r${e.parent}`,
                                        target: `r${e.child}`, label: e.move } });
     }
-    const roots = answer.root === null ? undefined : [`r${answer.root}`];
-    cy.layout({ name: "breadthfirst", directed: true, roots, spacingFactor: 1.1,
-                animate: false }).run();
+    layout(answer.root === null ? null : `r${answer.root}`);
     const fresh = answer.nodes.filter((n) => n.expanded_in === answer.commit)
       .map((n) => n.position);
     const fin = (f) => (f ? "final" : "not final");
