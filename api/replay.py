@@ -19,6 +19,7 @@ from api.database import get_database, get_session
 from api.errors import InvalidRequestError
 from api.params import int_from_query, variant_from_query
 from api.responses import json_answer
+from api.views import check_rules_version
 from db.errors import PositionNotFoundError
 from db.replay import CommitRecord, graph_at, list_commits
 from db.repository import get_run
@@ -68,6 +69,7 @@ def get_replay(game: str) -> Response:
             f"{MAX_REPLAY_NODES}" + (f" (the last that fits is {fitting[-1]})" if fitting else "")
         )
     g = variant.game()
+    check_rules_version(g, record)
     at = graph_at(session, record.id, commit)
     graph = at.graph
     retrograde(graph)

@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from flask.testing import FlaskClient
-from sqlalchemy import delete
+from sqlalchemy import delete, update
 
 from api.schemas import Replay
 from db.migrate import upgrade
-from db.models import Commit
+from db.models import Commit, Variant
 from db.session import make_engine
 from tests.api.helpers import assert_error, make_app, solve_into
 
@@ -69,6 +69,19 @@ def test_bad_requests(client: FlaskClient) -> None:
     assert_error(r.status_code, r.get_json(), 404, "not in the database")
     r = client.get(URL.format(game="no-such-game"))
     assert r.status_code == 404
+
+
+def test_a_variant_of_other_rules_is_a_409(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'other.db'}"
+    upgrade(url)
+    solve_into(url, "number-game", {}, False)
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        conn.execute(update(Variant).values(rules_version=99))
+    engine.dispose()
+    with make_app(url) as app:
+        r = app.test_client().get(URL.format(game="number-game"))
+    assert_error(r.status_code, r.get_json(), 409, "rules version")
 
 
 def test_a_variant_stored_before_0006_has_nothing_to_replay(tmp_path: Path) -> None:
