@@ -606,18 +606,25 @@ def _solve(
                 url = database_url(db_url)
                 engine = stack.enter_context(open_engine(url, create=True))
                 store = SqlStore(engine)
-            r = solve(
-                game,
-                None if root is None else parse_position(game, root),
-                full=full,
-                max_expansions=max_expansions,
-                max_seconds=max_seconds,
-                batch_size=batch_size,
-                until=until,
-                store=store,
-                progress=progress,
-                stop=interrupts,
-            )
+            try:
+                r = solve(
+                    game,
+                    None if root is None else parse_position(game, root),
+                    full=full,
+                    max_expansions=max_expansions,
+                    max_seconds=max_seconds,
+                    batch_size=batch_size,
+                    until=until,
+                    store=store,
+                    progress=progress,
+                    stop=interrupts,
+                )
+            except BaseException as exc:
+                # solve() closes the run itself, unless a second Ctrl-C lands where it
+                # cannot (between opening the run and its clean-up): then record it here.
+                if isinstance(store, SqlStore):
+                    store.abandon("stopped" if isinstance(exc, KeyboardInterrupt) else "failed")
+                raise
             interrupts.closing = True
     return r, url, game
 
@@ -979,7 +986,13 @@ def db_upgrade(db_url: str | None, allow_other_tables: bool) -> None:
 
 def main() -> None:
     """Entry point of the ``negagraph`` console script."""
-    cli(prog_name="negagraph")
+    try:
+        cli(prog_name="negagraph")
+    finally:
+        # The command is over (its result printed, its exit status chosen): a Ctrl-C
+        # from here to the process's end would only make a finished command die of
+        # SIGINT. (Not in cli() itself, which tests also run in their own process.)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 __all__ = ["cli", "main", "to_json"]

@@ -60,7 +60,7 @@ from solver.errors import SolveError
 from solver.game import Game, params_text
 from solver.games import source_of
 from solver.graph import Graph
-from solver.store import RUN_STATUSES, Progress, RunOptions
+from solver.store import RUN_STATUSES, Progress, RunOptions, RunStatus
 from solver.values import to_json
 
 log = logging.getLogger(__name__)
@@ -312,17 +312,31 @@ class SqlStore:
                 # The run's connection is unusable (e.g. Ctrl-C cut a PostgreSQL COPY
                 # short: psycopg then refuses every other command): record apart.
                 log.info("recording run %s through a new connection: %s", self.run_id, exc)
-                status = progress.status
-                if status == "running":
-                    status = "stopped"
-                elif status not in RUN_STATUSES:
-                    status = "failed"
-                self._record_apart(status, None if handling else exc)
+                self._record_apart(_final_status(progress.status), None if handling else exc)
                 return
+            except KeyboardInterrupt:
+                # Ctrl-C (again) while the end was being recorded: the command it cut short
+                # may have left the connection unusable, so record apart, then stop.
+                log.info("recording run %s through a new connection after Ctrl-C", self.run_id)
+                self._record_apart(_final_status(progress.status), None)
+                raise
             if self._graph is not None:
                 self._keep_for_resume(self._graph, progress)
         except VariantLockedError as exc:
             log.warning("%s", exc)
+        finally:
+            self._release(failed=False)
+
+    def abandon(self, status: RunStatus) -> None:
+        """Record the run's end as *status* if it is still open, keeping the figures of
+        its last commit, and release the lock: for a caller whose :func:`solve` was cut
+        short (a second Ctrl-C can land anywhere, even between :meth:`open` and the
+        solver's own clean-up). Does nothing once :meth:`close` has run."""
+        if self._conn is None:
+            return
+        log.info("recording run %s as %s through a new connection", self.run_id, status)
+        try:
+            self._record_apart(status, None)
         finally:
             self._release(failed=False)
 
@@ -435,13 +449,7 @@ class SqlStore:
             }
         )
         if final:
-            status = progress.status
-            if status == "running":
-                status = "stopped"
-            elif status not in RUN_STATUSES:
-                log.warning("unknown run status %r recorded as failed", status)
-                status = "failed"
-            values.update(status=status, finished_at=now)
+            values.update(status=_final_status(progress.status), finished_at=now)
         result = conn.execute(
             update(SolveRun)
             .where(SolveRun.id == self.run_id, SolveRun.status == "running")
@@ -470,7 +478,12 @@ class SqlStore:
             return
         status = "stopped" if isinstance(sys.exc_info()[1], KeyboardInterrupt) else "failed"
         try:
-            if conn.invalidated:  # dropped by close(): nothing more to do through it
+            if conn.invalidated:
+                # Dropped: by close(), which recorded the run's end apart, or by SQLAlchemy
+                # when Ctrl-C cut a command of a failing open() short: record that apart.
+                if failed and self.run_id is not None:
+                    log.info("recording run %s through a new connection", self.run_id)
+                    self._record_apart(status, None)
                 return
             if failed and self.run_id is not None:
                 try:
@@ -482,9 +495,12 @@ class SqlStore:
                             .where(SolveRun.id == self.run_id, SolveRun.status == "running")
                             .values(status=status, finished_at=utcnow())
                         )
-                except Exception as exc:  # e.g. Ctrl-C cut a command short: record apart
-                    log.info("recording run %s through a new connection: %s", self.run_id, exc)
+                except (Exception, KeyboardInterrupt) as exc:
+                    # e.g. Ctrl-C (again) cut a command short: record apart
+                    log.info("recording run %s through a new connection: %r", self.run_id, exc)
                     self._record_apart(status, None)
+                    if isinstance(exc, KeyboardInterrupt):
+                        raise
                     return
             try:
                 self.backend.release(conn, self.variant_id)
@@ -565,6 +581,17 @@ def load_graph(engine: Engine, game: Game) -> Graph:
 def _settled(conn: Connection, variant_id: int) -> bool:
     """``variants.settled`` of variant *variant_id* (see the module docs)."""
     return bool(conn.execute(select(Variant.settled).where(Variant.id == variant_id)).scalar_one())
+
+
+def _final_status(status: str) -> str:
+    """The status a run that ends with progress *status* is recorded with: a run still
+    ``running`` when it ends was stopped; an unknown status is recorded as ``failed``."""
+    if status == "running":
+        return "stopped"
+    if status not in RUN_STATUSES:
+        log.warning("unknown run status %r recorded as failed", status)
+        return "failed"
+    return status
 
 
 def _latest_commit(conn: Connection, variant_id: int) -> int:

@@ -808,3 +808,24 @@ def test_copy_text_round_trips_awkward_values(engine: Engine) -> None:
             cursor.executemany("INSERT INTO awkward VALUES (?, ?, ?, ?)", rows)
         back = [tuple(r) for r in conn.exec_driver_sql("SELECT i, v, k, t FROM awkward ORDER BY i")]
     assert [(i, v, bytes(k), t) for i, v, k, t in back] == rows
+
+
+def test_a_run_cut_short_before_its_clean_up_is_recorded_by_abandon(engine: Engine) -> None:
+    # A second Ctrl-C can land between open() and the solver's own clean-up; the CLI then
+    # abandons the store: the run is recorded stopped with the figures of its last commit,
+    # the lock is released, and closing or abandoning again does nothing.
+    store = SqlStore(engine)
+    graph = store.open(TinyGame(), run_options())
+    build_first_batch(graph)
+    store.commit(graph, progress_of(graph))
+    build_second_batch(graph)  # never committed
+    store.abandon("stopped")
+    (run,) = runs(engine)
+    assert run.status == "stopped" and run.finished_at is not None
+    assert (run.nodes, run.edges) == (count(engine, Node), count(engine, Edge)) == (4, 3)
+    store.abandon("failed")
+    store.close(progress_of(graph, "complete"))
+    assert [r.status for r in runs(engine)] == ["stopped"]
+    again = SqlStore(engine)  # the lock is free
+    again.open(TinyGame(), run_options())
+    again.close(progress_of(Graph(), "stopped"))
