@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.json_schema import models_json_schema
 
 Scalar = int | str | bool
@@ -88,10 +88,19 @@ class PositionError(_Model):
     error: ErrorDetail
 
 
+def _integral(value: Any) -> Any:
+    """JSON has one kind of number, and JSON Schema's ``integer`` is any number without a
+    fractional part: ``4.0`` is the integer 4 (some clients write every number so)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+JsonInt = Annotated[int, BeforeValidator(_integral)]
+
+
 class BatchRequest(_Model):
     """The body of `POST /api/games/{game}/positions`."""
 
-    params: Params = Field(
+    params: dict[str, JsonInt | str | bool] = Field(
         default_factory=dict, description="the game's parameters (defaults when absent)"
     )
     positions: list[str] = Field(description="positions in the game's notation")
