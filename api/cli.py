@@ -37,6 +37,13 @@ from db.store import SqlStore
 from solver.errors import InvalidPositionError, NegagraphError, UnknownGameError
 from solver.game import GameBase, params_text
 from solver.games import GAMES, GAMES_ENV, find_game, get_game, plugin_errors
+from solver.memory import (
+    DEFAULT_FRACTION,
+    check_memory_limit,
+    default_memory_limit,
+    format_size,
+    parse_size,
+)
 from solver.negamax import SolveResult, Until, solve
 from solver.store import Progress, Store
 from solver.values import bound_text, public_to_json, to_json, to_public
@@ -320,11 +327,14 @@ class ProgressDisplay:
         low = bound_text(to_public(p.root_low))
         high = bound_text(to_public(p.root_high))
         eta = self.eta(p, rate, now) if self.phase == "expanding" else None
+        memory = format_size(p.rss) + (
+            "" if p.memory_limit is None else f" of {format_size(p.memory_limit)}"
+        )
         return (
             f"{number(p.expansions)} expansions ({number(rate)}/s)  "
             f"{number(p.nodes)} nodes  {number(p.frontier)} frontier  "
             f"root [{low}{'*' if p.root_low_final else ''}, "
-            f"{high}{'*' if p.root_high_final else ''}]  {elapsed}  {self.phase}"
+            f"{high}{'*' if p.root_high_final else ''}]  RAM {memory}  {elapsed}  {self.phase}"
             + ("" if eta is None else f"  {eta}")
         )
 
@@ -423,6 +433,9 @@ def result_json(game: GameBase, r: SolveResult, root: str | None = None) -> dict
         "status": r.status,
         "full": r.full,
         "seconds": round(r.seconds, 6),
+        "ended_by": r.ended_by,
+        "peak_rss": r.peak_rss,
+        "memory_limit": r.memory_limit,
     }
 
 
@@ -453,6 +466,20 @@ def describe_result(game: GameBase, r: SolveResult, root: str | None = None) -> 
         f"{number(r.edges)} edges in {r.seconds:.2f} s ({number(rate)} expansions/s)"
     )
     return lines
+
+
+class MemorySize(click.ParamType[int]):
+    """A memory size such as ``4GiB`` or ``512MiB`` (:func:`solver.memory.parse_size`)."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            return check_memory_limit(parse_size(str(value)))
+        except NegagraphError as exc:
+            self.fail(str(exc), param, ctx)
 
 
 @cli.command("solve")
@@ -495,6 +522,16 @@ def describe_result(game: GameBase, r: SolveResult, root: str | None = None) -> 
     help="End a partial solve when both root bounds are final, or as soon as "
     "the value under the game's repetition rule is decided.",
 )
+@click.option(
+    "--memory-limit",
+    type=MemorySize(),
+    metavar="SIZE",
+    help="Stay under SIZE of RAM (e.g. 4GiB, 512MiB): the run ends, every batch "
+    "committed, before its memory (RSS) would reach it.",
+    default=default_memory_limit,
+    show_default=f"{DEFAULT_FRACTION:.0%} of this machine's RAM, "
+    f"{format_size(default_memory_limit())}",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @DB_OPTION
 @click.option("--memory", is_flag=True, help="Solve in memory and store nothing.")
@@ -514,6 +551,7 @@ def solve_command(
     max_seconds: float | None,
     batch_size: int | None,
     until: Until,
+    memory_limit: int,
     as_json: bool,
     db_url: str | None,
     memory: bool,
@@ -539,6 +577,7 @@ def solve_command(
                 max_seconds,
                 batch_size,
                 until,
+                memory_limit,
                 db_url,
                 memory,
                 mode,
@@ -563,7 +602,15 @@ def solve_command(
             click.echo(line)
         if url is not None:
             click.echo(f"  stored in {safe_url(url)}")
-        if r.status in ("stopped", "budget"):
+        if r.ended_by == "memory":
+            click.echo(
+                f"  memory limit reached ({format_size(r.peak_rss)} in use, limit "
+                f"{format_size(r.memory_limit or 0)}) after committing the last batch; "
+                "this version holds the whole graph in RAM, so the same command goes "
+                "little further: give it a larger --memory-limit",
+                err=True,
+            )
+        elif r.status in ("stopped", "budget"):
             why = "stopped on request" if r.status == "stopped" else "budget exhausted"
             again = "" if url is None else "; run the same command again to continue"
             click.echo(f"  {why} after committing the last batch{again}", err=True)
@@ -578,6 +625,7 @@ def _solve(
     max_seconds: float | None,
     batch_size: int | None,
     until: Until,
+    memory_limit: int,
     db_url: str | None,
     memory: bool,
     mode: str,
@@ -618,6 +666,7 @@ def _solve(
                     store=store,
                     progress=progress,
                     stop=interrupts,
+                    memory_limit=memory_limit,
                 )
             except BaseException as exc:
                 # solve() closes the run itself, unless a second Ctrl-C lands where it
@@ -844,8 +893,22 @@ def status_command(db_url: str | None, game_refs: tuple[str, ...], as_json: bool
             click.echo(
                 f"    run {run['id']} {run['status']:<8} {run['started_at']}  "
                 f"{number(run['expansions'])} expansions  +{number(run['nodes_added'])} nodes"
-                f"  {run['seconds']:.1f}s"
+                f"  {run['seconds']:.1f}s{memory_text(run)}"
             )
+
+
+def memory_text(run: dict[str, Any]) -> str:
+    """``  RAM 1.2 GiB of 18 GiB, 10,575,506 nodes resident`` (empty for runs recorded
+    before the figures were)."""
+    if run["rss_bytes"] is None:
+        return ""
+    limit = run["memory_limit"]
+    resident = run["resident_nodes"]
+    return (
+        f"  RAM {format_size(run['rss_bytes'])}"
+        + ("" if limit is None else f" of {format_size(limit)}")
+        + ("" if resident is None else f", {number(resident)} nodes resident")
+    )
 
 
 def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
@@ -884,6 +947,9 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
                 "frontier": r.frontier,
                 "root_bounds": bounds(r.root_bounds),
                 "seconds": r.seconds,
+                "rss_bytes": r.rss_bytes,
+                "memory_limit": r.memory_limit,
+                "resident_nodes": r.resident_nodes,
             }
             for r in runs
         ],

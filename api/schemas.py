@@ -266,6 +266,13 @@ class SolveRun(_Model):
     frontier: int
     root_bounds: Bounds
     seconds: float
+    rss_bytes: int | None = Field(
+        ge=0, description="the solving process's memory (RSS) at the latest commit"
+    )
+    memory_limit: int | None = Field(ge=0, description="the run's memory limit (null: none)")
+    resident_nodes: int | None = Field(
+        ge=0, description="nodes of the graph the run held in RAM at the latest commit"
+    )
     pid: int
     hostname: str
 

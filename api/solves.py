@@ -50,6 +50,9 @@ def run_json(run: RunRecord, variant: VariantRecord | None) -> dict[str, Any]:
         "frontier": run.frontier,
         "root_bounds": bounds_json(run.root_bounds),
         "seconds": run.seconds,
+        "rss_bytes": run.rss_bytes,
+        "memory_limit": run.memory_limit,
+        "resident_nodes": run.resident_nodes,
         "pid": run.pid,
         "hostname": run.hostname,
     }

@@ -269,6 +269,12 @@ class SolveRun(Base):
     root_high_final: Mapped[bool] = mapped_column(Boolean, default=False)
     seconds: Mapped[float] = mapped_column(Float, default=0.0)
     """Wall time of the run so far."""
+    rss_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    """The solving process's resident set size at the latest commit (migration 0007)."""
+    memory_limit: Mapped[int | None] = mapped_column(BigInteger)
+    """The run's ``--memory-limit`` in bytes (NULL: none)."""
+    resident_nodes: Mapped[int | None] = mapped_column(BigInteger)
+    """Nodes of the graph the run held in RAM at the latest commit."""
     pid: Mapped[int] = mapped_column(Integer)
     hostname: Mapped[str] = mapped_column(Text)
 

@@ -88,6 +88,12 @@ class RunRecord:
     seconds: float
     pid: int
     hostname: str
+    rss_bytes: int | None = None
+    """The process's RSS at the latest commit (``None``: recorded before migration 0007)."""
+    memory_limit: int | None = None
+    """The run's memory limit in bytes (``None``: none, or recorded before 0007)."""
+    resident_nodes: int | None = None
+    """Nodes held in RAM at the latest commit."""
 
 
 @dataclass(frozen=True)

@@ -449,6 +449,9 @@ def _run(r: Any) -> RunRecord:
         seconds=r.seconds,
         pid=r.pid,
         hostname=r.hostname,
+        rss_bytes=r.rss_bytes,
+        memory_limit=r.memory_limit,
+        resident_nodes=r.resident_nodes,
     )
 
 

@@ -446,6 +446,9 @@ class SqlStore:
                 "root_low_final": bool(progress.root_low_final),
                 "root_high_final": bool(progress.root_high_final),
                 "seconds": float(progress.seconds),
+                "rss_bytes": progress.rss or None,
+                "memory_limit": progress.memory_limit,
+                "resident_nodes": progress.resident_nodes or None,
             }
         )
         if final:

@@ -46,6 +46,7 @@ from solver.fixpoint import (
 from solver.game import Game, PositionKey
 from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph, NodeId
 from solver.leaks import first_leaks, walk
+from solver.memory import RESERVE_PER_NODE, check_memory_limit, format_size, headroom, rss
 from solver.retrograde import retrograde, settle_all_flags
 from solver.search import NullWindowSearch
 from solver.store import MemoryStore, Progress, RunOptions, RunStatus, Store
@@ -73,11 +74,17 @@ FULL_COMMIT_SECONDS = 30.0
 """The longest a full solve works without committing (what a crash can cost)."""
 
 
+EndedBy = Literal["request", "expansions", "seconds", "memory"]
+"""What ended a run before its target: a request to stop (Ctrl-C), the expansion budget,
+the time budget, or the memory limit."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """A run's budgets: at most *max_expansions* expansions (exact: the batch that
-    reaches it is cut short), *max_seconds* of wall time, and *stop* (a request to stop,
-    e.g. from a signal handler); the last two are checked between batches.
+    reaches it is cut short), *max_seconds* of wall time, *stop* (a request to stop,
+    e.g. from a signal handler) and *memory_limit* (bytes of RSS, see
+    :mod:`solver.memory`); the last three are checked between batches.
 
     >>> Limits(max_expansions=10).cap(64, done=7)
     3
@@ -90,6 +97,7 @@ class Limits:
     max_expansions: int | None = None
     max_seconds: float | None = None
     stop: Callable[[], bool] | None = None
+    memory_limit: int | None = None
 
     def __post_init__(self) -> None:
         n, s = self.max_expansions, self.max_seconds
@@ -97,6 +105,8 @@ class Limits:
             raise InvalidParameterError(f"max_expansions must be >= 0, not {n}")
         if s is not None and (s < 0 or math.isnan(s)):
             raise InvalidParameterError(f"max_seconds must be >= 0, not {s}")
+        if self.memory_limit is not None:
+            check_memory_limit(self.memory_limit)
 
     @property
     def unbounded(self) -> bool:
@@ -115,12 +125,23 @@ class Limits:
     def reached(self, done: int, deadline: float | None) -> Literal["budget", "stopped"] | None:
         """``"stopped"`` if a stop was requested, ``"budget"`` if a budget is spent after
         *done* expansions (or *deadline* is past), else ``None``."""
+        reason = self.why(done, deadline)
+        return None if reason is None else "stopped" if reason == "request" else "budget"
+
+    def why(self, done: int, deadline: float | None, reserve: int = 0) -> EndedBy | None:
+        """What ends the run now, after *done* expansions, if anything: a request, the
+        expansion budget, the time budget, or the memory limit (the process's RSS plus
+        *reserve*, the bytes its end still needs, plus the
+        :func:`~solver.memory.headroom` for the next batch, reaching it)."""
         if self.stop is not None and self.stop():
-            return "stopped"
+            return "request"
         if self.max_expansions is not None and done >= self.max_expansions:
-            return "budget"
+            return "expansions"
         if deadline is not None and time.monotonic() >= deadline:
-            return "budget"
+            return "seconds"
+        limit = self.memory_limit
+        if limit is not None and rss() + reserve + headroom(limit) >= limit:
+            return "memory"
         return None
 
 
@@ -152,6 +173,12 @@ class SolveResult:
     repetition_value: int | None = None
     """The root's value when endless play is worth the game's repetition value."""
     full: bool = False
+    ended_by: EndedBy | None = None
+    """Why a run that is not complete ended (``None`` when it is complete)."""
+    memory_limit: int | None = None
+    """The run's memory limit in bytes, if it had one."""
+    peak_rss: int = 0
+    """The most memory (RSS, bytes) the run was seen using, at its batch boundaries."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -181,6 +208,7 @@ def solve(
     progress: ProgressCallback | None = None,
     stop: Callable[[], bool] | None = None,
     until: Until = "bounds",
+    memory_limit: int | None = None,
 ) -> SolveResult:
     """Solve *game* from *root* (a key, a position in the game's notation, or the game's
     initial position), continuing whatever *store* already holds for the variant.
@@ -212,6 +240,10 @@ def solve(
     :param until: ``"bounds"`` (default): a partial solve ends when both root bounds are
         final; ``"value"``: as soon as the root's value under the game's repetition rule
         is decided (e.g. a chess win: ``low = 1`` final, whatever ``high``).
+    :param memory_limit: bytes of RSS the process must stay under: checked between
+        batches with a reserve for the run's end (:mod:`solver.memory`); reaching it ends
+        the run like a spent budget (:attr:`SolveResult.ended_by` ``"memory"``). The
+        whole graph stays in RAM, so a run resumed under the same limit ends at once.
     :raises InvalidParameterError: for negative budgets or a bad batch size, or a full
         solve of an infinite game without a budget.
     :raises InvalidPositionError: if *root* does not parse.
@@ -228,7 +260,7 @@ def solve(
             f"solve() takes a game object (see solver.game.Game), not {type(game).__name__}"
             ": use solver.games.get_game(name, ...)"
         )
-    limits = Limits(max_expansions, max_seconds, stop)
+    limits = Limits(max_expansions, max_seconds, stop, memory_limit)
     if until not in UNTIL:
         raise InvalidParameterError(f"until must be 'bounds' or 'value', not {until!r}")
     if batch_size is not None and batch_size < 1:
@@ -336,6 +368,8 @@ class _Solver(NullWindowSearch):
         self.started = time.monotonic()
         self.deadline = limits.deadline(self.started)
         self.expansions = 0
+        self.ended_by: EndedBy | None = None
+        self.peak_rss = 0
         self.nodes_at_start = graph.num_nodes
         self.edges_at_start = graph.total_edges
         self.canon = game.canonical if game.uses_symmetry else None
@@ -385,6 +419,8 @@ class _Solver(NullWindowSearch):
 
     def progress(self, status: RunStatus) -> Progress:
         g, r = self.g, self.root
+        used = rss()
+        self.peak_rss = max(self.peak_rss, used)
         self._latest = p = Progress(
             status=status,
             expansions=self.expansions,
@@ -398,6 +434,9 @@ class _Solver(NullWindowSearch):
             root_low_final=bool(g.low_final[r]),
             root_high_final=bool(g.high_final[r]),
             seconds=time.monotonic() - self.started,
+            rss=used,
+            memory_limit=self.limits.memory_limit,
+            resident_nodes=g.num_nodes,
         )
         return p
 
@@ -422,8 +461,23 @@ class _Solver(NullWindowSearch):
             self.progress_cb(p)
 
     def out_of_budget(self) -> Literal["budget", "stopped"] | None:
-        """``"budget"`` or ``"stopped"`` if the run must end before the next batch."""
-        return self.limits.reached(self.expansions, self.deadline)
+        """``"budget"`` or ``"stopped"`` if the run must end before the next batch (and
+        :attr:`ended_by` says why). The memory limit counts the reserve the run's end
+        needs (:data:`~solver.memory.RESERVE_PER_NODE`)."""
+        per_node = RESERVE_PER_NODE
+        why = self.limits.why(self.expansions, self.deadline, per_node * self.g.num_nodes)
+        if why is None:
+            return None
+        self.ended_by = why
+        if why == "memory":
+            limit = self.limits.memory_limit or 0
+            log.info(
+                "memory limit reached: %s in use, %s to keep for the run's end, limit %s",
+                format_size(rss()),
+                format_size(per_node * self.g.num_nodes),
+                format_size(limit),
+            )
+        return "stopped" if why == "request" else "budget"
 
     def result(self, status: RunStatus) -> SolveResult:
         g, r, game = self.g, self.root, self.game
@@ -451,6 +505,9 @@ class _Solver(NullWindowSearch):
             seconds=time.monotonic() - self.started,
             repetition_value=rep_value,
             full=self.run.full,
+            ended_by=None if status == "complete" else self.ended_by,
+            memory_limit=self.limits.memory_limit,
+            peak_rss=self.peak_rss,
         )
 
     # -- expansion ------------------------------------------------------------------

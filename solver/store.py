@@ -57,6 +57,12 @@ class Progress:
     root_high_final: bool
     seconds: float
     """Wall time of this run so far."""
+    rss: int = 0
+    """The process's resident set size (bytes) when the snapshot was taken."""
+    memory_limit: int | None = None
+    """The run's memory limit (bytes), if it has one."""
+    resident_nodes: int = 0
+    """Nodes of the graph held in RAM (all of them: the whole graph is resident)."""
     phase: str = "expanding"
     """The step the run is in: ``expanding`` (the figures are this batch's), or a long
     step that reports nothing until it ends: ``committing N nodes``, ``retrograde``,

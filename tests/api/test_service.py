@@ -166,6 +166,9 @@ RUN_FIELDS = {
     "frontier",
     "root_bounds",
     "seconds",
+    "rss_bytes",
+    "memory_limit",
+    "resident_nodes",
     "pid",
     "hostname",
 }
@@ -182,6 +185,9 @@ def test_solves_list_and_detail(client: FlaskClient) -> None:
         assert set(run) == RUN_FIELDS
         assert run["status"] == "complete" and run["finished_at"] is not None
         assert run["pid"] == os.getpid()
+        # solved in this process, without a memory limit, the whole graph resident
+        assert run["rss_bytes"] > 0 and run["memory_limit"] is None
+        assert run["resident_nodes"] == run["nodes"]
     ttt = next(
         run for run in runs if run["game"] == "tic-tac-toe" and run["params"] == {"symmetry": False}
     )

@@ -1,0 +1,147 @@
+"""Memory sizes and the process's use of memory: the ``--memory-limit`` of a solve.
+
+A solve keeps its graph in RAM (about 240 bytes a node in partial mode, 180 in full
+mode, measured on connect-four; ``docs/performance.md``). A run under a memory limit
+checks the process's resident set size (RSS) between batches, with a reserve for what
+its end still needs (the closing pass's retrograde and the last commit), and ends like a
+spent budget — every batch committed, nothing lost — before the limit is reached,
+instead of being killed by the system or driving the machine into swap.
+
+>>> parse_size("4GiB"), parse_size("512 MiB"), parse_size("1.5G"), parse_size("1000")
+(4294967296, 536870912, 1610612736, 1000)
+>>> format_size(3 * 2**30 + 2**29), format_size(200 * 2**20)
+('3.5 GiB', '200 MiB')
+"""
+
+from __future__ import annotations
+
+import re
+
+import psutil
+
+from solver.errors import InvalidParameterError
+
+UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 2**10,
+    "kb": 10**3,
+    "kib": 2**10,
+    "m": 2**20,
+    "mb": 10**6,
+    "mib": 2**20,
+    "g": 2**30,
+    "gb": 10**9,
+    "gib": 2**30,
+    "t": 2**40,
+    "tb": 10**12,
+    "tib": 2**40,
+}
+"""Size suffixes, case-insensitive: IEC (KiB, MiB, GiB, TiB) and their one-letter forms
+(K, M, G, T) are powers of 1024; SI (kB, MB, GB, TB) powers of 1000."""
+
+_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-zA-Z]*)\s*")
+
+DEFAULT_FRACTION = 0.75
+"""The default limit: this fraction of the machine's physical memory."""
+
+HEADROOM = 0.02
+"""And this fraction of the limit (at least :data:`MINIMUM_HEADROOM`) for what one batch
+adds between two checks."""
+
+MINIMUM_HEADROOM = 4 * 2**20
+
+MINIMUM = 128 * 2**20
+"""No solve runs in less: the interpreter, the libraries and the game take about 90 MiB."""
+
+RESERVE_PER_NODE = 64
+"""Bytes a node to keep free for a run's end (its closing pass and last commit), measured
+on connect-four into SQLite: partial 6 x 4 (10.6 M nodes) 2,069 MiB at the last batch
+and 2,628 MiB at the peak, in the closing commit that rewrites every node the retrograde
+pass touched: 53 bytes a node; full 5 x 4 (3.9 M nodes) 570 MiB at the last batch, 677
+MiB at the peak: 27 bytes a node."""
+
+
+def parse_size(text: str) -> int:
+    """Bytes in *text*: a number with an optional unit (``4GiB``, ``512MiB``, ``1.5G``,
+    ``2GB``; plain bytes without one).
+
+    :raises InvalidParameterError: for anything else.
+    """
+    match = _SIZE.fullmatch(text)
+    unit = match.group(2).lower() if match else ""
+    if match is None or unit not in UNITS:
+        raise InvalidParameterError(
+            f"memory size must be a number with a unit such as 4GiB, 512MiB or 1.5G, not {text!r}"
+        )
+    return int(float(match.group(1)) * UNITS[unit])
+
+
+def format_size(n: int) -> str:
+    """*n* bytes with an IEC unit, to two or three significant digits."""
+    size = float(n)
+    unit = "B"
+    for bigger in ("KiB", "MiB", "GiB", "TiB"):
+        if abs(size) < 1024:
+            break
+        size /= 1024
+        unit = bigger
+    if unit == "B" or size >= 100:
+        return f"{size:.0f} {unit}"
+    return f"{size:.3g} {unit}"
+
+
+def machine_memory() -> int:
+    """The machine's physical memory in bytes."""
+    return int(psutil.virtual_memory().total)
+
+
+def default_memory_limit() -> int:
+    """:data:`DEFAULT_FRACTION` of the machine's memory (the rest for the system, the
+    database server and whatever else runs)."""
+    return int(machine_memory() * DEFAULT_FRACTION)
+
+
+def headroom(limit: int) -> int:
+    """Bytes below *limit* that a run keeps free besides its end's reserve: what the
+    batch after a check may add."""
+    return max(MINIMUM_HEADROOM, int(limit * HEADROOM))
+
+
+def check_memory_limit(limit: int) -> int:
+    """*limit*, if a solve can run in it.
+
+    :raises InvalidParameterError: if it is below :data:`MINIMUM`.
+    """
+    if limit < MINIMUM:
+        raise InvalidParameterError(
+            f"memory limit must be at least {format_size(MINIMUM)}, not {format_size(limit)}"
+        )
+    return limit
+
+
+_process: psutil.Process | None = None
+
+
+def rss() -> int:
+    """This process's resident set size in bytes (about 20 microseconds)."""
+    global _process
+    if _process is None:
+        _process = psutil.Process()
+    return int(_process.memory_info().rss)
+
+
+__all__ = [
+    "DEFAULT_FRACTION",
+    "HEADROOM",
+    "MINIMUM",
+    "MINIMUM_HEADROOM",
+    "RESERVE_PER_NODE",
+    "check_memory_limit",
+    "default_memory_limit",
+    "format_size",
+    "headroom",
+    "machine_memory",
+    "parse_size",
+    "rss",
+]

@@ -1,0 +1,84 @@
+"""`negagraph solve --memory-limit` as a real process: its peak memory, measured by the
+system (the parent's ``RUSAGE_CHILDREN``), stays under the limit; the run ends with
+everything committed, says so in one line, shows its memory in `status`; and the solve
+then goes on to the graph an uninterrupted one builds."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from bench.soak import graph_rows, stored_rows
+from solver.memory import parse_size
+from tests.db.test_solve_cli import reference
+
+NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
+
+PEAK = """\
+import resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+sys.stdout.write(done.stdout)
+sys.stderr.write(done.stderr)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024, file=sys.stderr)
+sys.exit(done.returncode)
+"""
+"""Runs a command and prints its peak RSS in bytes (Linux: ``ru_maxrss`` is in KiB) as
+the last line of stderr; its only child is the command."""
+
+
+def run_measured(*args: str) -> tuple[int, str, list[str], int]:
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK, NEGAGRAPH, *args], capture_output=True, text=True, timeout=600
+    )
+    lines = done.stderr.splitlines()
+    return done.returncode, done.stdout, lines[:-1], int(lines[-1])
+
+
+def test_a_solve_stays_under_its_memory_limit_and_loses_nothing(db_url: str) -> None:
+    params = {"width": 5, "height": 4}  # about 180 MiB unlimited, 306,372 nodes
+    solve_args = ["solve", "connect-four", "-p", "width=5", "-p", "height=4", "--db", db_url]
+    limit = parse_size("150MiB")
+
+    code, out, err, peak = run_measured(*solve_args, "--memory-limit", "150MiB", "-q")
+    assert code == 0, err
+    assert peak <= limit, f"peak RSS {peak} over the limit {limit}"
+    (message,) = [line for line in err if "memory limit" in line]
+    assert message.startswith("  memory limit reached (") and "limit 150 MiB)" in message
+    assert "after committing the last batch" in message and "--memory-limit" in message
+
+    done = subprocess.run(
+        [NEGAGRAPH, "status", "--db", db_url, "--json"], capture_output=True, text=True
+    )
+    (variant,) = json.loads(done.stdout)["variants"]
+    (run,) = variant["runs"]
+    assert (run["status"], run["memory_limit"]) == ("budget", limit)
+    assert 0 < run["expansions"] and 0 < run["rss_bytes"] <= peak
+    assert run["resident_nodes"] == variant["nodes"] < 306_372
+
+    # the same solve goes on without the limit (the default: most of this machine) to the
+    # graph an uninterrupted solve builds, node for node
+    code, out, err, _ = run_measured(*solve_args, "--json", "-q")
+    assert code == 0, err
+    r = json.loads(out)
+    assert (r["status"], r["ended_by"], r["value"]) == ("complete", None, 0)
+    g = reference("connect-four", params, full=False, batch=None)
+    assert stored_rows(db_url) == graph_rows(g)
+
+
+def test_bad_limits_are_one_line_errors(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'n.db'}"
+    for value, message in [
+        ("10", "memory limit must be at least 128 MiB, not 10 B"),
+        ("lots", "memory size must be a number with a unit such as 4GiB"),
+    ]:
+        done = subprocess.run(
+            [NEGAGRAPH, "solve", "number-game", "--db", db, "--memory-limit", value],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 1
+        (line,) = done.stderr.splitlines()
+        assert line.startswith("error: ") and message in line
+    assert not (tmp_path / "n.db").exists()
