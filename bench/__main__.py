@@ -23,6 +23,7 @@ from typing import Any
 from bench.baselines import memo_negamax
 from bench.lookups import lookup_rows
 from bench.measure import Row, parse_size, parse_sizes, timed
+from bench.memory import memory_rows
 from bench.persist import persist_rows
 from bench.pruning import pruning_rows
 from bench.targets import (
@@ -129,6 +130,7 @@ TARGETS: dict[str, Callable[[TargetConfig, int], list[Row]]] = {
     "resume": resume_rows,
     "postgres": postgres_rows,
     "lookups": lookup_rows,
+    "memory": memory_rows,
 }
 """Groups of target rows (:mod:`bench.targets`): ``(config, repeat) -> rows``."""
 

@@ -53,6 +53,10 @@ class TargetConfig:
     """Target 5: partial solves of the root against alpha-beta."""
     lookup_seconds: float = 10.0
     """Target 8: how long the load generator runs."""
+    memory_size: Size = (6, 4)
+    """Targets 17a/17b: the partial solve whose memory is measured."""
+    memory_limit: str = "512MiB"
+    """Target 17b: the tight ``--memory-limit``."""
     pg_admin_url: str = PG_ADMIN_URL
 
     @classmethod
@@ -63,6 +67,8 @@ class TargetConfig:
             scaling_sizes=((3, 3), (3, 4), (4, 3)),
             partial_sizes=((4, 3),),
             lookup_seconds=1.0,
+            memory_size=(5, 4),
+            memory_limit="150MiB",
         )
 
 

@@ -153,6 +153,451 @@ col_push(Col *c, const void *v)
     return 0;
 }
 
+/* -- KeyTable: position key -> node id, for 64-bit keys ------------------------------
+ *
+ * The partial solver's key index. A dict of Python ints costs about 100 bytes a node (the
+ * entry, the key object, the id object); this open-addressing table of int64 keys and
+ * int32 ids costs 12 bytes a slot at a load of at most 3/4 (16-32 bytes a node). Linear
+ * probing from a mixed hash (splitmix64's finaliser); an empty slot has id -1; deletion
+ * shifts the following run back (no tombstones). Python sees a mutable mapping of ints;
+ * the C loop below calls kt_get / kt_set / kt_del directly. */
+
+typedef struct {
+    PyObject_HEAD
+    int64_t *keys;
+    int32_t *ids; /* -1: empty */
+    Py_ssize_t cap; /* a power of two, or 0 */
+    Py_ssize_t len;
+} KeyTable;
+
+static PyTypeObject KeyTableType;
+
+#define KT_MIN_CAP 64
+
+static inline uint64_t
+kt_hash(int64_t k)
+{
+    uint64_t z = (uint64_t)k + 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* The slot of k, or of the empty slot where it would go. */
+static inline Py_ssize_t
+kt_slot(const KeyTable *t, int64_t k)
+{
+    Py_ssize_t mask = t->cap - 1, i = (Py_ssize_t)(kt_hash(k) & (uint64_t)mask);
+    while (t->ids[i] >= 0 && t->keys[i] != k)
+        i = (i + 1) & mask;
+    return i;
+}
+
+static Py_ssize_t
+kt_get(const KeyTable *t, int64_t k)
+{
+    if (t->cap == 0)
+        return -1;
+    Py_ssize_t i = kt_slot(t, k);
+    return t->ids[i];
+}
+
+static int
+kt_resize(KeyTable *t, Py_ssize_t cap)
+{
+    int64_t *keys = PyMem_Malloc((size_t)cap * sizeof(int64_t));
+    int32_t *ids = PyMem_Malloc((size_t)cap * sizeof(int32_t));
+    if (keys == NULL || ids == NULL) {
+        PyMem_Free(keys);
+        PyMem_Free(ids);
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(ids, 0xff, (size_t)cap * sizeof(int32_t));
+    KeyTable n = {.keys = keys, .ids = ids, .cap = cap, .len = 0};
+    for (Py_ssize_t i = 0; i < t->cap; i++) {
+        if (t->ids[i] >= 0) {
+            Py_ssize_t j = kt_slot(&n, t->keys[i]);
+            keys[j] = t->keys[i];
+            ids[j] = t->ids[i];
+        }
+    }
+    PyMem_Free(t->keys);
+    PyMem_Free(t->ids);
+    t->keys = keys;
+    t->ids = ids;
+    t->cap = cap;
+    return 0;
+}
+
+/* Room for *extra* more keys at a load of at most 3/4. */
+static int
+kt_reserve(KeyTable *t, Py_ssize_t extra)
+{
+    Py_ssize_t need = t->len + extra, cap = t->cap ? t->cap : KT_MIN_CAP;
+    while (need > cap / 4 * 3)
+        cap *= 2;
+    return cap == t->cap ? 0 : kt_resize(t, cap);
+}
+
+/* Map k to id (0 <= id < 2**31); fails only for memory. */
+static int
+kt_set(KeyTable *t, int64_t k, int32_t id)
+{
+    if (kt_reserve(t, 1) < 0)
+        return -1;
+    Py_ssize_t i = kt_slot(t, k);
+    if (t->ids[i] < 0) {
+        t->keys[i] = k;
+        t->len++;
+    }
+    t->ids[i] = id;
+    return 0;
+}
+
+/* Remove k if present; returns whether it was. */
+static int
+kt_del(KeyTable *t, int64_t k)
+{
+    if (t->cap == 0)
+        return 0;
+    Py_ssize_t mask = t->cap - 1, i = kt_slot(t, k);
+    if (t->ids[i] < 0)
+        return 0;
+    /* shift back the entries of the run after i that may move to i */
+    Py_ssize_t j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (t->ids[j] < 0)
+            break;
+        Py_ssize_t home = (Py_ssize_t)(kt_hash(t->keys[j]) & (uint64_t)mask);
+        /* move j to i unless its home lies cyclically in (i, j] */
+        if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+            continue;
+        t->keys[i] = t->keys[j];
+        t->ids[i] = t->ids[j];
+        i = j;
+    }
+    t->ids[i] = -1;
+    t->len--;
+    return 1;
+}
+
+/* A Python key as int64: 1, or 0 when it is not an int or does not fit (no error set),
+ * -1 on error. */
+static int
+kt_key(PyObject *key, int64_t *k)
+{
+    if (!PyLong_Check(key))
+        return 0;
+    int overflow = 0;
+    *k = PyLong_AsLongLongAndOverflow(key, &overflow);
+    if (*k == -1 && PyErr_Occurred())
+        return -1;
+    return overflow ? 0 : 1;
+}
+
+static PyObject *
+kt_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    if (PyTuple_GET_SIZE(args) || (kwds && PyDict_GET_SIZE(kwds))) {
+        PyErr_SetString(PyExc_TypeError, "KeyTable() takes no arguments");
+        return NULL;
+    }
+    KeyTable *t = (KeyTable *)type->tp_alloc(type, 0);
+    return (PyObject *)t;
+}
+
+static void
+kt_dealloc(KeyTable *t)
+{
+    PyMem_Free(t->keys);
+    PyMem_Free(t->ids);
+    Py_TYPE(t)->tp_free((PyObject *)t);
+}
+
+static Py_ssize_t
+kt_length(KeyTable *t)
+{
+    return t->len;
+}
+
+static PyObject *
+kt_subscript(KeyTable *t, PyObject *key)
+{
+    int64_t k;
+    int r = kt_key(key, &k);
+    if (r < 0)
+        return NULL;
+    Py_ssize_t id = r ? kt_get(t, k) : -1;
+    if (id < 0) {
+        PyErr_SetObject(PyExc_KeyError, key);
+        return NULL;
+    }
+    return PyLong_FromSsize_t(id);
+}
+
+static int
+kt_ass_subscript(KeyTable *t, PyObject *key, PyObject *value)
+{
+    int64_t k;
+    int r = kt_key(key, &k);
+    if (r < 0)
+        return -1;
+    if (value == NULL) {
+        if (r == 0 || !kt_del(t, k)) {
+            PyErr_SetObject(PyExc_KeyError, key);
+            return -1;
+        }
+        return 0;
+    }
+    if (r == 0) {
+        PyErr_SetString(PyLong_Check(key) ? PyExc_OverflowError : PyExc_TypeError,
+                        "KeyTable keys are 64-bit integers");
+        return -1;
+    }
+    Py_ssize_t id = PyLong_AsSsize_t(value);
+    if (id == -1 && PyErr_Occurred())
+        return -1;
+    if (id < 0 || id > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "KeyTable ids are 0 .. 2**31 - 1");
+        return -1;
+    }
+    return kt_set(t, k, (int32_t)id);
+}
+
+static int
+kt_contains(KeyTable *t, PyObject *key)
+{
+    int64_t k;
+    int r = kt_key(key, &k);
+    if (r <= 0)
+        return r;
+    return kt_get(t, k) >= 0;
+}
+
+static PyObject *
+kt_get_method(KeyTable *t, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "get() takes 1 or 2 arguments");
+        return NULL;
+    }
+    int64_t k;
+    int r = kt_key(args[0], &k);
+    if (r < 0)
+        return NULL;
+    Py_ssize_t id = r ? kt_get(t, k) : -1;
+    if (id >= 0)
+        return PyLong_FromSsize_t(id);
+    PyObject *d = nargs == 2 ? args[1] : Py_None;
+    Py_INCREF(d);
+    return d;
+}
+
+/* A list of (key, id) pairs, keys or ids, in slot order. */
+static PyObject *
+kt_list(KeyTable *t, int what)
+{
+    PyObject *out = PyList_New(t->len);
+    if (out == NULL)
+        return NULL;
+    Py_ssize_t n = 0;
+    for (Py_ssize_t i = 0; i < t->cap; i++) {
+        if (t->ids[i] < 0)
+            continue;
+        PyObject *item;
+        if (what == 0)
+            item = Py_BuildValue("(Li)", (long long)t->keys[i], (int)t->ids[i]);
+        else if (what == 1)
+            item = PyLong_FromLongLong(t->keys[i]);
+        else
+            item = PyLong_FromLong(t->ids[i]);
+        if (item == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, n++, item);
+    }
+    return out;
+}
+
+static PyObject *
+kt_items(KeyTable *t, PyObject *Py_UNUSED(ignored))
+{
+    return kt_list(t, 0);
+}
+
+static PyObject *
+kt_keys(KeyTable *t, PyObject *Py_UNUSED(ignored))
+{
+    return kt_list(t, 1);
+}
+
+static PyObject *
+kt_values(KeyTable *t, PyObject *Py_UNUSED(ignored))
+{
+    return kt_list(t, 2);
+}
+
+static PyObject *
+kt_iter(KeyTable *t)
+{
+    PyObject *keys = kt_list(t, 1);
+    if (keys == NULL)
+        return NULL;
+    PyObject *it = PyObject_GetIter(keys);
+    Py_DECREF(keys);
+    return it;
+}
+
+static PyObject *
+kt_update(KeyTable *t, PyObject *other)
+{
+    PyObject *items = PyMapping_Items(other);
+    if (items == NULL)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    if (kt_reserve(t, n) < 0) {
+        Py_DECREF(items);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pair = PyList_GET_ITEM(items, i);
+        if (kt_ass_subscript(t, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1)) < 0) {
+            Py_DECREF(items);
+            return NULL;
+        }
+    }
+    Py_DECREF(items);
+    Py_RETURN_NONE;
+}
+
+/* KeyTable.from_keys(keys): key i -> i, for a buffer of int64 keys (an array("q")). */
+static PyObject *
+kt_from_keys(PyTypeObject *type, PyObject *keys)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(keys, &view, PyBUF_FORMAT) < 0)
+        return NULL;
+    if (view.itemsize != 8 || view.format == NULL || strchr("qlL", view.format[0]) == NULL) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_TypeError, "from_keys() takes a buffer of 64-bit integers");
+        return NULL;
+    }
+    Py_ssize_t n = view.len / 8;
+    if (n > INT32_MAX) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_OverflowError, "more than 2**31 - 1 keys");
+        return NULL;
+    }
+    KeyTable *t = (KeyTable *)type->tp_alloc(type, 0);
+    if (t == NULL || kt_reserve(t, n) < 0) {
+        Py_XDECREF(t);
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const int64_t *k = view.buf;
+    for (Py_ssize_t i = 0; i < n; i++)
+        kt_set(t, k[i], (int32_t)i); /* reserved: cannot fail */
+    PyBuffer_Release(&view);
+    return (PyObject *)t;
+}
+
+/* The table as a dict (for comparisons). */
+static PyObject *
+kt_to_dict(KeyTable *t)
+{
+    PyObject *d = PyDict_New();
+    if (d == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < t->cap; i++) {
+        if (t->ids[i] < 0)
+            continue;
+        PyObject *k = PyLong_FromLongLong(t->keys[i]);
+        PyObject *v = PyLong_FromLong(t->ids[i]);
+        int r = (k == NULL || v == NULL) ? -1 : PyDict_SetItem(d, k, v);
+        Py_XDECREF(k);
+        Py_XDECREF(v);
+        if (r < 0) {
+            Py_DECREF(d);
+            return NULL;
+        }
+    }
+    return d;
+}
+
+/* Equal to any mapping with the same pairs (a dict, another KeyTable). */
+static PyObject *
+kt_richcompare(PyObject *self, PyObject *other, int op)
+{
+    if (op != Py_EQ && op != Py_NE)
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *mine = kt_to_dict((KeyTable *)self);
+    if (mine == NULL)
+        return NULL;
+    PyObject *theirs;
+    if (PyObject_TypeCheck(other, &KeyTableType))
+        theirs = kt_to_dict((KeyTable *)other);
+    else {
+        theirs = other;
+        Py_INCREF(theirs);
+    }
+    PyObject *r = theirs == NULL ? NULL : PyObject_RichCompare(mine, theirs, op);
+    Py_DECREF(mine);
+    Py_XDECREF(theirs);
+    return r;
+}
+
+static PyObject *
+kt_nbytes(KeyTable *t, void *Py_UNUSED(closure))
+{
+    return PyLong_FromSsize_t(t->cap * (Py_ssize_t)(sizeof(int64_t) + sizeof(int32_t)));
+}
+
+static PyMappingMethods kt_as_mapping = {
+    (lenfunc)kt_length, (binaryfunc)kt_subscript, (objobjargproc)kt_ass_subscript,
+};
+
+static PySequenceMethods kt_as_sequence = {
+    .sq_contains = (objobjproc)kt_contains,
+};
+
+static PyMethodDef kt_methods[] = {
+    {"get", (PyCFunction)(void (*)(void))kt_get_method, METH_FASTCALL,
+     "get(key, default=None): the id of key, or default"},
+    {"items", (PyCFunction)kt_items, METH_NOARGS, "a list of (key, id) pairs"},
+    {"keys", (PyCFunction)kt_keys, METH_NOARGS, "a list of the keys"},
+    {"values", (PyCFunction)kt_values, METH_NOARGS, "a list of the ids"},
+    {"update", (PyCFunction)kt_update, METH_O, "update(mapping): add its pairs"},
+    {"from_keys", (PyCFunction)kt_from_keys, METH_O | METH_CLASS,
+     "from_keys(keys): key i -> i for a buffer of 64-bit keys"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef kt_getset[] = {
+    {"nbytes", (getter)kt_nbytes, NULL, "bytes of the table's slots", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject KeyTableType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "solver._native.KeyTable",
+    .tp_doc = "KeyTable(): a mapping of 64-bit position keys to node ids (0 .. 2**31 - 1)\n"
+              "in 12 bytes a slot at a load of at most 3/4.",
+    .tp_basicsize = sizeof(KeyTable),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = kt_new,
+    .tp_dealloc = (destructor)kt_dealloc,
+    .tp_as_mapping = &kt_as_mapping,
+    .tp_as_sequence = &kt_as_sequence,
+    .tp_iter = (getiterfunc)kt_iter,
+    .tp_richcompare = kt_richcompare,
+    .tp_methods = kt_methods,
+    .tp_getset = kt_getset,
+    .tp_hash = PyObject_HashNotImplemented,
+};
+
 /* -- one call's context ------------------------------------------------------------ */
 
 enum {
@@ -175,6 +620,7 @@ static const Py_ssize_t col_items[N_COLS] = {8, 1, 8, 8, 1, 1, 4, 4, 4, 4, 4, 8,
 typedef struct {
     Col col[N_COLS];
     PyObject *graph, *index;
+    KeyTable *table; /* the index when it is a KeyTable (borrowed from index), else NULL */
     Buf labels; /* the new edges' move labels (strong references) */
     Buf dirty;  /* committed nodes that changed (Py_ssize_t, repeats allowed) */
     PyObject *children, *terminal, *canon;
@@ -361,15 +807,24 @@ expand(Ctx *x, Py_ssize_t n)
         }
         if (mv[i].k == -1 && PyErr_Occurred())
             goto done;
-        PyObject *id = PyDict_GetItemWithError(x->index, ck);
-        if (id != NULL) {
-            mv[i].id = PyLong_AsSsize_t(id);
-            if (mv[i].id == -1 && PyErr_Occurred())
-                goto done;
-            continue;
+        if (x->table != NULL) {
+            Py_ssize_t id = kt_get(x->table, mv[i].k);
+            if (id >= 0) {
+                mv[i].id = id;
+                continue;
+            }
         }
-        if (PyErr_Occurred())
-            goto done;
+        else {
+            PyObject *id = PyDict_GetItemWithError(x->index, ck);
+            if (id != NULL) {
+                mv[i].id = PyLong_AsSsize_t(id);
+                if (mv[i].id == -1 && PyErr_Occurred())
+                    goto done;
+                continue;
+            }
+            if (PyErr_Occurred())
+                goto done;
+        }
         Py_ssize_t j = -1;
         if (seen == NULL && n_fresh >= 16) {
             seen = PyDict_New();
@@ -445,7 +900,14 @@ expand(Ctx *x, Py_ssize_t n)
     if (fits < 0)
         goto done;
     /* The key index: the only change that can fail (memory); undone if it does. */
+    if (x->table != NULL && kt_reserve(x->table, n_fresh) < 0)
+        goto done;
     for (; inserted < n_fresh; inserted++) {
+        if (x->table != NULL) {
+            /* reserved: cannot fail */
+            kt_set(x->table, mv[fresh_at[inserted]].k, (int32_t)(base + inserted));
+            continue;
+        }
         PyObject *id = PyLong_FromSsize_t(base + inserted);
         int r = id == NULL ? -1 : PyDict_SetItem(x->index, mv[fresh_at[inserted]].key, id);
         Py_XDECREF(id);
@@ -878,7 +1340,9 @@ acyclic_test(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     x.index = PyObject_GetAttrString(x.graph, "_index");
     if (x.index == NULL)
         goto fail;
-    if (!PyDict_CheckExact(x.index)) {
+    if (PyObject_TypeCheck(x.index, &KeyTableType))
+        x.table = (KeyTable *)x.index;
+    else if (!PyDict_CheckExact(x.index)) {
         PyErr_SetString(PyExc_TypeError, "the graph's key index is not built");
         goto fail;
     }
@@ -937,12 +1401,21 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "solver._native",
-    "The partial solver's inner loop for acyclic games, in C (see _native.c).", -1,
+    "The partial solver's inner loop for acyclic games and its key index, in C (see _native.c).", -1,
     methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC
 PyInit__native(void)
 {
-    return PyModule_Create(&module);
+    if (PyType_Ready(&KeyTableType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "KeyTable", (PyObject *)&KeyTableType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -7,10 +7,12 @@ bound, 4 bytes a depth or a node id in an edge, 1 byte a flag or a move label's 
 a stored node costs about a hundred bytes, not the kilobyte of per-node objects.
 
 Two derived structures are built on demand and then kept up to date: ``index`` (position
-key -> node id) and the reverse edges (``rev_head``/``rev_next``: every edge threaded onto
-a per-child linked list, so that parents can be walked). The full solver's bulk expansion
-does without either and drops them (:meth:`Graph.drop_derived`); whoever needs them next
-gets them rebuilt in one pass.
+key -> node id: a :class:`~solver._native.KeyTable` of 64-bit keys, 16-32 bytes a node,
+when the C module is built and the keys fit, else a dict, about 100) and the reverse
+edges (``rev_head``/``rev_next``: every edge threaded onto a per-child linked list, so
+that parents can be walked). The full solver's bulk expansion does without either and
+drops them (:meth:`Graph.drop_derived`); whoever needs them next gets them rebuilt in one
+pass.
 
 The graph also tracks what changed since the last commit (new nodes and edges are those
 with ids at or past ``committed_nodes``/``committed_edges``; ``dirty`` holds older nodes
@@ -21,8 +23,9 @@ them did), which is what a store writes per batch.
 from __future__ import annotations
 
 import operator
+import os
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from enum import IntEnum
 from typing import Any, Literal, get_args, overload
 
@@ -33,6 +36,33 @@ from solver.game import MoveLabel, PositionKey
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 NodeId = int
+
+KeyMap = MutableMapping[PositionKey, NodeId]
+"""A graph's key index: position key -> node id."""
+
+
+def _load_key_table() -> Any:
+    if os.environ.get("NEGAGRAPH_PURE_PYTHON"):
+        return None
+    try:
+        from solver._native import KeyTable
+    except ImportError:  # not built: dicts
+        return None
+    return KeyTable
+
+
+KeyTable: Any = _load_key_table()
+""":class:`solver._native.KeyTable`, or ``None`` when the C module is not built or
+``NEGAGRAPH_PURE_PYTHON`` is set (then the index is a dict: same results)."""
+
+
+def new_index(keys: array[int] | list[PositionKey] | None = None) -> KeyMap:
+    """The key index of *keys* (key i -> i; empty without *keys*): a KeyTable while the
+    keys fit 64 bits and the C module is there, else a dict."""
+    if KeyTable is not None and (keys is None or isinstance(keys, array)):
+        table: KeyMap = KeyTable() if keys is None else KeyTable.from_keys(keys)
+        return table
+    return {} if keys is None else {k: i for i, k in enumerate(keys)}
 
 
 class NodeState(IntEnum):
@@ -173,7 +203,7 @@ class Graph:
         self.edge_child = array("i")
         self.edge_move = Labels()
 
-        self._index: dict[PositionKey, NodeId] | None = {}
+        self._index: KeyMap | None = new_index()
         self._rev_head: array[int] | None = array("q")
         self._rev_next: array[int] | None = array("q")
 
@@ -227,11 +257,16 @@ class Graph:
     # -- derived structures -----------------------------------------------------------
 
     @property
-    def index(self) -> dict[PositionKey, NodeId]:
+    def index(self) -> KeyMap:
         """Position key -> node id (built on first use, then kept up to date)."""
         if self._index is None:
-            self._index = {k: i for i, k in enumerate(self.keys)}
+            self._index = new_index(self.keys)
         return self._index
+
+    def _widen_index(self) -> None:
+        """The keys went to a list (some do not fit 64 bits): so does the index."""
+        if self._index is not None and not isinstance(self._index, dict):
+            self._index = dict(self._index.items())
 
     @property
     def rev_head(self) -> array[int]:
@@ -302,12 +337,14 @@ class Graph:
             and (max(keys) >= 1 << 63 or min(keys) < -(1 << 63))
         ):
             self.keys = list(self.keys)
+            self._widen_index()
         self.keys.extend(keys)
 
     def widen_keys(self) -> None:
         """Hold the keys in a list from now on (some do not fit 64 bits)."""
         if isinstance(self.keys, array):
             self.keys = list(self.keys)
+        self._widen_index()
 
     def append_nodes(self, count: int, columns: Mapping[str, Column]) -> None:
         """Append *count* stored nodes, unexpanded as far as edges go (no children yet),
@@ -401,6 +438,7 @@ class Graph:
         except (OverflowError, TypeError):
             self.keys = list(self.keys)
             self.keys.append(key)
+            self._widen_index()
         self.index[key] = nid
         self.dist.append(dist)
         self.first_edge.append(-1)
@@ -455,8 +493,7 @@ class Graph:
         (terminal ones with exact final bounds, as :meth:`add_node` makes them), then the
         edges are recorded as :meth:`set_children` records them. The two in one pass, a
         column at a time: this is the partial solver's innermost step."""
-        index = self.index
-        get = index.get
+        get = self.index.get
         state = self.state
         nid = len(state)
         kids: list[NodeId] = []
@@ -483,9 +520,10 @@ class Graph:
                 except (OverflowError, TypeError):
                     keys = self.keys = list(keys)  # beyond 64 bits: a list from now on
                     keys.extend(new)
+                    self._widen_index()
             else:
                 keys.extend(new)
-            index.update(fresh)
+            self.index.update(fresh)
             m = len(new)
             self.dist.extend([self.dist[parent] + 1] * m)
             self.first_edge.extend([-1] * m)
