@@ -610,6 +610,10 @@ class _Solver(NullWindowSearch):
         (:attr:`Graph.settled` false: a crash after the last batch) redoes it exactly."""
         g = self.g
         self.phase("retrograde")
+        # The key index and the reverse edges (~40 bytes a node) are not needed past this
+        # point (the cyclic finality pass rebuilds the reverse edges after the retrograde
+        # pass): freed first, they make room for the retrograde pass's own arrays.
+        g.drop_derived()
         retrograde(g)
         if status == "complete" and not self.acyclic:
             self.phase("finality")
