@@ -35,7 +35,7 @@ class Violation:
 
     check: str
     """Which check: ``notation``, ``moves``, ``terminal``, ``range``, ``determinism``,
-    ``canonical``, ``symmetry``, ``acyclic``, ``finite`` or ``error``."""
+    ``canonical``, ``symmetry``, ``acyclic``, ``finite``, ``tiers`` or ``error``."""
     message: str
     witness: str
     """The position in the game's notation (its key if it cannot be written)."""
@@ -112,7 +112,8 @@ def check_position(
     moves, terminal values (integers, within the declared range), distinct move labels,
     deterministic children (also against *other*, another instance of the variant), and
     with symmetry: the canonical image is idempotent, writable, has the same terminal
-    value and the same moves up to symmetry."""
+    value and the same moves up to symmetry; with tiers: every move stays in its tier or
+    goes to one of the tier's child tiers, and the canonical image is in the same tier."""
     facts = game.facts if facts is None else facts
     out: list[Violation] = []
 
@@ -161,8 +162,119 @@ def check_position(
             out.extend(_check_canonical(game, key, value, children))
         elif game.canonical(key) != key:
             bad("canonical", "canonical() changes the key but uses_symmetry is false")
+        if facts.tiers:
+            out.extend(_check_tiers(game, key, children, facts.uses_symmetry))
     except Exception as e:
         bad("error", f"{type(e).__name__}: {e}")
+    return out
+
+
+def _check_tiers(
+    game: Game,
+    key: PositionKey,
+    children: Sequence[tuple[MoveLabel, PositionKey]],
+    symmetry: bool,
+) -> list[Violation]:
+    """The tier promises at *key* (see :attr:`~solver.game.GameFacts.tiers`)."""
+    out: list[Violation] = []
+    hooks: Any = game  # the tier hooks are not part of the Game protocol
+    tier = hooks.tier(key)
+    if not isinstance(tier, int) or isinstance(tier, bool):
+        return [Violation("tiers", f"tier() is {tier!r}, not an integer", _text(game, key))]
+    below = list(hooks.child_tiers(tier))
+    if tier in below:
+        out.append(
+            Violation(
+                "tiers",
+                f"child_tiers({tier}) lists the tier itself (moves within a tier need no "
+                "declaring)",
+                _text(game, key),
+            )
+        )
+    for label, child in children:
+        c = game.canonical(child) if symmetry else child
+        t = hooks.tier(c)
+        if t != tier and t not in below:
+            out.append(
+                Violation(
+                    "tiers",
+                    f"move {label} goes from tier {tier} to tier {t}, which child_tiers({tier}) "
+                    f"= {below} does not list",
+                    _text(game, key),
+                )
+            )
+            break
+    if symmetry and hooks.tier(game.canonical(key)) != tier:
+        out.append(
+            Violation(
+                "tiers",
+                "the canonical image is in another tier than the position",
+                _text(game, key),
+            )
+        )
+    return out
+
+
+TIER_GRAPH_LIMIT = 100_000
+"""Tiers explored from the initial position's by :func:`check_tiers` at most."""
+
+TIER_SAMPLE = 2000
+"""Positions of a tier's :meth:`~solver.game.GameBase.tier_positions` checked at most."""
+
+
+def check_tiers(game: Game, keys: Sequence[PositionKey]) -> list[Violation]:
+    """The tier graph from the initial position's tier is acyclic (the child-tier
+    relation, within :data:`TIER_GRAPH_LIMIT` tiers), and the positions each sampled
+    tier's ``tier_positions`` lists (the first :data:`TIER_SAMPLE`) are in that tier, each
+    once, canonical with symmetry."""
+    out: list[Violation] = []
+    hooks: Any = game
+    start = hooks.tier(game.initial())
+    edges: dict[int, list[int]] = {}
+    todo = [start]
+    while todo and len(edges) < TIER_GRAPH_LIMIT:
+        t = todo.pop()
+        if t in edges:
+            continue
+        edges[t] = [c for c in hooks.child_tiers(t) if c != t]
+        todo.extend(c for c in edges[t] if c not in edges)
+    cycle = find_cycle(edges)
+    if cycle is not None:
+        out.append(
+            Violation(
+                "tiers",
+                "the child-tier relation has a cycle: " + " -> ".join(map(str, cycle)),
+                f"tier {cycle[0]}",
+            )
+        )
+    symmetry = game.facts.uses_symmetry
+    for tier in sorted({hooks.tier(k) for k in keys}):
+        listed = hooks.tier_positions(tier)
+        if listed is None:
+            continue
+        seen: set[PositionKey] = set()
+        for i, key in enumerate(listed):
+            if i >= TIER_SAMPLE:
+                break
+            problem = (
+                "twice"
+                if key in seen
+                else f"in tier {t}"
+                if (t := hooks.tier(key)) != tier
+                else "not canonical"
+                if symmetry and game.canonical(key) != key
+                else None
+            )
+            if problem is not None:
+                out.append(
+                    Violation(
+                        "tiers",
+                        f"tier_positions({tier}) lists a position {problem}",
+                        _text(game, key),
+                    )
+                )
+                break
+            seen.add(key)
     return out
 
 
@@ -461,6 +573,11 @@ def check_game(
                     _text(game, cycle[0]),
                 )
             )
+    if facts.tiers:
+        try:
+            report.violations.extend(check_tiers(game, keys))
+        except Exception as e:
+            report.violations.append(Violation("error", f"tiers: {type(e).__name__}: {e}", "-"))
     if exhausted and not facts.finite:
         report.notes.append(
             f"finite is false but only {len(keys)} positions are reachable: "
@@ -494,6 +611,7 @@ __all__ = [
     "check_game",
     "check_position",
     "check_symmetry",
+    "check_tiers",
     "find_cycle",
     "sample_positions",
 ]

@@ -25,9 +25,15 @@ from typing import Any, ClassVar, Literal, Protocol, TypeAlias, TypeGuard, runti
 
 from solver.errors import ContractError, InvalidParameterError
 
-CONTRACT_VERSION = 1
+CONTRACT_VERSION = 2
 """The version of the Game contract this negagraph implements. A game declares the one it
-was written for (:attr:`GameBase.contract`); games written for a later one are refused."""
+was written for (:attr:`GameBase.contract`); games written for a later one are refused.
+Version 2 added tiers (:attr:`GameFacts.tiers` and the hooks :meth:`GameBase.tier`,
+:meth:`GameBase.child_tiers`, :meth:`GameBase.tier_positions`); games written for
+version 1 are unchanged by it."""
+
+Tier: TypeAlias = int
+"""A tier's number (see :attr:`GameFacts.tiers`), e.g. connect-four's stones on the board."""
 
 PositionKey: TypeAlias = int
 """A reversible integer encoding of a position (canonical when symmetry is on)."""
@@ -168,7 +174,13 @@ class GameFacts:
     chance: bool = False
     """Reserved for chance nodes (a later contract version); must be false."""
     tiers: bool = False
-    """Reserved for tiered solving (a later contract version); must be false."""
+    """True if the game splits its positions into *tiers* (:meth:`GameBase.tier`): every
+    move stays in its tier or leads to one of the tier's *child tiers*
+    (:meth:`GameBase.child_tiers`), and the child-tier relation is acyclic, so tiers can
+    be solved children first, each with only its own positions and its children's values
+    at hand (GamesmanOne's tier solver). Moves within a tier may form cycles (chess: moves
+    that capture nothing). Connect-four's tiers are the stones on the board, a chess
+    endgame's its material."""
 
     def __post_init__(self) -> None:
         if self.value_range is not None:
@@ -210,8 +222,6 @@ class GameFacts:
             raise ContractError(
                 f"chance nodes are not supported by Game contract {CONTRACT_VERSION}"
             )
-        if self.tiers:
-            raise ContractError(f"tiers are not supported by Game contract {CONTRACT_VERSION}")
 
 
 def _is_int(value: object) -> TypeGuard[int]:
@@ -333,6 +343,7 @@ class GameBase(ABC):
     acyclic: ClassVar[bool] = False
     leak_order: ClassVar[LeakOrder] = "depth"
     players: ClassVar[tuple[str, str]] = ("MAX", "MIN")
+    tiers: ClassVar[bool] = False
     repetition_value: int | None = None
     value_range: tuple[int, int] | None = None
     uses_symmetry: bool = False
@@ -354,6 +365,7 @@ class GameBase(ABC):
             uses_symmetry=self.uses_symmetry,
             leak_order=self.leak_order,
             players=self.players,
+            tiers=self.tiers,
         )
 
     def __init__(self, **params: object) -> None:
@@ -437,6 +449,27 @@ class GameBase(ABC):
         """Every position a tablebase (``solve --full``) of this variant starts from, in a
         fixed order, or ``None`` to start from the root alone. Chess endgames, say, list
         every legal position of their material balance."""
+        return None
+
+    # -- tiers (contract 2): read only when the facts declare ``tiers`` ----------------
+
+    def tier(self, key: PositionKey) -> Tier:
+        """The tier of *key* (a game that declares ``tiers`` implements it). A position
+        and its canonical image are in the same tier."""
+        raise ContractError(f"{self.name} declares no tiers")
+
+    def child_tiers(self, tier: Tier) -> Sequence[Tier]:
+        """The tiers that moves from positions of *tier* can lead to, besides *tier*
+        itself (moves within a tier are always allowed); the relation must be acyclic
+        (a game that declares ``tiers`` implements it)."""
+        raise ContractError(f"{self.name} declares no tiers")
+
+    def tier_positions(self, tier: Tier) -> Iterable[PositionKey] | None:
+        """Positions of *tier*, canonical when the variant uses symmetry, each once, in
+        a fixed order — every one the game can list (chess: every legal placement of a
+        material) — or ``None`` to leave their discovery to the solver. A tiered solve
+        starts a tier from them and adds any other position of the tier that moves
+        reach."""
         return None
 
     def player_to_move(self, key: PositionKey) -> int | None:

@@ -132,9 +132,21 @@ def check_game_class(obj: object) -> type[GameBase]:
             value_range=cls.value_range,
             repetition_value=cls.repetition_value,
             uses_symmetry=cls.uses_symmetry,
+            tiers=cls.tiers,
         )
     except ContractError as e:
         raise ContractError(f"game {name!r}: {e}") from None
+    if cls.tiers:
+        hooks = [h for h in ("tier", "child_tiers") if getattr(cls, h) is getattr(GameBase, h)]
+        if hooks:
+            raise ContractError(
+                f"game {name!r} declares tiers but does not implement {', '.join(hooks)}"
+            )
+        if cls.contract < 2:
+            raise ContractError(
+                f"game {name!r} declares tiers, which Game contract 2 added; "
+                f"it says it is written for contract {cls.contract}"
+            )
     return cls
 
 

@@ -211,6 +211,7 @@ class FieldGame(GameBase):
     ``terminal_value``."""
 
     acyclic: ClassVar[bool] = True  # a proposal fills field 0, an assignment a field
+    tiers: ClassVar[bool] = True  # the plies played: every move goes one tier on
 
     _w: int
     _mask: int
@@ -262,6 +263,15 @@ class FieldGame(GameBase):
 
     def player_to_move(self, key: PositionKey) -> int:
         return 1 if key & self._mask else 0
+
+    def tier(self, key: PositionKey) -> int:
+        """The plies played: two per filled field, one more while a proposal waits."""
+        mask = self._mask
+        filled = sum(1 for s in self._shift if (key >> s) & mask)
+        return 2 * filled + (1 if key & mask else 0)
+
+    def child_tiers(self, tier: int) -> tuple[int, ...]:
+        return (tier + 1,) if tier < 2 * len(self._shift) else ()
 
     def _complete(self, key: PositionKey) -> bool:
         folded = key

@@ -96,6 +96,44 @@ _TYPE_OF_LETTER = {
 }
 _PROMOTIONS = "QRBN"
 
+_TIER_LETTERS = "PNBRQ"
+"""The non-king pieces, in the order of their counts in a tier number."""
+_TIER_BITS = 4
+"""Bits per piece count in a tier number (at most 10 of a kind: 2 + 8 promotions)."""
+
+
+def _tier_shift(white: bool, letter: str) -> int:
+    return _TIER_BITS * ((0 if white else 5) + _TIER_LETTERS.index(letter))
+
+
+def tier_of_material(material: str) -> int:
+    """A material string's tier number: the count of each non-king piece, white's then
+    black's, :data:`_TIER_BITS` bits each.
+
+    >>> material_of_tier(tier_of_material("KRPvKQ"))
+    'KRPvKQ'
+    """
+    white, _, black = material.partition("v")
+    tier = 0
+    for side, is_white in ((white, True), (black, False)):
+        for letter in side:
+            if letter != "K":
+                tier += 1 << _tier_shift(is_white, letter)
+    return tier
+
+
+def material_of_tier(tier: int) -> str:
+    """The material string of a tier number (:func:`tier_of_material`)."""
+    sides = []
+    for is_white in (True, False):
+        counts = {
+            letter: (tier >> _tier_shift(is_white, letter)) & ((1 << _TIER_BITS) - 1)
+            for letter in _TIER_LETTERS
+        }
+        sides.append("K" + "".join(letter * counts[letter] for letter in _ORDER[1:]))
+    return "v".join(sides)
+
+
 _UCI: tuple[str, ...] = tuple(
     chess.SQUARE_NAMES[f] + chess.SQUARE_NAMES[t] for f in range(64) for t in range(64)
 )
@@ -322,6 +360,7 @@ class ChessGame(GameBase):
     value_range: tuple[int, int] | None = (-1, 1)
     leak_order: ClassVar[LeakOrder] = "breadth"
     players: ClassVar[tuple[str, str]] = ("White", "Black")
+    tiers: ClassVar[bool] = True  # the material: captures and promotions leave a tier
 
     @classmethod
     def _normalize_params(cls, values: dict[str, ParamValue]) -> None:
@@ -337,6 +376,7 @@ class ChessGame(GameBase):
         self._loaded: PositionKey = -1
         self._canon: dict[PositionKey, PositionKey] = {}
         self._reachable: dict[str, bool] = {}
+        self._tier_games: dict[int, ChessGame] = {}
 
     # -- keys and boards --------------------------------------------------------------
 
@@ -615,6 +655,47 @@ class ChessGame(GameBase):
                 f"use -p material={material}"
             )
         return self._key_of(board)
+
+    # -- tiers --------------------------------------------------------------------------
+
+    def tier(self, key: PositionKey) -> int:
+        """The material (:func:`tier_of_material`) of *key*."""
+        tier = 0
+        for group in _groups(key):
+            code = group >> 6  # a group is (code << 6) | square
+            white = code > _WHITE_OFFSET
+            piece = code - _WHITE_OFFSET if white else code
+            if piece != chess.KING:
+                tier += 1 << _tier_shift(white, chess.piece_symbol(piece).upper())
+        return tier
+
+    def child_tiers(self, tier: int) -> list[int]:
+        """The materials one move can lead to: a capture (one piece of either side
+        less), a promotion (a pawn becomes a queen, rook, bishop or knight), or both."""
+        out: set[int] = set()
+        for white in (True, False):
+            mine = [x for x in _TIER_LETTERS if (tier >> _tier_shift(white, x)) & 15]
+            theirs = [x for x in _TIER_LETTERS if (tier >> _tier_shift(not white, x)) & 15]
+            for letter in theirs:  # this side captures
+                out.add(tier - (1 << _tier_shift(not white, letter)))
+            if "P" in mine:
+                for promoted in _PROMOTIONS:
+                    raised = tier - (1 << _tier_shift(white, "P"))
+                    raised += 1 << _tier_shift(white, promoted)
+                    out.add(raised)
+                    for letter in theirs:
+                        if letter != "P":  # a promotion captures on the last rank
+                            out.add(raised - (1 << _tier_shift(not white, letter)))
+        return sorted(out)
+
+    def tier_positions(self, tier: int) -> Iterator[PositionKey]:
+        """Every legal placement of the tier's material (:meth:`tablebase_positions` of
+        that material's variant): the positions without castling rights or en passant."""
+        game = self._tier_games.get(tier)
+        if game is None:
+            game = ChessGame(material=material_of_tier(tier), symmetry=self.uses_symmetry)
+            self._tier_games[tier] = game
+        return iter(game.tablebase_positions())
 
     def reaches(self, material: str) -> bool:
         """Whether positions of *material* (canonical, e.g. ``"KvK"``) belong to this

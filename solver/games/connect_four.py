@@ -37,6 +37,7 @@ class ConnectFour(GameBase):
     name: ClassVar[str] = "connect-four"
     version: ClassVar[int] = 1
     acyclic: ClassVar[bool] = True  # every move adds a stone
+    tiers: ClassVar[bool] = True  # the stones on the board: every move goes one tier on
     description: ClassVar[str] = (
         "Connect four: drop stones into columns; four in a row horizontally, vertically "
         "or diagonally wins, a full board without one is a draw. X moves first."
@@ -105,6 +106,13 @@ class ConnectFour(GameBase):
         return False
 
     # -- the Game protocol ------------------------------------------------------------
+
+    def tier(self, key: PositionKey) -> int:
+        """The stones on the board."""
+        return self._mask(key).bit_count()
+
+    def child_tiers(self, tier: int) -> tuple[int, ...]:
+        return (tier + 1,) if tier < self.width * self.height else ()
 
     def initial(self) -> PositionKey:
         return self._bottom

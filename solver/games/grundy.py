@@ -64,6 +64,7 @@ class Grundy(GameBase):
     name: ClassVar[str] = "grundy"
     version: ClassVar[int] = 1
     acyclic: ClassVar[bool] = True  # every move adds a heap
+    tiers: ClassVar[bool] = True  # the heaps: every move goes one tier on
     description: ClassVar[str] = (
         "Grundy's game: split a heap into two unequal heaps; the player who cannot move loses."
     )
@@ -78,6 +79,13 @@ class Grundy(GameBase):
 
     def _configure(self) -> None:
         self._n = int(self.params["n"])
+
+    def tier(self, key: PositionKey) -> int:
+        """The number of heaps."""
+        return len(self.heaps(key))
+
+    def child_tiers(self, tier: int) -> tuple[int, ...]:
+        return (tier + 1,) if tier < self._n else ()
 
     def initial(self) -> PositionKey:
         return _ONE[self._n]

@@ -34,6 +34,7 @@ class Nap(GameBase):
     name: ClassVar[str] = "nap"
     version: ClassVar[int] = 1
     acyclic: ClassVar[bool] = True  # every move marks an integer
+    tiers: ClassVar[bool] = True  # the marked integers: every move goes one tier on
     description: ClassVar[str] = (
         "Players alternately mark an integer of 1..n so that no three marked integers "
         "form an arithmetic progression; the player who cannot move loses."
@@ -68,6 +69,13 @@ class Nap(GameBase):
             ends |= rev >> shift[low.bit_length()]
             rest ^= low
         return rev, ends
+
+    def tier(self, key: PositionKey) -> int:
+        """The marked integers."""
+        return key.bit_count()
+
+    def child_tiers(self, tier: int) -> tuple[int, ...]:
+        return (tier + 1,) if tier < self._n else ()
 
     def initial(self) -> PositionKey:
         return 0

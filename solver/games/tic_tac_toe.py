@@ -123,6 +123,7 @@ class TicTacToe(GameBase):
     name: ClassVar[str] = "tic-tac-toe"
     version: ClassVar[int] = 1
     acyclic: ClassVar[bool] = True  # every move adds a mark
+    tiers: ClassVar[bool] = True  # the marks on the board: every move goes one tier on
     description: ClassVar[str] = (
         "Tic-tac-toe on a 3x3 board: X moves first, three in a row wins, a full board "
         "without a line is a draw."
@@ -143,6 +144,17 @@ class TicTacToe(GameBase):
         self._terminal = tables.terminal
         self._canonical = tables.canonical
         self.uses_symmetry = bool(self.params["symmetry"])
+
+    def tier(self, key: PositionKey) -> int:
+        """The marks on the board."""
+        marks = 0
+        while key:
+            key, cell = divmod(key, 3)
+            marks += cell != 0
+        return marks
+
+    def child_tiers(self, tier: int) -> tuple[int, ...]:
+        return (tier + 1,) if tier < SIZE else ()
 
     def initial(self) -> PositionKey:
         return 0

@@ -124,3 +124,61 @@ class TicTacToeAgain(Heap):
     """Takes the name of a built-in game."""
 
     name: ClassVar[str] = "tic-tac-toe"
+
+
+class TieredHeap(Heap):
+    """A correct game with tiers: the heap's blocks of four counters (a move of 1-3 stays
+    in its block or enters the next one down)."""
+
+    name: ClassVar[str] = "tiered-heap"
+    tiers: ClassVar[bool] = True
+
+    def tier(self, key: PositionKey) -> int:
+        return key // 4
+
+    def child_tiers(self, tier: int) -> tuple[int, ...]:
+        return (tier - 1,) if tier > 0 else ()
+
+    def tier_positions(self, tier: int) -> range:
+        return range(4 * tier, 4 * tier + 4)
+
+
+class SkippingTiers(TieredHeap):
+    """Says a block's moves lead two blocks down."""
+
+    name: ClassVar[str] = "skipping-tiers"
+
+    def child_tiers(self, tier: int) -> tuple[int, ...]:
+        return (tier - 2,) if tier > 1 else ()
+
+
+class CyclicTiers(TieredHeap):
+    """Says a block's moves may lead up a block too: the tiers form a cycle."""
+
+    name: ClassVar[str] = "cyclic-tiers"
+
+    def child_tiers(self, tier: int) -> tuple[int, ...]:
+        return (tier - 1, tier + 1) if 0 < tier < 6 else ()
+
+
+class WrongTierPositions(TieredHeap):
+    """Lists one position too many in each tier (the next block's first)."""
+
+    name: ClassVar[str] = "wrong-tier-positions"
+
+    def tier_positions(self, tier: int) -> range:
+        return range(4 * tier, 4 * tier + 5)
+
+
+class TiersWithoutHooks(Heap):
+    """Declares tiers but implements none of their hooks."""
+
+    name: ClassVar[str] = "tiers-without-hooks"
+    tiers: ClassVar[bool] = True
+
+
+class TiersOfContractOne(TieredHeap):
+    """Declares tiers while saying it was written for contract 1, which had none."""
+
+    name: ClassVar[str] = "tiers-of-contract-one"
+    contract: ClassVar[int] = 1

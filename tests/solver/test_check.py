@@ -56,6 +56,33 @@ def test_symmetry_of_a_builtin_game_is_compared_on_solved_pairs() -> None:
     assert report.ok and report.symmetry_pairs == 5
 
 
+def test_correct_tiers_pass() -> None:
+    report = check_game(bad_games.TieredHeap())
+    assert report.ok and report.exhausted, [str(v) for v in report.violations]
+
+
+@pytest.mark.parametrize(
+    ("cls", "fragment", "witnesses"),
+    [
+        # a move from 4t..4t+2 enters block t-1, which child_tiers(t) does not list
+        (bad_games.SkippingTiers, "which child_tiers", {"21", "20", "18", "17", "16"}),
+        (bad_games.CyclicTiers, "has a cycle: 2 -> 1 -> 2", {"tier 2"}),
+        (
+            bad_games.WrongTierPositions,
+            "lists a position in tier",
+            {"4", "8", "12", "16", "20", "24"},
+        ),
+    ],
+)
+def test_broken_tiers_are_caught_with_a_witness(
+    cls: type[GameBase], fragment: str, witnesses: set[str]
+) -> None:
+    report = check_game(cls())
+    found = [v for v in report.violations if v.check == "tiers"]
+    assert found and all(fragment in v.message for v in found), [str(v) for v in found]
+    assert {v.witness for v in found} == witnesses
+
+
 def test_find_cycle() -> None:
     assert find_cycle({1: [2], 2: [3], 3: []}) is None
     assert find_cycle({1: [2], 2: [3], 3: [1]}) == [1, 2, 3, 1]

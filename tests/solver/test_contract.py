@@ -23,10 +23,14 @@ ROOT = Path(__file__).resolve().parents[2]
     ("name", "params", "facts"),
     [
         ("number-game", {}, GameFacts(finite=False)),
-        ("tic-tac-toe", {"symmetry": True}, GameFacts(acyclic=True, uses_symmetry=True)),
-        ("connect-four", {"width": 4, "height": 4}, GameFacts(acyclic=True)),
-        ("grundy", {}, GameFacts(acyclic=True)),
-        ("nap", {}, GameFacts(acyclic=True)),
+        (
+            "tic-tac-toe",
+            {"symmetry": True},
+            GameFacts(acyclic=True, uses_symmetry=True, tiers=True),
+        ),
+        ("connect-four", {"width": 4, "height": 4}, GameFacts(acyclic=True, tiers=True)),
+        ("grundy", {}, GameFacts(acyclic=True, tiers=True)),
+        ("nap", {}, GameFacts(acyclic=True, tiers=True)),
         (
             "chess",
             {"material": "KRvK"},
@@ -36,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
                 uses_symmetry=True,
                 leak_order="breadth",
                 players=("White", "Black"),
+                tiers=True,
             ),
         ),
         (
@@ -66,7 +71,7 @@ def test_builtin_games_declare_their_facts(
         ({"leak_order": "random"}, "leak_order must be one of depth, breadth"),
         ({"acyclic": 1}, "acyclic must be true or false"),
         ({"chance": True}, "chance nodes are not supported"),
-        ({"tiers": True}, "tiers are not supported"),
+        ({"tiers": 1}, "tiers must be true or false"),
     ],
 )
 def test_malformed_facts_are_refused(kwargs: dict[str, object], message: str) -> None:
@@ -137,3 +142,16 @@ def test_no_getattr_probing_of_games() -> None:
         if probe.search(line)
     ]
     assert offenders == []
+
+
+def test_tiers_need_their_hooks_and_contract_2() -> None:
+    from solver.games import check_game_class
+    from tests.games import bad_games
+
+    assert check_game_class(bad_games.TieredHeap) is bad_games.TieredHeap
+    with pytest.raises(ContractError, match="declares tiers but does not implement tier, child"):
+        check_game_class(bad_games.TiersWithoutHooks)
+    with pytest.raises(ContractError, match="which Game contract 2 added"):
+        check_game_class(bad_games.TiersOfContractOne)
+    with pytest.raises(ContractError, match="declares no tiers"):
+        get_game("number-game").tier(13)

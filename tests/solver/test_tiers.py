@@ -1,0 +1,91 @@
+"""Tiers (Game contract 2) of the built-in games, on every reachable position of small
+variants: every move stays in its tier or goes to a declared child tier, the tier graph
+is acyclic and ends where play ends, and chess's tier enumerations are complete for
+pawnless materials (every position reached from the tablebase is listed by its tier)."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import pytest
+
+from solver.check import find_cycle
+from solver.games import get_game
+from solver.games.chess_endgame import material_of_tier, tier_of_material
+
+SMALL = [
+    ("connect-four", {"width": 4, "height": 3}),
+    ("connect-four", {"width": 3, "height": 4, "symmetry": True}),
+    ("tic-tac-toe", {}),
+    ("tic-tac-toe", {"symmetry": True}),
+    ("nap", {"n": 9}),
+    ("grundy", {"n": 11}),
+    ("e-valuate", {"expression": "a*b-c", "digits": "0-2"}),
+    ("graph-share", {}),
+]
+
+
+def reachable(game: Any, roots: list[int]) -> dict[int, list[int]]:
+    """Every position reachable from *roots* (canonical with symmetry) -> its children."""
+    canon = game.canonical if game.uses_symmetry else (lambda k: k)
+    edges: dict[int, list[int]] = {}
+    todo = deque(canon(r) for r in roots)
+    while todo:
+        key = todo.popleft()
+        if key in edges:
+            continue
+        edges[key] = [canon(c) for _, c in game.children(key)]
+        todo.extend(c for c in edges[key] if c not in edges)
+    return edges
+
+
+@pytest.mark.parametrize(("name", "params"), SMALL)
+def test_every_move_respects_the_tiers(name: str, params: dict[str, Any]) -> None:
+    game: Any = get_game(name, **params)
+    assert game.facts.tiers
+    edges = reachable(game, [game.initial()])
+    tiers = {key: game.tier(key) for key in edges}
+    for key, children in edges.items():
+        below = set(game.child_tiers(tiers[key]))
+        assert tiers[key] not in below
+        for child in children:
+            assert tiers[child] == tiers[key] or tiers[child] in below, (key, child)
+    # acyclic games move a tier on at every move here: each tier is one ply
+    if game.facts.acyclic:
+        assert all(tiers[c] == tiers[k] + 1 for k, cs in edges.items() for c in cs)
+    graph = {t: list(game.child_tiers(t)) for t in set(tiers.values())}
+    assert find_cycle(graph) is None
+    # the last tier has no children; every tier but the first is reached
+    assert set(tiers.values()) - {tiers[game.canonical(game.initial())]} <= {
+        c for cs in graph.values() for c in cs
+    }
+
+
+def test_chess_tiers_are_materials() -> None:
+    game: Any = get_game("chess", material="KRPvKR")
+    assert material_of_tier(game.tier(game.initial())) == "KRPvKR"
+    assert {material_of_tier(t) for t in game.child_tiers(tier_of_material("KPvK"))} == {
+        "KvK",
+        "KQvK",
+        "KRvK",
+        "KBvK",
+        "KNvK",
+    }
+    # capture and promotion at once: the promoting pawn takes a piece on the last rank
+    assert "KQvK" in {material_of_tier(t) for t in game.child_tiers(tier_of_material("KPvKN"))}
+
+
+@pytest.mark.parametrize("material", ["KQvK", "KRvK"])
+def test_chess_tier_positions_list_every_reachable_pawnless_position(material: str) -> None:
+    game: Any = get_game("chess", material=material)
+    edges = reachable(game, list(game.tablebase_positions()))
+    by_tier: dict[int, set[int]] = {}
+    for key in edges:
+        by_tier.setdefault(game.tier(key), set()).add(key)
+    assert {material_of_tier(t) for t in by_tier} == {material, "KvK"}
+    for tier, keys in by_tier.items():
+        listed = list(game.tier_positions(tier))
+        assert len(listed) == len(set(listed))
+        assert keys <= set(listed), material_of_tier(tier)
+        assert {game.tier(k) for k in listed} == {tier}
