@@ -20,9 +20,10 @@ from array import array
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from solver.errors import SolveError
-from solver.game import Game, MoveLabel, PositionKey
+from solver.game import BatchedRules, Game, MoveLabel, PositionKey
 from solver.graph import TERMINAL, UNEXPANDED, Graph, NodeId
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
@@ -132,45 +133,29 @@ def expand_bulk(
     canonical: Callable[[PositionKey], PositionKey] | None,
 ) -> bool:
     """Expand *batch* (unexpanded nodes, ascending) as :func:`expand_node` would, node
-    after node — same ids, same columns — but with vector bookkeeping. Returns ``False``
-    (and changes nothing) if a child's key does not fit in 64 bits: the caller falls back
-    to the dict.
+    after node — same ids, same columns — but with vector bookkeeping, and the game's
+    batched rules (:meth:`~solver.game.GameBase.children_batch` and its kin) when it has
+    them. Returns ``False`` (and changes nothing) if a child's key does not fit in 64
+    bits: the caller falls back to the dict.
     """
-    keys = g.keys
-    moves_of = game.children
-    pairs: list[tuple[MoveLabel, PositionKey]] = []
-    extend = pairs.extend
-    counts = array("q")
-    before = 0
-    for nid in batch:
-        extend(moves_of(keys[nid]))
-        n = len(pairs)
-        if n == before:
-            raise no_moves(game, keys[nid])
-        counts.append(n - before)
-        before = n
-    child_keys = [k for _, k in pairs]
-    if canonical is not None:
-        child_keys = list(map(canonical, child_keys))
-    try:
-        wanted = np.array(child_keys, dtype=np.int64)
-    except OverflowError:
-        return False
-    del child_keys
+    parents = np.array(batch, dtype=np.int64)
+    found = _batch_moves(g, game, parents, canonical)
+    if found is None:
+        found = _moves_one_by_one(g, game, batch, canonical)
+        if found is None:
+            return False
+    counts, wanted, labels = found
 
     ids, new_keys, first_slot = index.resolve(wanted, g.num_nodes)
     del wanted
-    parents = np.array(batch, dtype=np.int64)
-    per_child_parent = np.repeat(parents, np.frombuffer(counts, dtype=np.int64))
+    per_child_parent = np.repeat(parents, counts)
     dist = np.frombuffer(g.dist, dtype=np.int32)
     new_dist = dist[per_child_parent[first_slot]] + 1
     del dist
 
     # New nodes: terminal ones exact and final at once, the rest unknown.
-    values = list(map(game.terminal_value, new_keys.tolist()))
-    count = len(values)
-    terminal = np.fromiter((v is not None for v in values), dtype=bool, count=count)
-    exact = np.fromiter((v or 0 for v in values), dtype=np.int64, count=count)
+    terminal, exact = _terminal_values(game, new_keys)
+    count = int(new_keys.size)
     flags = terminal.astype(np.uint8).tobytes()
     depths = np.where(terminal, 0, DEPTH_INF).astype(np.int32).tobytes()
     g.append_keys(new_keys)
@@ -190,9 +175,85 @@ def expand_bulk(
     # Edges, parent by parent in move order. The parents' new state is not marked
     # changed: their stored edges say they are expanded (the loader reads it so), and the
     # solve's last commit rewrites every node.
-    g.append_edges(per_child_parent.astype(np.int32), ids.astype(np.int32), [m for m, _ in pairs])
+    g.append_edges(per_child_parent.astype(np.int32), ids.astype(np.int32), labels)
     g.mark_expanded(parents)
     return True
+
+
+Moves = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[MoveLabel]]
+"""Per parent its number of moves; the child keys (canonical); the move labels."""
+
+
+def _batch_moves(
+    g: Graph,
+    game: Game,
+    parents: npt.NDArray[np.int64],
+    canonical: Callable[[PositionKey], PositionKey] | None,
+) -> Moves | None:
+    """The moves of *parents* by the game's batched rules, or ``None`` if it has none."""
+    if not isinstance(game, BatchedRules) or not isinstance(g.keys, array):
+        return None
+    moves = game.children_batch(np.frombuffer(g.keys, dtype=np.int64)[parents])
+    if moves is None:
+        return None
+    counts = np.asarray(moves.counts, dtype=np.int64)
+    if counts.size and not counts.all():
+        raise no_moves(game, g.keys[int(parents[np.argmin(counts)])])
+    wanted = np.asarray(moves.keys, dtype=np.int64)
+    if canonical is not None:
+        canon = game.canonical_batch(wanted)
+        wanted = (
+            np.fromiter(map(canonical, wanted.tolist()), dtype=np.int64, count=wanted.size)
+            if canon is None
+            else np.asarray(canon, dtype=np.int64)
+        )
+    names = moves.label_names
+    return counts, wanted, [names[i] for i in moves.labels.tolist()]
+
+
+def _moves_one_by_one(
+    g: Graph,
+    game: Game,
+    batch: Sequence[NodeId],
+    canonical: Callable[[PositionKey], PositionKey] | None,
+) -> Moves | None:
+    """The moves of *batch* by :meth:`Game.children`, node by node; ``None`` if a child
+    key does not fit 64 bits."""
+    keys = g.keys
+    moves_of = game.children
+    pairs: list[tuple[MoveLabel, PositionKey]] = []
+    extend = pairs.extend
+    counts = array("q")
+    before = 0
+    for nid in batch:
+        extend(moves_of(keys[nid]))
+        n = len(pairs)
+        if n == before:
+            raise no_moves(game, keys[nid])
+        counts.append(n - before)
+        before = n
+    child_keys = [k for _, k in pairs]
+    if canonical is not None:
+        child_keys = list(map(canonical, child_keys))
+    try:
+        wanted = np.array(child_keys, dtype=np.int64)
+    except OverflowError:
+        return None
+    return np.frombuffer(counts, dtype=np.int64), wanted, [m for m, _ in pairs]
+
+
+def _terminal_values(
+    game: Game, keys: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64]]:
+    """Whether each of *keys* is terminal, and its value (0 where it is not)."""
+    found = game.terminal_values_batch(keys) if isinstance(game, BatchedRules) else None
+    if found is not None:
+        terminal = np.asarray(found[0], dtype=bool)
+        return terminal, np.where(terminal, np.asarray(found[1], dtype=np.int64), 0)
+    values = list(map(game.terminal_value, keys.tolist()))
+    count = len(values)
+    terminal = np.fromiter((v is not None for v in values), dtype=bool, count=count)
+    return terminal, np.fromiter((v or 0 for v in values), dtype=np.int64, count=count)
 
 
 def unexpanded_from(state: bytearray, start: int, limit: int) -> list[NodeId]:

@@ -23,14 +23,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol, TypeAlias, TypeGuard, runtime_checkable
 
+import numpy as np
+import numpy.typing as npt
+
 from solver.errors import ContractError, InvalidParameterError
 
 CONTRACT_VERSION = 2
 """The version of the Game contract this negagraph implements. A game declares the one it
 was written for (:attr:`GameBase.contract`); games written for a later one are refused.
 Version 2 added tiers (:attr:`GameFacts.tiers` and the hooks :meth:`GameBase.tier`,
-:meth:`GameBase.child_tiers`, :meth:`GameBase.tier_positions`); games written for
-version 1 are unchanged by it."""
+:meth:`GameBase.child_tiers`, :meth:`GameBase.tier_positions`) and batched rules
+(:meth:`GameBase.children_batch`, :meth:`GameBase.terminal_values_batch`,
+:meth:`GameBase.canonical_batch`); games written for version 1 are unchanged by it."""
 
 Tier: TypeAlias = int
 """A tier's number (see :attr:`GameFacts.tiers`), e.g. connect-four's stones on the board."""
@@ -42,6 +46,19 @@ MoveLabel: TypeAlias = str
 """A move in the game's own notation, e.g. ``"4"`` for a connect-four column."""
 
 ParamValue: TypeAlias = int | str | bool
+
+
+@dataclass(frozen=True)
+class BatchMoves:
+    """The moves of many positions at once (:meth:`GameBase.children_batch`): for
+    parent ``i``, ``counts[i]`` moves, whose child keys and move labels follow those of
+    parents ``0..i-1`` in ``keys`` and ``labels``, in the game's move order; a move's
+    label is ``label_names[labels[j]]``."""
+
+    counts: npt.NDArray[np.int64]
+    keys: npt.NDArray[np.int64]
+    labels: npt.NDArray[np.int64]
+    label_names: tuple[MoveLabel, ...]
 
 
 @dataclass(frozen=True)
@@ -322,6 +339,28 @@ class Game(Protocol):
         ...
 
 
+@runtime_checkable
+class BatchedRules(Protocol):
+    """The optional batched rules (contract 2): a game that has these members (every
+    :class:`GameBase` does; each may answer ``None``: "not for these keys") can be asked
+    for the moves, terminal values and canonical forms of many 64-bit keys at once. The
+    per-position hooks stay the reference: the answers must be theirs."""
+
+    def children_batch(self, keys: npt.NDArray[np.int64]) -> BatchMoves | None:
+        """:meth:`Game.children` of every key (see :class:`BatchMoves`), or ``None``."""
+        ...
+
+    def terminal_values_batch(
+        self, keys: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64]] | None:
+        """Whether each key is terminal and its value, or ``None``."""
+        ...
+
+    def canonical_batch(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
+        """:meth:`Game.canonical` of every key, or ``None``."""
+        ...
+
+
 class GameBase(ABC):
     """Shared plumbing for the built-in games: parameter handling, defaults, ``repr``.
 
@@ -451,6 +490,25 @@ class GameBase(ABC):
         every legal position of their material balance."""
         return None
 
+    # -- batched rules (contract 2, optional): the per-position hooks stay the oracle ---
+
+    def children_batch(self, keys: npt.NDArray[np.int64]) -> BatchMoves | None:
+        """:meth:`children` of every key of *keys* (64-bit) in one call, or ``None`` when
+        the game cannot (the default; then the solver calls :meth:`children` per key).
+        The moves must be exactly :meth:`children`'s, in the same order."""
+        return None
+
+    def terminal_values_batch(
+        self, keys: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64]] | None:
+        """:meth:`terminal_value` of every key of *keys*: whether each is terminal and
+        its value (anything where it is not), or ``None`` (the default: per key)."""
+        return None
+
+    def canonical_batch(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
+        """:meth:`canonical` of every key of *keys*, or ``None`` (the default: per key)."""
+        return None
+
     # -- tiers (contract 2): read only when the facts declare ``tiers`` ----------------
 
     def tier(self, key: PositionKey) -> Tier:
@@ -525,6 +583,8 @@ def _param_str(value: ParamValue) -> str:
 
 
 __all__ = [
+    "BatchMoves",
+    "BatchedRules",
     "CONTRACT_VERSION",
     "LEAK_ORDERS",
     "Game",

@@ -20,7 +20,7 @@ from typing import ClassVar
 import numpy as np
 
 from solver.errors import InvalidPositionError
-from solver.game import GameBase, MoveLabel, Param, PositionKey
+from solver.game import BatchMoves, GameBase, MoveLabel, Param, PositionKey
 
 logger = logging.getLogger(__name__)
 
@@ -156,6 +156,76 @@ class ConnectFour(GameBase):
         if mask == self._board:
             return 0
         return None
+
+    # -- batched rules: the same bitboard steps over arrays of keys ---------------------
+
+    def _batchable(self) -> bool:
+        """Keys fit 63 bits (boards of at most 63 bits with the spare row)."""
+        return self.width * self._h1 <= 63
+
+    def _mask_of(self, keys: np.ndarray) -> np.ndarray:
+        """:meth:`_mask` of uint64 *keys*."""
+        k1, k2, k4, k8 = (np.uint64(k) for k in self._keep)
+        s = keys | ((keys >> np.uint64(1)) & k1)
+        s |= (s >> np.uint64(2)) & k2
+        s |= (s >> np.uint64(4)) & k4
+        s |= (s >> np.uint64(8)) & k8
+        board: np.ndarray = (s >> np.uint64(1)) & np.uint64(self._board)
+        return board
+
+    def _fours(self, stones: np.ndarray) -> np.ndarray:
+        """:meth:`_has_four` of uint64 *stones*."""
+        m = stones & (stones >> np.uint64(1))
+        won: np.ndarray = (m & (m >> np.uint64(2))) != 0
+        for d in self._dirs:
+            m = stones & (stones >> np.uint64(d))
+            won |= (m & (m >> np.uint64(2 * d))) != 0
+        return won
+
+    def children_batch(self, keys: np.ndarray) -> BatchMoves | None:
+        if not self._batchable():
+            return None
+        k = np.asarray(keys, dtype=np.int64).astype(np.uint64)
+        mask = self._mask_of(k)
+        markers = mask + np.uint64(self._bottom)
+        opponent = k ^ markers ^ mask
+        over = (mask == np.uint64(self._board)) | self._fours(opponent)
+        base = opponent + markers
+        columns = np.array(self._column, dtype=np.uint64)
+        bits = markers[:, None] & columns[None, :]
+        playable = ((bits & np.uint64(self._tops)) == 0) & ~over[:, None]
+        children = (base[:, None] + bits)[playable]
+        labels = np.broadcast_to(np.arange(self.width, dtype=np.int64), playable.shape)[playable]
+        return BatchMoves(
+            counts=playable.sum(axis=1).astype(np.int64),
+            keys=children.astype(np.int64),
+            labels=labels,
+            label_names=self._labels,
+        )
+
+    def terminal_values_batch(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        if not self._batchable():
+            return None
+        k = np.asarray(keys, dtype=np.int64).astype(np.uint64)
+        mask = self._mask_of(k)
+        last = k ^ (mask + np.uint64(self._bottom)) ^ mask
+        won = self._fours(last)
+        terminal = won | (mask == np.uint64(self._board))
+        return terminal, np.where(won, -1, 0).astype(np.int64)
+
+    def canonical_batch(self, keys: np.ndarray) -> np.ndarray | None:
+        k = np.asarray(keys, dtype=np.int64)
+        if not self.uses_symmetry:
+            return k
+        if not self._batchable():
+            return None
+        u = k.astype(np.uint64)
+        h1, bits, last = self._h1, np.uint64(self._col_bits), self.width - 1
+        mirrored = np.zeros_like(u)
+        for c in range(self.width):
+            mirrored |= ((u >> np.uint64(c * h1)) & bits) << np.uint64((last - c) * h1)
+        out: np.ndarray = np.minimum(u, mirrored).astype(np.int64)
+        return out
 
     def canonical(self, key: PositionKey) -> PositionKey:
         if not self.uses_symmetry:

@@ -1,0 +1,119 @@
+"""Batched rules (Game contract 2): connect-four's ``children_batch``,
+``terminal_values_batch`` and ``canonical_batch`` against its per-position hooks (the
+oracle) on random positions of many board sizes, and a full solve that uses them builds
+the very graph the per-position path builds."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from solver.games import get_game
+from solver.games.connect_four import ConnectFour
+from solver.negamax import solve
+from solver.store import MemoryStore
+
+COLUMNS = (
+    "keys",
+    "state",
+    "low",
+    "high",
+    "low_final",
+    "high_final",
+    "depth_low",
+    "depth_high",
+    "dist",
+    "first_edge",
+    "child_count",
+    "edge_parent",
+    "edge_child",
+)
+
+
+class PerPosition(ConnectFour):
+    """Connect-four without its batched rules: the per-position path."""
+
+    def children_batch(self, keys: Any) -> None:
+        return None
+
+    def terminal_values_batch(self, keys: Any) -> None:
+        return None
+
+    def canonical_batch(self, keys: Any) -> None:
+        return None
+
+
+def playout_keys(game: Any, seed: int, games: int) -> list[int]:
+    """Every position of *games* random games (terminal ones included)."""
+    rng = random.Random(seed)
+    keys = []
+    for _ in range(games):
+        key = game.initial()
+        while True:
+            keys.append(key)
+            moves = game.children(key)
+            if not moves:
+                break
+            key = rng.choice(moves)[1]
+    return keys
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    width=st.integers(1, 9),
+    height=st.integers(1, 6),
+    symmetry=st.booleans(),
+    seed=st.integers(0, 2**32),
+)
+def test_batched_rules_equal_the_per_position_ones(
+    width: int, height: int, symmetry: bool, seed: int
+) -> None:
+    game: Any = get_game("connect-four", width=width, height=height, symmetry=symmetry)
+    keys = playout_keys(game, seed, 20)
+    array = np.array(keys, dtype=np.int64)
+    moves = game.children_batch(array)
+    assert moves.counts.tolist() == [len(game.children(k)) for k in keys]
+    batched = [
+        (moves.label_names[label], key)
+        for label, key in zip(moves.labels.tolist(), moves.keys.tolist(), strict=True)
+    ]
+    assert batched == [move for k in keys for move in game.children(k)]
+    terminal, values = game.terminal_values_batch(array)
+    expected = [game.terminal_value(k) for k in keys]
+    assert terminal.tolist() == [v is not None for v in expected]
+    assert [int(v) for v, t in zip(values, terminal, strict=True) if t] == [
+        v for v in expected if v is not None
+    ]
+    assert game.canonical_batch(array).tolist() == [game.canonical(k) for k in keys]
+
+
+def test_boards_beyond_63_bits_have_no_batched_rules() -> None:
+    game: Any = get_game("connect-four", width=8, height=8, symmetry=True)  # 8 x 9 bits
+    none = np.zeros(1, dtype=np.int64)
+    assert game.children_batch(none) is None
+    assert game.terminal_values_batch(none) is None
+    assert game.canonical_batch(none) is None
+    # and a full solve of such a board goes the per-position way (keys beyond 64 bits)
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "symmetry"), [(4, 4, False), (4, 3, True), (3, 5, False), (5, 3, True)]
+)
+def test_a_full_solve_with_batched_rules_builds_the_same_graph(
+    width: int, height: int, symmetry: bool
+) -> None:
+    graphs = []
+    for cls in (ConnectFour, PerPosition):
+        store = MemoryStore()
+        solve(cls(width=width, height=height, symmetry=symmetry), full=True, store=store)
+        (g,) = store.graphs.values()
+        graphs.append(g)
+    batched, single = graphs
+    for column in COLUMNS:
+        assert bytes(getattr(batched, column)) == bytes(getattr(single, column)), column
+    assert list(batched.edge_move) == list(single.edge_move)
