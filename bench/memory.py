@@ -33,6 +33,8 @@ sys.stderr.write(done.stderr)
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024, file=sys.stderr)
 sys.exit(done.returncode)
 """
+"""Runs a command and prints its peak RSS in bytes (Linux: ``ru_maxrss`` is in KiB) as
+the last line of stderr; its only child is the command."""
 
 
 def measured_solve(*args: str) -> tuple[dict[str, Any], int]:
@@ -104,4 +106,4 @@ def memory_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
     return rows
 
 
-__all__ = ["memory_rows"]
+__all__ = ["PEAK", "memory_rows"]

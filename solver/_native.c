@@ -612,7 +612,7 @@ static const char *col_names[N_COLS] = {
     "child_count", "depth_low", "depth_high", "_rev_head", "edge_child", "edge_parent",
     "_rev_next",
 };
-static const Py_ssize_t col_items[N_COLS] = {8, 1, 8, 8, 1, 1, 4, 4, 4, 4, 4, 8, 4, 4, 8};
+static const Py_ssize_t col_items[N_COLS] = {8, 1, 8, 8, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4};
 
 #define M_PATH 1
 #define M_QUEUED 2
@@ -717,7 +717,8 @@ static void
 push_node(Ctx *x, int64_t key, int32_t dist, int terminal, int64_t value)
 {
     uint8_t st = terminal ? TERMINAL : UNEXPANDED, fin = terminal ? 1 : 0;
-    int64_t lo = terminal ? value : NEG_INF, hi = terminal ? value : POS_INF, no_edge = -1;
+    int64_t lo = terminal ? value : NEG_INF, hi = terminal ? value : POS_INF;
+    int32_t no_edge = -1;
     int32_t depth = terminal ? 0 : DEPTH_INF, minus1 = -1, zero = 0;
     col_push(K(x), &key);
     col_push(STATE(x), &st);
@@ -932,11 +933,11 @@ expand(Ctx *x, Py_ssize_t n)
     for (Py_ssize_t i = 0; i < k; i++) {
         Py_ssize_t c = mv[i].id >= 0 ? mv[i].id : base + (-1 - mv[i].id);
         int32_t c32 = (int32_t)c, p32 = (int32_t)n;
-        int64_t e = x->m, prev = GET(R_HEAD(x), int64_t, c);
+        int32_t e = (int32_t)x->m, prev = GET(R_HEAD(x), int32_t, c);
         col_push(E_CHILD(x), &c32);
         col_push(E_PARENT(x), &p32);
         col_push(R_NEXT(x), &prev);
-        SET(R_HEAD(x), int64_t, c, e);
+        SET(R_HEAD(x), int32_t, c, e);
         x->m++;
         Py_INCREF(mv[i].label);
         ((PyObject **)x->labels.data)[x->labels.len++] = mv[i].label;
@@ -1119,10 +1120,10 @@ settle(Ctx *x)
             Py_ssize_t n = ((Py_ssize_t *)work->data)[i];
             if (mark_dirty(x, n) < 0 || ids_push(seeds, n) < 0)
                 return -1;
-            int64_t e = GET(R_HEAD(x), int64_t, n);
+            int64_t e = GET(R_HEAD(x), int32_t, n);
             while (e >= 0) {
                 Py_ssize_t p = GET(E_PARENT(x), int32_t, e);
-                e = GET(R_NEXT(x), int64_t, e);
+                e = GET(R_NEXT(x), int32_t, e);
                 if ((x->mark[p] & M_QUEUED) || GET(STATE(x), uint8_t, p) != EXPANDED)
                     continue;
                 x->mark[p] |= M_QUEUED;
@@ -1207,7 +1208,7 @@ settle(Ctx *x)
             SET(HF(x), uint8_t, n, h_ok);
             if (mark_dirty(x, n) < 0)
                 return -1;
-            int64_t e = GET(R_HEAD(x), int64_t, n);
+            int64_t e = GET(R_HEAD(x), int32_t, n);
             while (e >= 0) {
                 Py_ssize_t p = GET(E_PARENT(x), int32_t, e);
                 if (!(x->mark[p] & M_QUEUED) && GET(STATE(x), uint8_t, p) == EXPANDED) {
@@ -1215,7 +1216,7 @@ settle(Ctx *x)
                     if (ids_push(queue, p) < 0)
                         return -1;
                 }
-                e = GET(R_NEXT(x), int64_t, e);
+                e = GET(R_NEXT(x), int32_t, e);
             }
         }
     }

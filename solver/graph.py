@@ -204,8 +204,8 @@ class Graph:
         self.edge_move = Labels()
 
         self._index: KeyMap | None = new_index()
-        self._rev_head: array[int] | None = array("q")
-        self._rev_next: array[int] | None = array("q")
+        self._rev_head: array[int] | None = array("i")
+        self._rev_next: array[int] | None = array("i")
 
         self.committed_nodes = 0
         self.committed_edges = 0
@@ -289,16 +289,16 @@ class Graph:
         child = np.frombuffer(self.edge_child, dtype=np.int32) if m else np.zeros(0, np.int32)
         order = np.argsort(child, kind="stable")
         grouped = child[order]
-        rev_next = np.full(m, -1, dtype=np.int64)
+        rev_next = np.full(m, -1, dtype=np.int32)
         if m:
             same = grouped[1:] == grouped[:-1]
             rev_next[order[1:][same]] = order[:-1][same]
-        rev_head = np.full(n, -1, dtype=np.int64)
+        rev_head = np.full(n, -1, dtype=np.int32)
         if m:
             last = np.append(grouped[1:] != grouped[:-1], True)
             rev_head[grouped[last]] = order[last]
-        self._rev_head = array("q", rev_head.tobytes())
-        self._rev_next = array("q", rev_next.tobytes())
+        self._rev_head = array("i", rev_head.tobytes())
+        self._rev_next = array("i", rev_next.tobytes())
 
     def drop_derived(self) -> None:
         """Forget ``index`` and the reverse edges (rebuilt on next use); bulk appends

@@ -54,12 +54,12 @@ MINIMUM_HEADROOM = 4 * 2**20
 MINIMUM = 128 * 2**20
 """No solve runs in less: the interpreter, the libraries and the game take about 90 MiB."""
 
-RESERVE_PER_NODE = 64
-"""Bytes a node to keep free for a run's end (its closing pass and last commit), measured
-on connect-four into SQLite: partial 6 x 4 (10.6 M nodes) 2,069 MiB at the last batch
-and 2,628 MiB at the peak, in the closing commit that rewrites every node the retrograde
-pass touched: 53 bytes a node; full 5 x 4 (3.9 M nodes) 570 MiB at the last batch, 677
-MiB at the peak: 27 bytes a node."""
+RESERVE_PER_NODE = 40
+"""Bytes a node to keep free for a run's end (its closing pass and last commit). Measured
+on connect-four, as the peak RSS over the RSS at the run's last batch: partial 6 x 4
+(10.6 M nodes) into SQLite 20 bytes a node (1,238 -> 1,451 MiB), in memory 32 (994 ->
+1,332 MiB; the retrograde pass's arrays, once the key index and reverse edges are freed);
+full 5 x 4 (3.9 M nodes) into SQLite 27 (570 -> 677 MiB)."""
 
 
 def parse_size(text: str) -> int:

@@ -370,6 +370,8 @@ class _Solver(NullWindowSearch):
         self.expansions = 0
         self.ended_by: EndedBy | None = None
         self.peak_rss = 0
+        self._rss_at_check: int | None = None
+        """The RSS at the last memory check (what a batch adds is the next reserve)."""
         self.nodes_at_start = graph.num_nodes
         self.edges_at_start = graph.total_edges
         self.canon = game.canonical if game.uses_symmetry else None
@@ -463,18 +465,26 @@ class _Solver(NullWindowSearch):
     def out_of_budget(self) -> Literal["budget", "stopped"] | None:
         """``"budget"`` or ``"stopped"`` if the run must end before the next batch (and
         :attr:`ended_by` says why). The memory limit counts the reserve the run's end
-        needs (:data:`~solver.memory.RESERVE_PER_NODE`)."""
-        per_node = RESERVE_PER_NODE
-        why = self.limits.why(self.expansions, self.deadline, per_node * self.g.num_nodes)
+        needs (:data:`~solver.memory.RESERVE_PER_NODE`) and what the next batch may add:
+        as much as the last one did (a full solve's batches of 20,000 expansions add more
+        than the limit's headroom)."""
+        reserve = RESERVE_PER_NODE * self.g.num_nodes
+        if self.limits.memory_limit is not None:
+            used = rss()
+            if self._rss_at_check is not None:
+                reserve += max(0, used - self._rss_at_check)
+            self._rss_at_check = used
+        why = self.limits.why(self.expansions, self.deadline, reserve)
         if why is None:
             return None
         self.ended_by = why
         if why == "memory":
             limit = self.limits.memory_limit or 0
             log.info(
-                "memory limit reached: %s in use, %s to keep for the run's end, limit %s",
+                "memory limit reached: %s in use, %s to keep for the run's end and the "
+                "next batch, limit %s",
                 format_size(rss()),
-                format_size(per_node * self.g.num_nodes),
+                format_size(reserve),
                 format_size(limit),
             )
         return "stopped" if why == "request" else "budget"

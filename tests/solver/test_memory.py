@@ -79,11 +79,10 @@ def test_a_limit_already_reached_ends_the_run_before_its_first_batch() -> None:
 
 
 def test_the_check_keeps_a_reserve_for_the_run_end() -> None:
-    used = rss()
-    limit = used + 64 * 2**20
-    # with the reserve for a million nodes the limit is reached, without it not
+    limit = max(MINIMUM, rss()) + 32 * 2**20
+    # with the reserve for ten million nodes the limit is reached, without it not
     assert Limits(memory_limit=limit).why(0, None, reserve=0) is None
-    assert Limits(memory_limit=limit).why(0, None, reserve=RESERVE_PER_NODE * 10**6) == "memory"
+    assert Limits(memory_limit=limit).why(0, None, reserve=RESERVE_PER_NODE * 10**7) == "memory"
     assert headroom(4 * 2**30) == int(4 * 2**30 * 0.02)
     assert headroom(MINIMUM) == 4 * 2**20
 
