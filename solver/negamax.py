@@ -243,7 +243,8 @@ def solve(
     :param memory_limit: bytes of RSS the process must stay under: checked between
         batches with a reserve for the run's end (:mod:`solver.memory`); reaching it ends
         the run like a spent budget (:attr:`SolveResult.ended_by` ``"memory"``). The
-        whole graph stays in RAM, so a run resumed under the same limit ends at once.
+        whole graph stays in RAM, so a run resumed under the same limit goes little
+        further (the loaded graph is somewhat more compact than the grown one).
     :raises InvalidParameterError: for negative budgets or a bad batch size, or a full
         solve of an infinite game without a budget.
     :raises InvalidPositionError: if *root* does not parse.
