@@ -330,9 +330,15 @@ class ProgressDisplay:
         memory = format_size(p.rss) + (
             "" if p.memory_limit is None else f" of {format_size(p.memory_limit)}"
         )
+        tiers = (
+            f"  tiers {p.tiers_done}/{p.tiers_total}"
+            + ("" if p.eta is None else f" ~{duration(p.eta)} left")
+            if p.tiers_total
+            else ""
+        )
         return (
             f"{number(p.expansions)} expansions ({number(rate)}/s)  "
-            f"{number(p.nodes)} nodes  {number(p.frontier)} frontier  "
+            f"{number(p.nodes)} nodes{tiers}  {number(p.frontier)} frontier  "
             f"root [{low}{'*' if p.root_low_final else ''}, "
             f"{high}{'*' if p.root_high_final else ''}]  RAM {memory}  {elapsed}  {self.phase}"
             + ("" if eta is None else f"  {eta}")
@@ -495,6 +501,12 @@ class MemorySize(click.ParamType[int]):
 @click.option("--root", metavar="POSITION", help="Root position in the game's notation.")
 @click.option("--full", is_flag=True, help="Tablebase mode: expand everything reachable.")
 @click.option(
+    "--tiers/--no-tiers",
+    default=None,
+    help="Solve --full a tier at a time, the database holding what is done (default: "
+    "when the game declares tiers and the variant was not solved otherwise).",
+)
+@click.option(
     "--max-expansions",
     type=click.IntRange(min=0),
     metavar="N",
@@ -547,6 +559,7 @@ def solve_command(
     params: tuple[str, ...],
     root: str | None,
     full: bool,
+    tiers: bool | None,
     max_expansions: int | None,
     max_seconds: float | None,
     batch_size: int | None,
@@ -573,6 +586,7 @@ def solve_command(
                 params,
                 root,
                 full,
+                tiers,
                 max_expansions,
                 max_seconds,
                 batch_size,
@@ -606,8 +620,14 @@ def solve_command(
             click.echo(
                 f"  memory limit reached ({format_size(r.peak_rss)} in use, limit "
                 f"{format_size(r.memory_limit or 0)}) after committing the last batch; "
-                "this version holds the whole graph in RAM, so the same command goes "
-                "little further: give it a larger --memory-limit",
+                + (
+                    "a tiered solve holds one tier and what its moves reach in RAM: run "
+                    "the same command again to go on (a fresh process), or give it a "
+                    "larger --memory-limit"
+                    if r.extra.get("tiers")
+                    else "this version holds the whole graph in RAM, so the same command "
+                    "goes little further: give it a larger --memory-limit"
+                ),
                 err=True,
             )
         elif r.status in ("stopped", "budget"):
@@ -621,6 +641,7 @@ def _solve(
     params: tuple[str, ...],
     root: str | None,
     full: bool,
+    tiers: bool | None,
     max_expansions: int | None,
     max_seconds: float | None,
     batch_size: int | None,
@@ -667,6 +688,7 @@ def _solve(
                     progress=progress,
                     stop=interrupts,
                     memory_limit=memory_limit,
+                    tiers=tiers,
                 )
             except BaseException as exc:
                 # solve() closes the run itself, unless a second Ctrl-C lands where it
@@ -898,14 +920,18 @@ def status_command(db_url: str | None, game_refs: tuple[str, ...], as_json: bool
 
 
 def memory_text(run: dict[str, Any]) -> str:
-    """``  RAM 1.2 GiB of 18 GiB, 10,575,506 nodes resident`` (empty for runs recorded
-    before the figures were)."""
+    """``  tiers 5/13  RAM 1.2 GiB of 18 GiB, 10,575,506 nodes resident`` (the tiers of
+    tiered runs only; empty for runs recorded before the figures were)."""
+    tiers = (
+        "" if run["tiers_total"] is None else f"  tiers {run['tiers_done']}/{run['tiers_total']}"
+    )
     if run["rss_bytes"] is None:
-        return ""
+        return tiers
     limit = run["memory_limit"]
     resident = run["resident_nodes"]
     return (
-        f"  RAM {format_size(run['rss_bytes'])}"
+        tiers
+        + f"  RAM {format_size(run['rss_bytes'])}"
         + ("" if limit is None else f" of {format_size(limit)}")
         + ("" if resident is None else f", {number(resident)} nodes resident")
     )
@@ -950,6 +976,8 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
                 "rss_bytes": r.rss_bytes,
                 "memory_limit": r.memory_limit,
                 "resident_nodes": r.resident_nodes,
+                "tiers_done": r.tiers_done,
+                "tiers_total": r.tiers_total,
             }
             for r in runs
         ],

@@ -273,6 +273,14 @@ class SolveRun(_Model):
     resident_nodes: int | None = Field(
         ge=0, description="nodes of the graph the run held in RAM at the latest commit"
     )
+    tiers_done: int | None = Field(
+        ge=0,
+        description="a tiered full solve's tiers discovered (while discovering) or solved "
+        "(while solving) at the latest commit (null: not tiered)",
+    )
+    tiers_total: int | None = Field(
+        ge=0, description="the tiers reachable from a tiered solve's root (null: not tiered)"
+    )
     pid: int
     hostname: str
 

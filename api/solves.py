@@ -53,6 +53,8 @@ def run_json(run: RunRecord, variant: VariantRecord | None) -> dict[str, Any]:
         "rss_bytes": run.rss_bytes,
         "memory_limit": run.memory_limit,
         "resident_nodes": run.resident_nodes,
+        "tiers_done": run.tiers_done,
+        "tiers_total": run.tiers_total,
         "pid": run.pid,
         "hostname": run.hostname,
     }

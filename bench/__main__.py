@@ -33,6 +33,7 @@ from bench.targets import (
     resume_rows,
     sqlite_rows,
 )
+from bench.tiers import tablebase_rows, tier_rows
 from solver.alphabeta import alphabeta
 from solver.games import get_game
 from solver.negamax import solve
@@ -131,8 +132,13 @@ TARGETS: dict[str, Callable[[TargetConfig, int], list[Row]]] = {
     "postgres": postgres_rows,
     "lookups": lookup_rows,
     "memory": memory_rows,
+    "tiers": tier_rows,
+    "tablebase": tablebase_rows,
 }
 """Groups of target rows (:mod:`bench.targets`): ``(config, repeat) -> rows``."""
+
+ON_REQUEST = frozenset({"tablebase"})
+"""Groups that run only when named with ``--only`` (they take half an hour or more)."""
 
 
 TARGET_COLUMNS = ["target", "case", "measured", "limit", "met", "correct"]
@@ -225,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     rows: list[Row] = []
     md = ""
-    for name in args.only or [*BENCHMARKS, *TARGETS]:
+    for name in args.only or [g for g in [*BENCHMARKS, *TARGETS] if g not in ON_REQUEST]:
         print(f"running {name} ...", file=sys.stderr)
         if name in TARGETS:
             rows.extend(TARGETS[name](cfg, repeat))

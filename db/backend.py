@@ -10,7 +10,7 @@ is read. The two are :class:`db.sqlite_backend.SqliteBackend` and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -91,6 +91,29 @@ class Backend:
         batch's transaction: commit *seq* of the variant. A node written expanded for the
         first time gets ``expanded_in = seq``; a node's ``expanded_in`` never changes once
         set."""
+        self.write_rows(
+            cursor,
+            vid,
+            seq,
+            rows.node_columns(graph, game, vid, new_nodes, seq) if new_nodes else (),
+            rows.edge_columns(graph, vid, new_edges) if new_edges else (),
+            rows.update_rows(graph, dirty) if dirty else (),
+            len(dirty),
+        )
+
+    def write_rows(
+        self,
+        cursor: Any,
+        vid: int,
+        seq: int,
+        node_columns: Iterable[list[Any]],
+        edge_columns: Iterable[list[Any]],
+        updates: Iterable[tuple[Any, ...]],
+        update_count: int,
+    ) -> None:
+        """What :meth:`write` does, from rows already made: chunks of node and edge rows
+        as columns (:func:`db.rows.node_columns`, :func:`db.rows.edge_columns` order),
+        and *update_count* node updates (:func:`db.rows.update_rows` order)."""
         raise NotImplementedError
 
     def forget_session(self) -> None:
@@ -163,10 +186,17 @@ class Backend:
         self, conn: Connection, sql: str, variant_id: int, graph: Graph, load: RowLoader
     ) -> None:
         """Run *sql* (``?`` for the variant id) and hand its rows to *load* in chunks."""
+        load(graph, self.fetch(conn, sql, (variant_id,)))
+
+    def fetch(
+        self, conn: Connection, sql: str, params: tuple[Any, ...]
+    ) -> Iterator[list[tuple[Any, ...]]]:
+        """Run *sql* (``?`` for each of *params*) and yield its rows in chunks of
+        :data:`db.rows.LOAD_BATCH`, never all at once."""
         cursor = driver(conn).cursor()
         try:
-            cursor.execute(sql, (variant_id,))
-            load(graph, rows.fetched_chunks(cursor))
+            cursor.execute(sql, params)
+            yield from rows.fetched_chunks(cursor)
         finally:
             cursor.close()
 

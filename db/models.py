@@ -275,6 +275,11 @@ class SolveRun(Base):
     """The run's ``--memory-limit`` in bytes (NULL: none)."""
     resident_nodes: Mapped[int | None] = mapped_column(BigInteger)
     """Nodes of the graph the run held in RAM at the latest commit."""
+    tiers_done: Mapped[int | None] = mapped_column(Integer)
+    """A tiered run's tiers discovered (while discovering) or solved (while solving) at
+    its latest commit (migration 0008; NULL: not tiered)."""
+    tiers_total: Mapped[int | None] = mapped_column(Integer)
+    """The tiers reachable from a tiered run's root."""
     pid: Mapped[int] = mapped_column(Integer)
     hostname: Mapped[str] = mapped_column(Text)
 
@@ -313,6 +318,32 @@ class Commit(Base):
         return f"<Commit {self.variant_id}:{self.seq} run={self.run_id} nodes={self.nodes}>"
 
 
+class Tier(Base):
+    """One tier of a variant's tiered full solve (migration 0008; see
+    ``docs/design.md`` §5): its nodes are ids ``first_id .. first_id + nodes - 1``,
+    written by commit ``discovered_in``; ``solved_in`` is the commit that wrote its edges
+    and bounds (NULL: not solved yet)."""
+
+    __tablename__ = "tiers"
+
+    variant_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("variants.id", ondelete="CASCADE"), primary_key=True
+    )
+    tier: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    """The game's tier number (e.g. connect-four's stones on the board)."""
+    ordinal: Mapped[int] = mapped_column(Integer)
+    """Its place in the discovery order (parents first), from 0."""
+    first_id: Mapped[int] = mapped_column(Integer)
+    nodes: Mapped[int] = mapped_column(Integer)
+    edges: Mapped[int | None] = mapped_column(BigInteger)
+    """The tier's edges (its positions' moves), once solved."""
+    discovered_in: Mapped[int] = mapped_column(Integer)
+    solved_in: Mapped[int | None] = mapped_column(Integer)
+
+    def __repr__(self) -> str:
+        return f"<Tier {self.variant_id}:{self.tier} {self.first_id}+{self.nodes}>"
+
+
 __all__ = [
     "NAMING_CONVENTION",
     "RUN_STATUSES",
@@ -321,6 +352,7 @@ __all__ = [
     "Edge",
     "Node",
     "SolveRun",
+    "Tier",
     "Variant",
     "decode_key",
     "encode_key",

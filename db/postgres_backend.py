@@ -12,7 +12,7 @@ read through server-side cursors, so millions of rows are never all in memory.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, ClassVar
 
 from sqlalchemy import exc as sa_exc
@@ -22,11 +22,11 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql import Executable
 
 from db import rows
-from db.backend import Backend, RowLoader, driver
+from db.backend import Backend, driver
 from db.lock import PG_LOCK_CLASS, pg_session_settings, take_lease, take_pg_lock
 from db.models import NODE_UPDATE_COLUMNS, Node
 from solver.game import Game
-from solver.graph import EXPANDED, Graph
+from solver.graph import EXPANDED
 from solver.store import RunOptions
 
 log = logging.getLogger(__name__)
@@ -106,41 +106,44 @@ class PostgresBackend(Backend):
             return
         self.unchecked = True
 
-    def write(
+    def write_rows(
         self,
         cursor: Any,
-        graph: Graph,
-        game: Game,
         vid: int,
         seq: int,
-        new_nodes: range,
-        new_edges: range,
-        dirty: Sequence[int],
+        node_columns: Iterable[list[Any]],
+        edge_columns: Iterable[list[Any]],
+        updates: Iterable[tuple[Any, ...]],
+        update_count: int,
     ) -> None:
         if self.unchecked:
             cursor.execute(_SKIP_CHECKS)
-        if new_nodes:
-            with cursor.copy(f"COPY nodes ({rows.NODE_SQL_COLUMNS}) FROM STDIN") as copy:
-                for columns in rows.node_columns(graph, game, vid, new_nodes, seq):
-                    copy.write(copy_text(columns))
-        if new_edges:
-            with cursor.copy(f"COPY edges ({rows.EDGE_SQL_COLUMNS}) FROM STDIN") as copy:
-                for columns in rows.edge_columns(graph, vid, new_edges):
-                    copy.write(copy_text(columns))
-        if dirty and len(dirty) <= PG_UPDATE_COPY_MIN:
+        for table, names, chunks in (
+            ("nodes", rows.NODE_SQL_COLUMNS, node_columns),
+            ("edges", rows.EDGE_SQL_COLUMNS, edge_columns),
+        ):
+            pieces = iter(chunks)
+            first = next(pieces, None)
+            if first is None:
+                continue
+            with cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+                copy.write(copy_text(first))
+                for chunk in pieces:
+                    copy.write(copy_text(chunk))
+        if update_count and update_count <= PG_UPDATE_COPY_MIN:
             # A few rows: keyed updates (psycopg pipelines executemany).
             cursor.executemany(
                 _UPDATE,
                 [
                     (lo, hi, dl, dh, st, lf == 1, hf == 1, st == EXPANDED, seq, vid, i)
-                    for i, lo, hi, dl, dh, st, lf, hf in rows.update_rows(graph, dirty)
+                    for i, lo, hi, dl, dh, st, lf, hf in updates
                 ],
             )
-        elif dirty:
+        elif update_count:
             # Many rows: one set-based UPDATE from a copied scratch table. ANALYZE gives
             # the planner its size, so it joins by index or by hash as fits.
             with cursor.copy(f"COPY {_UPDATES} ({rows.UPDATE_SQL_COLUMNS}) FROM STDIN") as copy:
-                for row in rows.update_rows(graph, dirty):
+                for row in updates:
                     copy.write_row(row)
             cursor.execute(f"ANALYZE {_UPDATES}")
             cursor.execute(_UPDATE_FROM, (seq, vid))
@@ -164,14 +167,14 @@ class PostgresBackend(Backend):
         # The old session's row lock on the run goes when the server notices it ended.
         conn.exec_driver_sql("SET LOCAL lock_timeout = '60s'")
 
-    def stream(
-        self, conn: Connection, sql: str, variant_id: int, graph: Graph, load: RowLoader
-    ) -> None:
+    def fetch(
+        self, conn: Connection, sql: str, params: tuple[Any, ...]
+    ) -> Iterator[list[tuple[Any, ...]]]:
         # A server-side cursor: millions of rows are never all in memory.
         cursor = driver(conn).cursor("negagraph_load")
         try:
-            cursor.execute(sql.replace("?", "%s"), (variant_id,))
-            load(graph, rows.fetched_chunks(cursor))
+            cursor.execute(sql.replace("?", "%s"), params)
+            yield from rows.fetched_chunks(cursor)
         finally:
             cursor.close()
 

@@ -94,6 +94,11 @@ class RunRecord:
     """The run's memory limit in bytes (``None``: none, or recorded before 0007)."""
     resident_nodes: int | None = None
     """Nodes held in RAM at the latest commit."""
+    tiers_done: int | None = None
+    """A tiered run's tiers discovered or solved at the latest commit (``None``: not
+    tiered, or recorded before migration 0008)."""
+    tiers_total: int | None = None
+    """The tiers reachable from a tiered run's root."""
 
 
 @dataclass(frozen=True)

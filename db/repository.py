@@ -452,6 +452,8 @@ def _run(r: Any) -> RunRecord:
         rss_bytes=r.rss_bytes,
         memory_limit=r.memory_limit,
         resident_nodes=r.resident_nodes,
+        tiers_done=r.tiers_done,
+        tiers_total=r.tiers_total,
     )
 
 

@@ -19,8 +19,12 @@ import numpy.typing as npt
 from db.errors import DatabaseError
 from db.models import NODE_COLUMNS, NODE_UPDATE_COLUMNS
 from solver.game import Game
-from solver.graph import EXPANDED, TERMINAL, Graph
+from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph
+from solver.store import TierEdges, TierNodes, TierValues
 from solver.values import (
+    DEPTH_INF,
+    NEG_INF,
+    POS_INF,
     bounds_to_json,
     depth_from_json,
     depth_to_json,
@@ -101,10 +105,135 @@ def node_columns(graph: Graph, game: Game, vid: int, ids: range, seq: int) -> It
             st,
             lf,
             hf,
-            [k.to_bytes((k.bit_length() + 7) >> 3 or 1, "big") for k in keys],
+            key_bytes(keys),
             format_many(keys),
             [seq if s == EXPANDED else None for s in st],
         ]
+
+
+def key_bytes(keys: Iterable[int]) -> list[bytes]:
+    """Keys as stored: minimal big-endian bytes (at least one)."""
+    return [k.to_bytes((k.bit_length() + 7) >> 3 or 1, "big") for k in keys]
+
+
+# -- a tiered solve's rows (solver.tiered) ---------------------------------------------
+
+TIER_NODE_SQL = (
+    'SELECT "key", dist, state, low FROM nodes WHERE variant_id = ? AND id >= ? AND id < ? '
+    "ORDER BY id"
+)
+"""A tier's positions (``?``: the variant id, the tier's first id and the one after)."""
+TIER_VALUE_SQL = (
+    "SELECT low, high, depth_low, depth_high FROM nodes "
+    "WHERE variant_id = ? AND id >= ? AND id < ? ORDER BY id"
+)
+"""A solved tier's bounds and depths."""
+
+
+def tier_node_columns(game: Game, vid: int, first_id: int, nodes: TierNodes) -> Iterator[list[Any]]:
+    """Per chunk, the rows of a discovered tier's positions (ids from *first_id*), in
+    :data:`NODE_SQL_COLUMNS` order: unexpanded, terminal ones exact and final."""
+    format_many = game.format_many
+    for start, stop in chunks_of(range(int(nodes.keys.size))):
+        count = stop - start
+        keys = nodes.keys[start:stop].tolist()
+        terminal = nodes.terminal[start:stop]
+        bound = bounds_to_json(np.where(terminal, nodes.value[start:stop], NEG_INF).tolist())
+        upper = bounds_to_json(np.where(terminal, nodes.value[start:stop], POS_INF).tolist())
+        depth = depths_to_json(np.where(terminal, 0, DEPTH_INF).tolist())
+        flags = terminal.astype(np.uint8).tolist()
+        yield [
+            [vid] * count,
+            range(first_id + start, first_id + stop),
+            bound,
+            upper,
+            depth,
+            depth,
+            nodes.dist[start:stop].tolist(),
+            np.where(terminal, TERMINAL, UNEXPANDED).tolist(),
+            flags,
+            flags,
+            key_bytes(keys),
+            format_many(keys),
+            [None] * count,
+        ]
+
+
+def tier_edge_columns(vid: int, edges: TierEdges) -> Iterator[list[Any]]:
+    """Per chunk, the rows of a solved tier's moves, in :data:`EDGE_SQL_COLUMNS` order."""
+    names = edges.names
+    for start, stop in chunks_of(range(int(edges.child.size))):
+        yield [
+            [vid] * (stop - start),
+            edges.parent[start:stop].tolist(),
+            edges.move_order[start:stop].tolist(),
+            edges.child[start:stop].tolist(),
+            [names[i] for i in edges.move[start:stop].tolist()],
+        ]
+
+
+def tier_update_rows(
+    first_id: int, values: TierValues, at: npt.NDArray[np.int64]
+) -> Iterator[tuple[Any, ...]]:
+    """:func:`update_rows` of a solved tier's positions *at* (offsets in the tier,
+    ascending): expanded, every bound final."""
+    for start in range(0, at.size, ROW_CHUNK):
+        part = at[start : start + ROW_CHUNK]
+        count = int(part.size)
+        yield from zip(
+            (part + first_id).tolist(),
+            bounds_to_json(values.low[part].tolist()),
+            bounds_to_json(values.high[part].tolist()),
+            depths_to_json(values.depth_low[part].tolist()),
+            depths_to_json(values.depth_high[part].tolist()),
+            [EXPANDED] * count,
+            [1] * count,
+            [1] * count,
+            strict=True,
+        )
+
+
+def tier_nodes(chunks: Iterable[list[tuple[Any, ...]]], count: int) -> TierNodes:
+    """The rows of :data:`TIER_NODE_SQL` as arrays (*count* of them expected)."""
+    keys = np.empty(count, np.int64)
+    dist = np.empty(count, np.int32)
+    state = np.empty(count, np.uint8)
+    value = np.zeros(count, np.int64)
+    at = 0
+    for rows in chunks:
+        stop = at + len(rows)
+        if stop > count:
+            break
+        keys[at:stop] = [int.from_bytes(k, "big") for k in map(_col0, rows)]
+        dist[at:stop] = list(map(_col1, rows))
+        state[at:stop] = list(map(_col2, rows))
+        value[at:stop] = [v or 0 for v in map(_col3, rows)]
+        at = stop
+    if at != count:
+        raise DatabaseError(f"a tier's stored positions are not all there ({at} of {count})")
+    terminal = state == TERMINAL
+    return TierNodes(keys, dist, terminal, np.where(terminal, value, 0))
+
+
+def tier_values(chunks: Iterable[list[tuple[Any, ...]]], count: int) -> TierValues:
+    """The rows of :data:`TIER_VALUE_SQL` as arrays (*count* of them expected)."""
+    low = np.empty(count, np.int64)
+    high = np.empty(count, np.int64)
+    dlow = np.empty(count, np.int32)
+    dhigh = np.empty(count, np.int32)
+    at = 0
+    for rows in chunks:
+        stop = at + len(rows)
+        if stop > count:
+            break
+        low[at:stop] = [low_from_json(v) for v in map(_col0, rows)]
+        high[at:stop] = [high_from_json(v) for v in map(_col1, rows)]
+        dlow[at:stop] = [depth_from_json(v) for v in map(_col2, rows)]
+        dhigh[at:stop] = [depth_from_json(v) for v in map(_col3, rows)]
+        at = stop
+    if at != count:
+        raise DatabaseError(f"a tier's stored values are not all there ({at} of {count})")
+    return TierValues(low, high, dlow, dhigh)
 
 
 def edge_columns(graph: Graph, vid: int, ids: range) -> Iterator[list[Any]]:

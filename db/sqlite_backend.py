@@ -11,7 +11,7 @@ cleanly stopped run keeps its graph in a resume file (:mod:`db.resume`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,6 @@ from sqlalchemy.sql import Executable
 from db import resume, rows, sqlite_load
 from db.backend import Backend, driver
 from db.models import NODE_COLUMNS, NODE_UPDATE_COLUMNS
-from solver.game import Game
 from solver.graph import EXPANDED, Graph
 
 log = logging.getLogger(__name__)
@@ -58,24 +57,22 @@ class SqliteBackend(Backend):
     def resume_path(self, variant_id: int) -> Path | None:
         return resume.resume_path(self.engine, variant_id)
 
-    def write(
+    def write_rows(
         self,
         cursor: Any,
-        graph: Graph,
-        game: Game,
         vid: int,
         seq: int,
-        new_nodes: range,
-        new_edges: range,
-        dirty: Sequence[int],
+        node_columns: Iterable[list[Any]],
+        edge_columns: Iterable[list[Any]],
+        updates: Iterable[tuple[Any, ...]],
+        update_count: int,
     ) -> None:
-        if new_nodes:
-            cursor.executemany(_NODE_INSERT, rows.node_rows(graph, game, vid, new_nodes, seq))
-        if new_edges:
-            cursor.executemany(_EDGE_INSERT, rows.edge_rows(graph, vid, new_edges))
-        if dirty:
-            update = _UPDATE.format(vid=int(vid), seq=int(seq))
-            cursor.executemany(update, rows.update_rows(graph, dirty))
+        for columns in node_columns:
+            cursor.executemany(_NODE_INSERT, zip(*columns, strict=True))
+        for columns in edge_columns:
+            cursor.executemany(_EDGE_INSERT, zip(*columns, strict=True))
+        if update_count:
+            cursor.executemany(_UPDATE.format(vid=int(vid), seq=int(seq)), updates)
 
     def release(self, conn: Connection, variant_id: int | None) -> None:
         if conn.in_transaction():

@@ -42,25 +42,37 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from sqlalchemy import Engine, func, insert, select, update
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection
 
-from db import resume
+from db import resume, rows
 from db.backend import backend_for, driver
 from db.errors import DatabaseError, RulesVersionError, VariantLockedError
 from db.lock import LEASE_TIMEOUT, LOCK_WAIT
 from db.migrate import ensure_schema, require_head
-from db.models import Commit, SolveRun, Variant, utcnow
+from db.models import Commit, Node, SolveRun, Tier, Variant, utcnow
 from db.session import is_negagraph_engine, safe_url, translate_errors
 from solver.errors import SolveError
 from solver.game import Game, params_text
 from solver.games import source_of
 from solver.graph import Graph
-from solver.store import RUN_STATUSES, Progress, RunOptions, RunStatus
+from solver.store import (
+    RUN_STATUSES,
+    Progress,
+    RunOptions,
+    RunStatus,
+    TierEdges,
+    TierNodes,
+    TierRecord,
+    TierValues,
+)
 from solver.values import to_json
 
 log = logging.getLogger(__name__)
@@ -154,7 +166,11 @@ class SqlStore:
                 variant_id = self._find_or_create_variant(conn, game)
                 self._take_lock(conn, variant_id, game, run)
                 with conn.begin():
-                    graph = self._resumed(conn, variant_id, run)
+                    if run.tiered:  # read and written a tier at a time (solver.tiered)
+                        graph: Graph | None = Graph()
+                    else:
+                        _refuse_unfinished_tiers(conn, variant_id, game)
+                        graph = self._resumed(conn, variant_id, run)
                     if graph is None:
                         graph = self.backend.load(conn, variant_id, edges=not run.full)
                     graph.settled = self._settled = _settled(conn, variant_id)
@@ -256,33 +272,187 @@ class SqlStore:
         :raises VariantLockedError: if this run's lease was taken over by another writer.
         :raises DatabaseError: if the database refuses the batch (nothing of it is kept).
         """
-        conn, game = self._require_open(graph)
+        _, game = self._require_open(graph)
         new_nodes, new_edges, dirty = graph.pending()
         vid = self.variant_id
         assert vid is not None
+
+        def write(conn: Connection, cursor: Any, seq: int) -> None:
+            if graph.settled != self._settled:
+                conn.execute(update(Variant).where(Variant.id == vid).values(settled=graph.settled))
+            self.backend.write(cursor, graph, game, vid, seq, new_nodes, new_edges, dirty)
+
+        self._batch(progress, graph.num_nodes, graph.total_edges, write)
+        graph.mark_committed()
+        self._settled = graph.settled
+        self._after_batch()
+
+    def _batch(
+        self,
+        progress: Progress,
+        nodes: int,
+        edges: int,
+        write: Callable[[Connection, Any, int], None],
+    ) -> None:
+        """One commit of the variant: the run's fence and figures, the ``commits`` row
+        (the graph then has *nodes* and *edges*), and what *write* writes through the
+        driver's cursor (given the connection, the cursor and the commit's number), in
+        one transaction."""
+        conn = self._conn
+        assert conn is not None
         seq = self._seq + 1
         try:
             with self._errors(), conn.begin():
                 self._fence(conn, progress, final=False)
-                self._record_commit(conn, seq, graph, progress)
-                if graph.settled != self._settled:
-                    conn.execute(
-                        update(Variant).where(Variant.id == vid).values(settled=graph.settled)
-                    )
+                self._record_commit(conn, seq, nodes, edges, progress)
                 cursor = driver(conn).cursor()
                 try:
-                    self.backend.write(cursor, graph, game, vid, seq, new_nodes, new_edges, dirty)
+                    write(conn, cursor, seq)
                 finally:
                     cursor.close()
         except DatabaseError as exc:
             if _interrupted(exc):  # Ctrl-C, then the rollback failed: it is still Ctrl-C
                 raise KeyboardInterrupt from exc
             raise
-        graph.mark_committed()
-        self._settled = graph.settled
         self._seq = seq
+
+    def _after_batch(self) -> None:
         self._commits += 1
         self._crash_point(f"commit:{self._commits}")
+
+    # -- a tiered full solve's reads and writes (solver.store.TierStore) ---------------
+
+    def solved_without_tiers(self, game: Game) -> bool:
+        """Whether *game*'s variant holds positions outside tiers (see
+        :class:`~solver.store.TierStore`)."""
+        ensure_schema(self.engine)
+        with self._errors(), self.engine.connect() as conn:
+            vid = conn.execute(
+                select(Variant.id).where(
+                    Variant.game == game.name, Variant.params == params_text(game.params)
+                )
+            ).scalar()
+            if vid is None:
+                return False
+            top = conn.execute(select(func.max(Node.id)).where(Node.variant_id == vid)).scalar()
+            tiered = conn.execute(select(func.sum(Tier.nodes)).where(Tier.variant_id == vid))
+            return top is not None and int(tiered.scalar() or 0) < int(top) + 1
+
+    def tier_records(self) -> list[TierRecord]:
+        """The variant's stored tiers, in discovery order."""
+        conn = self._tier_conn()
+        with self._errors(), conn.begin():
+            found = conn.execute(
+                select(Tier.tier, Tier.ordinal, Tier.first_id, Tier.nodes, Tier.edges)
+                .where(Tier.variant_id == self.variant_id)
+                .order_by(Tier.ordinal)
+            )
+            records = [TierRecord(*row) for row in found]
+        if [r.ordinal for r in records] != list(range(len(records))) or any(
+            r.first_id != sum(p.nodes for p in records[: r.ordinal]) for r in records
+        ):
+            raise DatabaseError("the stored tiers do not follow one another: the graph is damaged")
+        return records
+
+    def stored_nodes(self) -> int:
+        """The variant's stored nodes (its largest node id + 1)."""
+        conn = self._tier_conn()
+        with self._errors(), conn.begin():
+            top = conn.execute(
+                select(func.max(Node.id)).where(Node.variant_id == self.variant_id)
+            ).scalar()
+        return 0 if top is None else int(top) + 1
+
+    def add_tier(
+        self, tier: int, ordinal: int, first_id: int, nodes: TierNodes, progress: Progress
+    ) -> TierRecord:
+        """Write a discovered tier (see :class:`~solver.store.TierStore`)."""
+        game = self._game
+        vid = self.variant_id
+        assert game is not None and vid is not None
+        count = int(nodes.keys.size)
+
+        def write(conn: Connection, cursor: Any, seq: int) -> None:
+            if self._settled:
+                conn.execute(update(Variant).where(Variant.id == vid).values(settled=False))
+            self.backend.write_rows(
+                cursor, vid, seq, rows.tier_node_columns(game, vid, first_id, nodes), (), (), 0
+            )
+            conn.execute(
+                insert(Tier).values(
+                    variant_id=vid,
+                    tier=tier,
+                    ordinal=ordinal,
+                    first_id=first_id,
+                    nodes=count,
+                    discovered_in=seq,
+                )
+            )
+
+        self._batch(progress, first_id + count, progress.edges, write)
+        self._settled = False
+        self._after_batch()
+        return TierRecord(tier, ordinal, first_id, count, None)
+
+    def tier_nodes(self, record: TierRecord) -> TierNodes:
+        """A stored tier's positions, in id order."""
+        conn = self._tier_conn()
+        with self._errors(), conn.begin():
+            chunks = self.backend.fetch(conn, rows.TIER_NODE_SQL, self._range(record))
+            return rows.tier_nodes(chunks, record.nodes)
+
+    def tier_values(self, record: TierRecord) -> TierValues:
+        """A solved tier's bounds and depths, in id order."""
+        conn = self._tier_conn()
+        with self._errors(), conn.begin():
+            chunks = self.backend.fetch(conn, rows.TIER_VALUE_SQL, self._range(record))
+            return rows.tier_values(chunks, record.nodes)
+
+    def solve_tier(
+        self,
+        record: TierRecord,
+        edges: TierEdges,
+        values: TierValues,
+        progress: Progress,
+        *,
+        last: bool,
+    ) -> TierRecord:
+        """Write a solved tier (see :class:`~solver.store.TierStore`)."""
+        vid = self.variant_id
+        assert vid is not None
+        expanded = np.unique(edges.parent - record.first_id)
+
+        def write(conn: Connection, cursor: Any, seq: int) -> None:
+            self.backend.write_rows(
+                cursor,
+                vid,
+                seq,
+                (),
+                rows.tier_edge_columns(vid, edges),
+                rows.tier_update_rows(record.first_id, values, expanded),
+                int(expanded.size),
+            )
+            conn.execute(
+                update(Tier)
+                .where(Tier.variant_id == vid, Tier.tier == record.tier)
+                .values(edges=int(edges.child.size), solved_in=seq)
+            )
+            if last:
+                conn.execute(update(Variant).where(Variant.id == vid).values(settled=True))
+
+        self._batch(progress, progress.nodes, progress.edges + int(edges.child.size), write)
+        self._settled = last
+        self._after_batch()
+        return replace(record, edges=int(edges.child.size))
+
+    def _tier_conn(self) -> Connection:
+        if self._conn is None or self.variant_id is None:
+            raise SolveError(f"{self!r} is not open")
+        return self._conn
+
+    def _range(self, record: TierRecord) -> tuple[int, int, int]:
+        assert self.variant_id is not None
+        return (self.variant_id, record.first_id, record.first_id + record.nodes)
 
     def close(self, progress: Progress) -> None:
         """Record the run's final status and release the writer lock (idempotent).
@@ -362,7 +532,9 @@ class SqlStore:
             if error is not None:
                 raise error from exc
 
-    def _record_commit(self, conn: Connection, seq: int, graph: Graph, progress: Progress) -> None:
+    def _record_commit(
+        self, conn: Connection, seq: int, nodes: int, edges: int, progress: Progress
+    ) -> None:
         """The ``commits`` row of batch *seq* (what a replay needs, see :class:`Commit`)."""
         conn.execute(
             insert(Commit).values(
@@ -370,8 +542,8 @@ class SqlStore:
                 seq=seq,
                 run_id=self.run_id,
                 committed_at=utcnow(),
-                nodes=graph.num_nodes,
-                edges=graph.total_edges,
+                nodes=nodes,
+                edges=edges,
                 expansions=progress.expansions,
                 root_low=to_json(progress.root_low),
                 root_high=to_json(progress.root_high),
@@ -449,6 +621,8 @@ class SqlStore:
                 "rss_bytes": progress.rss or None,
                 "memory_limit": progress.memory_limit,
                 "resident_nodes": progress.resident_nodes or None,
+                "tiers_done": progress.tiers_done if progress.tiers_total else None,
+                "tiers_total": progress.tiers_total or None,
             }
         )
         if final:
@@ -579,6 +753,19 @@ def load_graph(engine: Engine, game: Game) -> Graph:
         graph = backend_for(engine).load(conn, row.id)
         graph.settled = _settled(conn, row.id)
         return graph
+
+
+def _refuse_unfinished_tiers(conn: Connection, variant_id: int, game: Game) -> None:
+    """A run that is not tiered must not change a tiered solve in progress (it would
+    rewrite the tiers' rows behind their records)."""
+    left = conn.execute(
+        select(func.count()).where(Tier.variant_id == variant_id, Tier.solved_in.is_(None))
+    ).scalar()
+    if left:
+        raise SolveError(
+            f"{game.name} ({params_text(game.params) or 'default parameters'}) has a tiered "
+            f"full solve in progress ({left} tiers not solved yet): finish it with solve --full"
+        )
 
 
 def _settled(conn: Connection, variant_id: int) -> bool:

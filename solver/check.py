@@ -21,8 +21,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
+
 from solver.errors import NegagraphError
-from solver.game import Game, GameBase, GameFacts, MoveLabel, Param, ParamValue, PositionKey
+from solver.game import (
+    BatchedRules,
+    Game,
+    GameBase,
+    GameFacts,
+    MoveLabel,
+    Param,
+    ParamValue,
+    PositionKey,
+)
 from solver.negamax import SolveResult, solve
 
 WITNESSES = 5
@@ -226,7 +237,8 @@ def check_tiers(game: Game, keys: Sequence[PositionKey]) -> list[Violation]:
     """The tier graph from the initial position's tier is acyclic (the child-tier
     relation, within :data:`TIER_GRAPH_LIMIT` tiers), and the positions each sampled
     tier's ``tier_positions`` lists (the first :data:`TIER_SAMPLE`) are in that tier, each
-    once, canonical with symmetry."""
+    once, canonical with symmetry; when the game offers ``tiers_batch`` for *keys*, it
+    gives every key's ``tier``."""
     out: list[Violation] = []
     hooks: Any = game
     start = hooks.tier(game.initial())
@@ -248,7 +260,9 @@ def check_tiers(game: Game, keys: Sequence[PositionKey]) -> list[Violation]:
             )
         )
     symmetry = game.facts.uses_symmetry
-    for tier in sorted({hooks.tier(k) for k in keys}):
+    tiers = [hooks.tier(k) for k in keys]
+    out.extend(_check_tiers_batch(game, keys, tiers))
+    for tier in sorted(set(tiers)):
         listed = hooks.tier_positions(tier)
         if listed is None:
             continue
@@ -276,6 +290,45 @@ def check_tiers(game: Game, keys: Sequence[PositionKey]) -> list[Violation]:
                 break
             seen.add(key)
     return out
+
+
+INT64 = range(-(2**63), 2**63)
+"""The keys the batched rules take (numpy int64)."""
+
+
+def _check_tiers_batch(
+    game: Game, keys: Sequence[PositionKey], tiers: Sequence[int]
+) -> list[Violation]:
+    """``tiers_batch`` of the sampled *keys* (those that fit 64 bits) is their *tiers*
+    (``tier`` of each), when the game offers it (a ``None`` answer offers nothing)."""
+    if not isinstance(game, BatchedRules):
+        return []
+    fit = [(k, t) for k, t in zip(keys, tiers, strict=True) if k in INT64]
+    if not fit:
+        return []
+    array = np.array([k for k, _ in fit], dtype=np.int64)
+    try:
+        found = game.tiers_batch(array)
+    except Exception as e:
+        return [Violation("tiers", f"tiers_batch raised {type(e).__name__}: {e}", "-")]
+    if found is None:
+        return []
+    got = np.asarray(found).tolist()
+    if not isinstance(got, list) or len(got) != len(fit):
+        n = len(got) if isinstance(got, list) else "no"
+        return [Violation("tiers", f"tiers_batch of {len(fit)} keys gives {n} tiers", "-")]
+    wrong = [(k, t, b) for (k, t), b in zip(fit, got, strict=True) if b != t]
+    if not wrong:
+        return []
+    key, tier, batched = wrong[0]
+    more = f" (and at {len(wrong) - 1} more sampled positions)" if len(wrong) > 1 else ""
+    return [
+        Violation(
+            "tiers",
+            f"tiers_batch gives tier {batched} where tier() gives {tier}{more}",
+            _text(game, key),
+        )
+    ]
 
 
 def _check_canonical(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -138,13 +139,13 @@ def expand_bulk(
     them. Returns ``False`` (and changes nothing) if a child's key does not fit in 64
     bits: the caller falls back to the dict.
     """
+    if not isinstance(g.keys, array):
+        return False
     parents = np.array(batch, dtype=np.int64)
-    found = _batch_moves(g, game, parents, canonical)
+    found = moves_of(game, np.frombuffer(g.keys, dtype=np.int64)[parents], canonical)
     if found is None:
-        found = _moves_one_by_one(g, game, batch, canonical)
-        if found is None:
-            return False
-    counts, wanted, labels = found
+        return False
+    counts, wanted, labels = found.counts, found.keys, found.label_list()
 
     ids, new_keys, first_slot = index.resolve(wanted, g.num_nodes)
     del wanted
@@ -154,7 +155,7 @@ def expand_bulk(
     del dist
 
     # New nodes: terminal ones exact and final at once, the rest unknown.
-    terminal, exact = _terminal_values(game, new_keys)
+    terminal, exact = terminal_values(game, new_keys)
     count = int(new_keys.size)
     flags = terminal.astype(np.uint8).tobytes()
     depths = np.where(terminal, 0, DEPTH_INF).astype(np.int32).tobytes()
@@ -180,56 +181,68 @@ def expand_bulk(
     return True
 
 
-Moves = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[MoveLabel]]
-"""Per parent its number of moves; the child keys (canonical); the move labels."""
+@dataclass(frozen=True)
+class Moves:
+    """The moves of many positions: per parent its number of moves; the child keys
+    (canonical when the variant uses symmetry); each move's label as an index into
+    ``names``."""
+
+    counts: npt.NDArray[np.int64]
+    keys: npt.NDArray[np.int64]
+    labels: npt.NDArray[np.int64]
+    names: Sequence[MoveLabel]
+
+    def label_list(self) -> list[MoveLabel]:
+        names = self.names
+        labels: list[int] = self.labels.tolist()
+        return [names[i] for i in labels]
 
 
-def _batch_moves(
-    g: Graph,
+def moves_of(
     game: Game,
-    parents: npt.NDArray[np.int64],
+    keys: npt.NDArray[np.int64],
     canonical: Callable[[PositionKey], PositionKey] | None,
 ) -> Moves | None:
-    """The moves of *parents* by the game's batched rules, or ``None`` if it has none."""
-    if not isinstance(game, BatchedRules) or not isinstance(g.keys, array):
-        return None
-    moves = game.children_batch(np.frombuffer(g.keys, dtype=np.int64)[parents])
-    if moves is None:
-        return None
-    counts = np.asarray(moves.counts, dtype=np.int64)
+    """The moves of the positions *keys* (none of them terminal), by the game's batched
+    rules when it offers them, else position by position; ``None`` if a child's key does
+    not fit 64 bits.
+
+    :raises SolveError: if a position has no moves (the contract requires a terminal
+        value then)."""
+    batched = game if isinstance(game, BatchedRules) else None
+    found = batched.children_batch(keys) if batched is not None else None
+    if batched is None or found is None:
+        return _moves_one_by_one(game, keys.tolist(), canonical)
+    counts = np.asarray(found.counts, dtype=np.int64)
     if counts.size and not counts.all():
-        raise no_moves(game, g.keys[int(parents[np.argmin(counts)])])
-    wanted = np.asarray(moves.keys, dtype=np.int64)
+        raise no_moves(game, int(keys[np.argmin(counts)]))
+    wanted = np.asarray(found.keys, dtype=np.int64)
     if canonical is not None:
-        canon = game.canonical_batch(wanted)
+        canon = batched.canonical_batch(wanted)
         wanted = (
             np.fromiter(map(canonical, wanted.tolist()), dtype=np.int64, count=wanted.size)
             if canon is None
             else np.asarray(canon, dtype=np.int64)
         )
-    names = moves.label_names
-    return counts, wanted, [names[i] for i in moves.labels.tolist()]
+    return Moves(counts, wanted, np.asarray(found.labels, dtype=np.int64), found.label_names)
 
 
 def _moves_one_by_one(
-    g: Graph,
     game: Game,
-    batch: Sequence[NodeId],
+    keys: list[PositionKey],
     canonical: Callable[[PositionKey], PositionKey] | None,
 ) -> Moves | None:
-    """The moves of *batch* by :meth:`Game.children`, node by node; ``None`` if a child
-    key does not fit 64 bits."""
-    keys = g.keys
-    moves_of = game.children
+    """:func:`moves_of` by :meth:`Game.children`, position by position."""
+    moves_of_one = game.children
     pairs: list[tuple[MoveLabel, PositionKey]] = []
     extend = pairs.extend
     counts = array("q")
     before = 0
-    for nid in batch:
-        extend(moves_of(keys[nid]))
+    for key in keys:
+        extend(moves_of_one(key))
         n = len(pairs)
         if n == before:
-            raise no_moves(game, keys[nid])
+            raise no_moves(game, key)
         counts.append(n - before)
         before = n
     child_keys = [k for _, k in pairs]
@@ -239,10 +252,14 @@ def _moves_one_by_one(
         wanted = np.array(child_keys, dtype=np.int64)
     except OverflowError:
         return None
-    return np.frombuffer(counts, dtype=np.int64), wanted, [m for m, _ in pairs]
+    codes: dict[MoveLabel, int] = {}
+    labels = np.fromiter(
+        (codes.setdefault(m, len(codes)) for m, _ in pairs), dtype=np.int64, count=len(pairs)
+    )
+    return Moves(np.frombuffer(counts, dtype=np.int64), wanted, labels, list(codes))
 
 
-def _terminal_values(
+def terminal_values(
     game: Game, keys: npt.NDArray[np.int64]
 ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64]]:
     """Whether each of *keys* is terminal, and its value (0 where it is not)."""
@@ -275,7 +292,9 @@ __all__ = [
     "expand_bulk",
     "expand_node",
     "key_index",
+    "moves_of",
     "no_moves",
     "repeats",
+    "terminal_values",
     "unexpanded_from",
 ]

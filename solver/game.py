@@ -34,7 +34,8 @@ was written for (:attr:`GameBase.contract`); games written for a later one are r
 Version 2 added tiers (:attr:`GameFacts.tiers` and the hooks :meth:`GameBase.tier`,
 :meth:`GameBase.child_tiers`, :meth:`GameBase.tier_positions`) and batched rules
 (:meth:`GameBase.children_batch`, :meth:`GameBase.terminal_values_batch`,
-:meth:`GameBase.canonical_batch`); games written for version 1 are unchanged by it."""
+:meth:`GameBase.canonical_batch`, :meth:`GameBase.tiers_batch`); games written for
+version 1 are unchanged by it."""
 
 Tier: TypeAlias = int
 """A tier's number (see :attr:`GameFacts.tiers`), e.g. connect-four's stones on the board."""
@@ -343,8 +344,8 @@ class Game(Protocol):
 class BatchedRules(Protocol):
     """The optional batched rules (contract 2): a game that has these members (every
     :class:`GameBase` does; each may answer ``None``: "not for these keys") can be asked
-    for the moves, terminal values and canonical forms of many 64-bit keys at once. The
-    per-position hooks stay the reference: the answers must be theirs."""
+    for the moves, terminal values, canonical forms and tiers of many 64-bit keys at
+    once. The per-position hooks stay the reference: the answers must be theirs."""
 
     def children_batch(self, keys: npt.NDArray[np.int64]) -> BatchMoves | None:
         """:meth:`Game.children` of every key (see :class:`BatchMoves`), or ``None``."""
@@ -358,6 +359,28 @@ class BatchedRules(Protocol):
 
     def canonical_batch(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
         """:meth:`Game.canonical` of every key, or ``None``."""
+        ...
+
+    def tiers_batch(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
+        """:meth:`GameBase.tier` of every key (games that declare tiers), or ``None``."""
+        ...
+
+
+@runtime_checkable
+class TieredRules(Protocol):
+    """The tier hooks (contract 2), which a game whose facts declare ``tiers`` has (see
+    :attr:`GameFacts.tiers`; every :class:`GameBase` has them, raising when undeclared)."""
+
+    def tier(self, key: PositionKey) -> Tier:
+        """:meth:`GameBase.tier`."""
+        ...
+
+    def child_tiers(self, tier: Tier) -> Sequence[Tier]:
+        """:meth:`GameBase.child_tiers`."""
+        ...
+
+    def tier_positions(self, tier: Tier) -> Iterable[PositionKey] | None:
+        """:meth:`GameBase.tier_positions`."""
         ...
 
 
@@ -507,6 +530,13 @@ class GameBase(ABC):
 
     def canonical_batch(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
         """:meth:`canonical` of every key of *keys*, or ``None`` (the default: per key)."""
+        return None
+
+    def tiers_batch(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
+        """:meth:`tier` of every key of *keys* (64-bit), as an int64 array, or ``None``
+        (the default; then the solver calls :meth:`tier` per key). Games with tiers and
+        64-bit keys may implement it: a tiered full solve routes every move's child to
+        its tier with it. The tiers must be exactly :meth:`tier`'s."""
         return None
 
     # -- tiers (contract 2): read only when the facts declare ``tiers`` ----------------

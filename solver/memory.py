@@ -74,7 +74,7 @@ def parse_size(text: str) -> int:
         raise InvalidParameterError(
             f"memory size must be a number with a unit such as 4GiB, 512MiB or 1.5G, not {text!r}"
         )
-    return int(float(match.group(1)) * UNITS[unit])
+    return round(float(match.group(1)) * UNITS[unit])
 
 
 def format_size(n: int) -> str:

@@ -27,7 +27,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 from solver.errors import (
     InvalidParameterError,
@@ -49,7 +49,8 @@ from solver.leaks import first_leaks, walk
 from solver.memory import RESERVE_PER_NODE, check_memory_limit, format_size, headroom, rss
 from solver.retrograde import retrograde, settle_all_flags
 from solver.search import NullWindowSearch
-from solver.store import MemoryStore, Progress, RunOptions, RunStatus, Store
+from solver.store import MemoryStore, Progress, RunOptions, RunStatus, Store, TierStore
+from solver.tiered import TieredSolve
 from solver.values import NEG_INF, POS_INF, Bounds, clamp, depth_to_json, to_public
 
 log = logging.getLogger(__name__)
@@ -209,6 +210,7 @@ def solve(
     stop: Callable[[], bool] | None = None,
     until: Until = "bounds",
     memory_limit: int | None = None,
+    tiers: bool | None = None,
 ) -> SolveResult:
     """Solve *game* from *root* (a key, a position in the game's notation, or the game's
     initial position), continuing whatever *store* already holds for the variant.
@@ -245,8 +247,13 @@ def solve(
         the run like a spent budget (:attr:`SolveResult.ended_by` ``"memory"``). The
         whole graph stays in RAM, so a run resumed under the same limit goes little
         further (the loaded graph is somewhat more compact than the grown one).
+    :param tiers: a full solve a tier at a time (:mod:`solver.tiered`): RAM holds a tier
+        and what its moves reach, the store the rest. Default: when the game declares
+        tiers, the store is a database (:class:`~solver.store.TierStore`) and the variant
+        holds no graph solved otherwise. Budgets and *stop* are then checked between
+        tiers (a tier is one commit).
     :raises InvalidParameterError: for negative budgets or a bad batch size, or a full
-        solve of an infinite game without a budget.
+        solve of an infinite game without a budget, or *tiers* where they cannot be.
     :raises InvalidPositionError: if *root* does not parse.
     :raises SolveError: if the game breaks its contract or the store refuses the variant.
     :raises TypeError: if *game* is not a game object (a game's name, say).
@@ -282,6 +289,18 @@ def solve(
     if game.uses_symmetry:
         root_key = game.canonical(root_key)
     store = store if store is not None else MemoryStore()
+    if tiers is None:
+        tiers = (
+            full
+            and game.facts.tiers
+            and isinstance(store, TierStore)
+            and not store.solved_without_tiers(game)
+        )
+    elif tiers:
+        _check_tiered(game, store, full)
+    if tiers:
+        assert isinstance(store, TierStore)
+        return _solve_tiered(game, root_key, store, limits, progress, max_expansions, max_seconds)
     run = RunOptions(root_key, full, max_expansions, max_seconds)
     graph = store.open(game, run)
     try:
@@ -303,6 +322,94 @@ def solve(
         raise
     store.close(final)
     return solver.result(status)
+
+
+def _check_tiered(game: Game, store: Store, full: bool) -> None:
+    """Refuse a tiered solve that cannot be."""
+    if not full:
+        raise InvalidParameterError("tiers are for full solves (--full)")
+    if not game.facts.tiers:
+        raise InvalidParameterError(f"{game.name} declares no tiers")
+    if not isinstance(store, TierStore):
+        raise InvalidParameterError(
+            "a tiered solve needs a database to keep its tiers in (the in-memory store "
+            "holds the whole graph anyway)"
+        )
+
+
+def _solve_tiered(
+    game: Game,
+    root_key: PositionKey,
+    store: TierStore,
+    limits: Limits,
+    progress: ProgressCallback | None,
+    max_expansions: int | None,
+    max_seconds: float | None,
+) -> SolveResult:
+    """:func:`solve` of a tiered full solve (see :class:`~solver.tiered.TieredSolve`)."""
+    run = RunOptions(root_key, True, max_expansions, max_seconds, tiered=True)
+    store.open(game, run)
+    started = time.monotonic()
+    deadline = limits.deadline(started)
+    solver: TieredSolve | None = None
+
+    def why(done: int, need: int) -> EndedBy | None:
+        return limits.why(done, deadline, need)
+
+    try:
+        solver = TieredSolve(
+            game,
+            root_key,
+            store,
+            why=why,
+            progress_cb=progress,
+            memory_limit=limits.memory_limit,
+        )
+        status = solver.run()
+        final = solver.progress(status, "closing")
+        if progress is not None:
+            progress(final)
+    except BaseException as exc:
+        status = "stopped" if isinstance(exc, KeyboardInterrupt) else "failed"
+        closing = solver.progress(status, "closing") if solver else _opening(Graph(), status)
+        if progress is not None:
+            progress(closing)
+        store.close(closing)
+        failure = _game_failure(game, exc)
+        if failure is not None:
+            raise failure from exc
+        raise
+    store.close(final)
+    low, high, depth_low, depth_high = solver.root
+    final_flag = solver.root_solved
+    rep = game.repetition_value
+    return SolveResult(
+        game=game.name,
+        params=dict(game.params),
+        root=root_key,
+        root_text=game.format(root_key),
+        low=to_public(low),
+        high=to_public(high),
+        low_final=final_flag,
+        high_final=final_flag,
+        depth_low=depth_to_json(depth_low),
+        depth_high=depth_to_json(depth_high),
+        expansions=solver.expansions,
+        nodes=final.nodes,
+        edges=final.edges,
+        status=status,
+        seconds=time.monotonic() - started,
+        repetition_value=(
+            clamp(rep, low, high)
+            if rep is not None and final_flag and decided(rep, low, high, True, True)
+            else None
+        ),
+        full=True,
+        ended_by=None if status == "complete" else cast(EndedBy | None, solver.ended_by),
+        memory_limit=limits.memory_limit,
+        peak_rss=solver.peak_rss,
+        extra={"tiers": final.tiers_total},
+    )
 
 
 def _game_failure(game: Game, exc: BaseException) -> SolveError | None:

@@ -10,8 +10,12 @@ be continued by calling :func:`~solver.negamax.solve` again with the same store.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, get_args
+from typing import Literal, Protocol, get_args, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
 
 from solver.game import Game, PositionKey, params_text
 from solver.graph import Graph
@@ -29,6 +33,9 @@ class RunOptions:
     """Expansion budget of this run, if any."""
     max_seconds: float | None
     """Time budget of this run, if any."""
+    tiered: bool = False
+    """A tiered full solve (:mod:`solver.tiered`): the store does not load the graph; the
+    run reads and writes it a tier at a time through :class:`TierStore`."""
 
 
 RunStatus = Literal["running", "complete", "budget", "stopped", "failed"]
@@ -63,6 +70,13 @@ class Progress:
     """The run's memory limit (bytes), if it has one."""
     resident_nodes: int = 0
     """Nodes of the graph held in RAM (all of them: the whole graph is resident)."""
+    tiers_done: int = 0
+    """Tiered full solves: tiers discovered (while discovering) or solved (while solving)."""
+    tiers_total: int = 0
+    """Tiered full solves: the tiers reachable from the root (0: not a tiered solve)."""
+    eta: float | None = None
+    """Tiered full solves: seconds the run still needs, estimated once the remaining work
+    is known (while solving tiers)."""
     phase: str = "expanding"
     """The step the run is in: ``expanding`` (the figures are this batch's), or a long
     step that reports nothing until it ends: ``committing N nodes``, ``retrograde``,
@@ -91,6 +105,120 @@ class Store(Protocol):
     def close(self, progress: Progress) -> None:
         """Record the run's final status and release the writer lock."""
         ...
+
+
+@dataclass(frozen=True)
+class TierRecord:
+    """A stored tier of a tiered full solve (a ``tiers`` row: ``docs/design.md`` §5)."""
+
+    tier: int
+    ordinal: int
+    """Its place in the discovery order (parents first), from 0."""
+    first_id: int
+    """Its positions are nodes ``first_id .. first_id + nodes - 1``."""
+    nodes: int
+    edges: int | None
+    """Its positions' moves, once solved (``None`` before)."""
+
+    @property
+    def solved(self) -> bool:
+        return self.edges is not None
+
+    @property
+    def ids(self) -> range:
+        return range(self.first_id, self.first_id + self.nodes)
+
+
+@dataclass(frozen=True)
+class TierNodes:
+    """A stored tier's positions in id order (64-bit keys)."""
+
+    keys: npt.NDArray[np.int64]
+    dist: npt.NDArray[np.int32]
+    terminal: npt.NDArray[np.bool_]
+    value: npt.NDArray[np.int64]
+    """Terminal positions' values (0 elsewhere)."""
+
+
+@dataclass(frozen=True)
+class TierValues:
+    """A solved tier's bounds and depths in id order (the sentinels of
+    :mod:`solver.values` for the infinities)."""
+
+    low: npt.NDArray[np.int64]
+    high: npt.NDArray[np.int64]
+    depth_low: npt.NDArray[np.int32]
+    depth_high: npt.NDArray[np.int32]
+
+
+@runtime_checkable
+class TierStore(Protocol):
+    """What a tiered full solve (:mod:`solver.tiered`) needs of a store opened with
+    :attr:`RunOptions.tiered`: each call that writes is one transaction (one commit of
+    the variant), so a killed solve resumes from whole tiers."""
+
+    def solved_without_tiers(self, game: Game) -> bool:
+        """Whether *game*'s variant holds positions outside tiers (a partial solve, or a
+        full solve without tiers); callable before :meth:`Store.open`."""
+        ...
+
+    def open(self, game: Game, run: RunOptions) -> Graph:
+        """:meth:`Store.open`; with :attr:`RunOptions.tiered` the graph is not loaded."""
+        ...
+
+    def close(self, progress: Progress) -> None:
+        """:meth:`Store.close`."""
+        ...
+
+    def tier_records(self) -> list[TierRecord]:
+        """The variant's stored tiers, in discovery order."""
+        ...
+
+    def stored_nodes(self) -> int:
+        """The variant's stored nodes (tiers' or not)."""
+        ...
+
+    def add_tier(
+        self, tier: int, ordinal: int, first_id: int, nodes: TierNodes, progress: Progress
+    ) -> TierRecord:
+        """Write a discovered tier's positions as nodes *first_id* on (the next ids),
+        unexpanded (terminal ones with their values, final), and its record."""
+        ...
+
+    def tier_nodes(self, record: TierRecord) -> TierNodes:
+        """A stored tier's positions."""
+        ...
+
+    def tier_values(self, record: TierRecord) -> TierValues:
+        """A solved tier's bounds and depths."""
+        ...
+
+    def solve_tier(
+        self,
+        record: TierRecord,
+        edges: TierEdges,
+        values: TierValues,
+        progress: Progress,
+        *,
+        last: bool,
+    ) -> TierRecord:
+        """Write a tier's moves and every position's bounds and depths (all final; the
+        non-terminal positions expanded) and mark it solved; with *last*, the variant's
+        graph is complete and settled."""
+        ...
+
+
+@dataclass(frozen=True)
+class TierEdges:
+    """A tier's moves, parent by parent (ascending ids) in move order."""
+
+    parent: npt.NDArray[np.int64]
+    child: npt.NDArray[np.int64]
+    move_order: npt.NDArray[np.int32]
+    move: npt.NDArray[np.int32]
+    """Each move's label, as an index into :attr:`names`."""
+    names: Sequence[str]
+    """The labels in the game's notation."""
 
 
 class MemoryStore:

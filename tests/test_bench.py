@@ -17,7 +17,10 @@ from bench.measure import parse_sizes, target_row
 from solver.alphabeta import alphabeta
 from solver.games import get_game
 
-TARGETS = ["1 ", "2 ", "3 ", "4 ", "5a ", "5b ", "6 ", "7 ", "8a ", "8b ", "8c ", "17a ", "17b "]
+TARGETS = [
+    *("1 ", "2 ", "3 ", "4 ", "5a ", "5b ", "6 ", "7 ", "8a ", "8b ", "8c "),
+    *("17a ", "17b ", "18a ", "18b ", "18c "),
+]
 """How the target rows' names start, one per target (5 and 8 have several limits)."""
 
 

@@ -213,6 +213,13 @@ class ConnectFour(GameBase):
         terminal = won | (mask == np.uint64(self._board))
         return terminal, np.where(won, -1, 0).astype(np.int64)
 
+    def tiers_batch(self, keys: np.ndarray) -> np.ndarray | None:
+        if not self._batchable():
+            return None
+        mask = self._mask_of(np.asarray(keys, dtype=np.int64).astype(np.uint64))
+        out: np.ndarray = np.bitwise_count(mask).astype(np.int64)
+        return out
+
     def canonical_batch(self, keys: np.ndarray) -> np.ndarray | None:
         k = np.asarray(keys, dtype=np.int64)
         if not self.uses_symmetry:

@@ -169,6 +169,8 @@ RUN_FIELDS = {
     "rss_bytes",
     "memory_limit",
     "resident_nodes",
+    "tiers_done",
+    "tiers_total",
     "pid",
     "hostname",
 }
@@ -185,13 +187,17 @@ def test_solves_list_and_detail(client: FlaskClient) -> None:
         assert set(run) == RUN_FIELDS
         assert run["status"] == "complete" and run["finished_at"] is not None
         assert run["pid"] == os.getpid()
-        # solved in this process, without a memory limit, the whole graph resident
+        # solved in this process, without a memory limit: the whole graph resident, or,
+        # in a tiered full solve, a tier at a time (none held as the graph)
         assert run["rss_bytes"] > 0 and run["memory_limit"] is None
-        assert run["resident_nodes"] == run["nodes"]
+        tiered = run["tiers_total"] is not None
+        assert run["resident_nodes"] == (None if tiered else run["nodes"])
+        assert not tiered or run["tiers_done"] == run["tiers_total"] > 1
     ttt = next(
         run for run in runs if run["game"] == "tic-tac-toe" and run["params"] == {"symmetry": False}
     )
     assert ttt["full"] is True and ttt["nodes"] == 5478 and ttt["frontier"] == 0
+    assert (ttt["tiers_done"], ttt["tiers_total"]) == (10, 10)  # 0..9 marks
     assert ttt["root"] == ".../.../..." and ttt["root_bounds"]["low"] == 0
     one = client.get(f"/api/solves/{ttt['id']}")
     assert one.status_code == 200 and one.get_json() == ttt

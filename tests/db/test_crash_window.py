@@ -109,10 +109,11 @@ def test_every_batch_commit_leaves_the_variant_unsettled(db_url: str) -> None:
 def test_a_full_solve_killed_after_every_first_commit_still_progresses(db_url: str) -> None:
     """A full run after one that died commits its first batch at once (not when the new
     positions reach half of those stored): killed right after its first commit, again
-    and again, a solve still gains one batch per run, and then finishes identical."""
+    and again, a solve still gains one batch per run, and then finishes identical.
+    (Without tiers: a tiered run's commits are whole tiers, tests/db/test_tiered.py.)"""
     from solver.negamax import DEFAULT_FULL_BATCH
 
-    args = ["connect-four", "--full", "-p", "width=4", "-p", "height=4"]
+    args = ["connect-four", "--full", "--no-tiers", "-p", "width=4", "-p", "height=4"]
     store = MemoryStore()
     solve(get_game("connect-four", width=4, height=4), full=True, store=store)
     (g,) = store.graphs.values()

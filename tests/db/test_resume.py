@@ -1,7 +1,8 @@
 """Resume files (:mod:`db.resume`): what a full run leaves for its successor is the graph
 the database holds, column for column; a file that does not match the database is
 ignored, whatever made it stale; and the solve's outcome never depends on which way a
-run loaded its graph."""
+run loaded its graph. (Full runs without tiers: a tiered run reads and writes the
+database a tier at a time, and leaves no file.)"""
 
 from __future__ import annotations
 
@@ -108,7 +109,12 @@ def test_the_file_is_the_stored_graph_column_for_column(
         for step, (full, drop) in enumerate(steps):
             for store in (memory, SqlStore(engine)):
                 result = solve(
-                    game, full=full, store=store, max_expansions=budget, batch_size=1 + step % 3
+                    game,
+                    full=full,
+                    store=store,
+                    max_expansions=budget,
+                    batch_size=1 + step % 3,
+                    tiers=False,
                 )
             if result.complete:
                 assert not path.exists()
@@ -124,7 +130,7 @@ def test_the_file_is_the_stored_graph_column_for_column(
                 path.unlink()
         else:  # finish it
             for store in (memory, SqlStore(engine)):
-                assert solve(game, full=True, store=store).complete
+                assert solve(game, full=True, store=store, tiers=False).complete
         [expected] = memory.graphs.values()
         assert snapshot(load_graph(engine, game)) == snapshot(expected)
         assert not path.exists()
@@ -138,6 +144,7 @@ def full_run(engine: Engine, budget: int = 700) -> str:
         full=True,
         store=SqlStore(engine),
         max_expansions=budget,
+        tiers=False,
         batch_size=300,
     ).status
 
@@ -345,7 +352,7 @@ def test_a_failed_run_writes_none(tictactoe: tuple[Engine, Path]) -> None:
 
     game.children = failing  # type: ignore[method-assign]
     with pytest.raises(RuntimeError):
-        solve(game, full=True, store=SqlStore(engine), batch_size=20)
+        solve(game, full=True, store=SqlStore(engine), batch_size=20, tiers=False)
     assert not path.exists()
     finish_and_check(engine)
 

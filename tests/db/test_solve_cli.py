@@ -342,6 +342,7 @@ def test_ctrl_c_stops_after_the_batch_and_says_how_to_continue(tmp_path: Path) -
         "-p",
         "height=4",
         "--full",
+        "--no-tiers",  # batches and the resume file are the untiered run's
         "--db",
         url,
         "--batch-size",
@@ -445,7 +446,9 @@ def test_progress_is_logged_every_few_seconds_when_stderr_is_a_pipe(tmp_path: Pa
     # the figures, the phase, and the ETA of an expansion budget
     assert "expansions (" in first and "/s)" in first and " nodes " in first
     assert " frontier " in first and "root [" in first
-    assert any(phase in first for phase in ("loading", "expanding", "committing"))
+    assert any(
+        phase in first for phase in ("loading", "expanding", "committing", "tier ")
+    )  # a tiered solve's steps name their tier
     assert all("\r" not in line for line in logged)  # lines, not a redrawn line
     assert json.loads(out)["status"] == "stopped"  # the JSON on stdout is untouched
 
@@ -501,6 +504,10 @@ def test_progress_line_on_a_terminal_names_the_long_steps(tmp_path: Path) -> Non
 
 
 PHASES = (
+    "discovering tier ",
+    "writing tier ",
+    "solving tier ",
+    "resuming: expanding tier ",
     "loading the stored graph",
     "starting",
     "expanding",
@@ -512,12 +519,13 @@ PHASES = (
 )
 
 
-@pytest.mark.parametrize("full", [True, False], ids=["full", "partial"])
-def test_the_solver_names_its_long_steps(tmp_path: Path, full: bool) -> None:
+@pytest.mark.parametrize("mode", ["full", "tiered", "partial"])
+def test_the_solver_names_its_long_steps(tmp_path: Path, mode: str) -> None:
     """What the progress line shows during a long step: the solver reports each phase
     before it starts, in order, with the figures of the latest batch."""
     from db.store import SqlStore
 
+    full = mode != "partial"
     url = f"sqlite:///{tmp_path / 'phases.db'}"
     assert run("db", "upgrade", "--db", url)[0] == 0
     game = get_game("connect-four", width=4, height=3)
@@ -537,6 +545,7 @@ def test_the_solver_names_its_long_steps(tmp_path: Path, full: bool) -> None:
                 batch_size=500 if full else 50,
                 max_expansions=budget,
                 progress=record,
+                tiers=mode == "tiered",
             )
             runs.append(seen)
     finally:
@@ -544,12 +553,26 @@ def test_the_solver_names_its_long_steps(tmp_path: Path, full: bool) -> None:
     for seen in runs:
         phases = [phase for phase, _ in seen]
         assert all(
-            p in PHASES or (p.startswith("committing ") and p.endswith(" nodes")) for p in phases
+            p in PHASES
+            or (p.startswith("committing ") and p.endswith(" nodes"))
+            or p.startswith(tuple(x for x in PHASES if x.endswith("tier ")))
+            for p in phases
         ), phases
         assert phases[-1] == "closing"
         expansions = [e for _, e in seen]
         assert expansions == sorted(expansions)  # the figures of the latest batch
     first, second = ([p for p, _ in seen] for seen in runs)
+    if mode == "tiered":  # the budget is checked between tiers, while discovering here
+        assert first[:3] == ["discovering tier 0", "writing tier 0: 1 positions", "expanding"]
+        assert not any(p.startswith("solving tier ") for p in first)
+        assert second[0] == "resuming: expanding tier 7 again"  # its keys for tier 8
+        solving = [p for p in second if p.startswith("solving tier ")]
+        assert solving[0].startswith("solving tier 12: ") and solving[-1] == (
+            "solving tier 0: 1 positions"
+        )
+        assert second[-4:] == ["solving tier 0: 1 positions", "writing tier 0: 4 moves",
+                               "expanding", "closing"]  # fmt: skip
+        return
     assert first[0].startswith("committing ")
     if full:
         assert "retrograde" not in first  # stopped by its budget before the end
@@ -633,6 +656,7 @@ def test_a_killed_writer_is_shown_dead_at_once(db_url: str) -> None:
         "-p",
         "height=4",
         "--full",
+        "--no-tiers",  # batches of 2,000 expansions, each a commit
         "--db",
         db_url,
         "--batch-size",
@@ -705,10 +729,14 @@ def test_the_eta_comes_from_what_is_known() -> None:
     assert partial.eta(at(0, 6000, 30.0), 10.0, 30.0) is None
 
 
-def test_a_failed_run_records_what_is_committed_not_what_was_in_memory(db_url: str) -> None:
+@pytest.mark.parametrize("tiers", [False, True], ids=["untiered", "tiered"])
+def test_a_failed_run_records_what_is_committed_not_what_was_in_memory(
+    db_url: str, tiers: bool
+) -> None:
     """A failure between a batch and its commit (here: the progress callback refusing
     the third commit, as a full disk would refuse the commit itself): the run row keeps
-    the figures of its last commit, which are what the database holds."""
+    the figures of its last commit, which are what the database holds. (A tiered solve
+    commits a tier at a time, announced as ``writing tier ...``.)"""
     from db.store import SqlStore
 
     class Refused(RuntimeError):
@@ -722,7 +750,7 @@ def test_a_failed_run_records_what_is_committed_not_what_was_in_memory(db_url: s
         nonlocal commits
         if p.phase == "expanding":
             committed.append(p)
-        if p.phase.startswith("committing "):
+        if p.phase.startswith("committing " if not tiers else "writing tier "):
             commits += 1
             if commits == 3:
                 refused.append(p)
@@ -737,13 +765,18 @@ def test_a_failed_run_records_what_is_committed_not_what_was_in_memory(db_url: s
                 batch_size=1000,
                 store=SqlStore(engine),
                 progress=progress,
+                tiers=tiers,
             )
     finally:
         engine.dispose()
     (run_row,) = run_status(db_url)["runs"]
     nodes, edges = stored_counts(db_url)
     last = committed[-1]
-    assert refused[0].nodes > last.nodes  # the refused batch had found more
+    if tiers:  # the figures are the committed ones; the step names what it writes
+        assert refused[0].phase == "writing tier 2: 16 positions"
+        assert (refused[0].nodes, refused[0].tiers_done) == (last.nodes, 2)
+    else:
+        assert refused[0].nodes > last.nodes  # the refused batch had found more
     assert run_row["status"] == "failed" and run_row["expansions"] == last.expansions
     assert (
         (run_row["nodes"], run_row["nodes_added"], run_row["edges_added"])

@@ -479,14 +479,14 @@ _ORPHANS = (
 def _roles_in_batches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """``session_replication_role`` as each PostgreSQL batch left it (recorded per commit)."""
     seen: list[str] = []
-    write = PostgresBackend.write
+    write = PostgresBackend.write_rows  # every batch's rows, tiered or not
 
     def recording(self: PostgresBackend, cursor: Any, *args: Any) -> None:
         write(self, cursor, *args)
         cursor.execute("SHOW session_replication_role")
         seen.append(cursor.fetchone()[0])
 
-    monkeypatch.setattr(PostgresBackend, "write", recording)
+    monkeypatch.setattr(PostgresBackend, "write_rows", recording)
     return seen
 
 
@@ -676,7 +676,9 @@ def test_full_solve_interrupted_then_finished_in_partial_mode(engine: Engine) ->
     # up at its last commit); a stop in between, then a partial run, must still leave
     # every row saying what the graph holds.
     game = get_game("tic-tac-toe")
-    stopped = solve(game, full=True, store=SqlStore(engine), max_expansions=700, batch_size=300)
+    stopped = solve(
+        game, full=True, store=SqlStore(engine), max_expansions=700, batch_size=300, tiers=False
+    )
     assert stopped.status == "budget"
     with engine.connect() as conn:
         lagging = conn.execute(
@@ -719,7 +721,12 @@ def test_full_solve_in_budgeted_runs_matches_one_run(engine: Engine, resume_file
             path.unlink(missing_ok=True)
         statuses.append(
             solve(
-                game, full=True, store=SqlStore(engine), max_expansions=1_000, batch_size=400
+                game,
+                full=True,
+                store=SqlStore(engine),
+                max_expansions=1_000,
+                batch_size=400,
+                tiers=False,
             ).status
         )
         if statuses[-1] == "budget":

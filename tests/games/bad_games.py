@@ -6,6 +6,9 @@ from __future__ import annotations
 import itertools
 from typing import ClassVar
 
+import numpy as np
+import numpy.typing as npt
+
 from solver.errors import InvalidPositionError
 from solver.game import GameBase, Param, PositionKey
 
@@ -168,6 +171,16 @@ class WrongTierPositions(TieredHeap):
 
     def tier_positions(self, tier: int) -> range:
         return range(4 * tier, 4 * tier + 5)
+
+
+class WrongTiersBatch(TieredHeap):
+    """Its batched tiers put a block's last heap (4t+3) in the block above."""
+
+    name: ClassVar[str] = "wrong-tiers-batch"
+
+    def tiers_batch(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
+        out: npt.NDArray[np.int64] = (keys + 1) // 4
+        return out
 
 
 class TiersWithoutHooks(Heap):

@@ -1,7 +1,7 @@
 """Batched rules (Game contract 2): connect-four's ``children_batch``,
-``terminal_values_batch`` and ``canonical_batch`` against its per-position hooks (the
-oracle) on random positions of many board sizes, and a full solve that uses them builds
-the very graph the per-position path builds."""
+``terminal_values_batch``, ``canonical_batch`` and ``tiers_batch`` against its
+per-position hooks (the oracle) on random positions of many board sizes, and a full solve
+that uses them builds the very graph the per-position path builds."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from solver.game import BatchedRules
 from solver.games import get_game
 from solver.games.connect_four import ConnectFour
 from solver.negamax import solve
@@ -30,6 +31,9 @@ class PerPosition(ConnectFour):
         return None
 
     def canonical_batch(self, keys: Any) -> None:
+        return None
+
+    def tiers_batch(self, keys: Any) -> None:
         return None
 
 
@@ -77,12 +81,41 @@ def test_batched_rules_equal_the_per_position_ones(
     assert game.canonical_batch(array).tolist() == [game.canonical(k) for k in keys]
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    width=st.integers(1, 9),
+    height=st.integers(1, 6),
+    symmetry=st.booleans(),
+    seed=st.integers(0, 2**32),
+)
+def test_batched_tiers_equal_the_per_position_ones(
+    width: int, height: int, symmetry: bool, seed: int
+) -> None:
+    game: Any = get_game("connect-four", width=width, height=height, symmetry=symmetry)
+    keys = playout_keys(game, seed, 20)  # the empty board to full ones, and won ones
+    tiers = game.tiers_batch(np.array(keys, dtype=np.int64))
+    assert tiers.dtype == np.int64
+    assert tiers.tolist() == [game.tier(k) for k in keys]
+    # the children a tiered solve routes, as they come and canonical
+    children = game.children_batch(np.array(keys, dtype=np.int64)).keys
+    for batch in (children, game.canonical_batch(children)):
+        assert game.tiers_batch(batch).tolist() == [game.tier(k) for k in batch.tolist()]
+    assert game.tiers_batch(np.zeros(0, dtype=np.int64)).tolist() == []
+
+
+def test_games_without_batched_tiers_answer_none() -> None:
+    game = get_game("tic-tac-toe")  # tiers, but no tiers_batch: GameBase's default
+    assert isinstance(game, BatchedRules) and game.facts.tiers
+    assert game.tiers_batch(np.array([game.initial()], dtype=np.int64)) is None
+
+
 def test_boards_beyond_63_bits_have_no_batched_rules() -> None:
     game: Any = get_game("connect-four", width=8, height=8, symmetry=True)  # 8 x 9 bits
     none = np.zeros(1, dtype=np.int64)
     assert game.children_batch(none) is None
     assert game.terminal_values_batch(none) is None
     assert game.canonical_batch(none) is None
+    assert game.tiers_batch(none) is None
     # and a full solve of such a board goes the per-position way (keys beyond 64 bits)
 
 

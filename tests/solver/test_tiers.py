@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from solver.check import find_cycle
+from solver.check import check_game, find_cycle
 from solver.games import get_game
 from solver.games.chess_endgame import material_of_tier, tier_of_material
+from tests.games import bad_games
 
 SMALL = [
     ("connect-four", {"width": 4, "height": 3}),
@@ -89,3 +90,16 @@ def test_chess_tier_positions_list_every_reachable_pawnless_position(material: s
         assert len(listed) == len(set(listed))
         assert keys <= set(listed), material_of_tier(tier)
         assert {game.tier(k) for k in listed} == {tier}
+
+
+def test_check_holds_batched_tiers_to_tier() -> None:
+    # connect-four offers tiers_batch: it agrees with tier() on every sampled position
+    report = check_game(get_game("connect-four", width=4, height=3), max_positions=500)
+    assert report.ok, [str(v) for v in report.violations]
+    # a wrong one is caught at the first sampled position it gets wrong (heap 19: block
+    # 4, not 5), and a tiered game without it (GameBase's None) passes
+    found = [v for v in check_game(bad_games.WrongTiersBatch()).violations if v.check == "tiers"]
+    assert [(v.message, v.witness) for v in found] == [
+        ("tiers_batch gives tier 5 where tier() gives 4 (and at 4 more sampled positions)", "19")
+    ]
+    assert check_game(bad_games.TieredHeap()).ok

@@ -1,0 +1,650 @@
+"""Tiered full solves (``docs/design.md`` §5): a game's positions split into tiers that
+moves only leave for *child tiers* (connect-four: the stones on the board), so the
+graph is built and solved a tier at a time with only that tier and what its moves reach
+in RAM, the database holding the rest.
+
+Two sweeps over the tiers reachable from the root, each tier one commit:
+
+1. **Discovery, parents first.** A tier's positions are those its parent tiers' moves
+   found (in order of discovery) plus those its own moves find; they are written as the
+   next node ids, unexpanded (terminal ones with their values). The keys found for tiers
+   not discovered yet wait in RAM (:class:`_Pending`); a resumed run finds them again by
+   expanding the stored tiers that lead to them.
+2. **Solving, children first.** A tier's positions are expanded again (the moves are
+   cheap next to the database, and no edge waits in RAM for its child's id), their
+   children looked up in the tier and in its solved child tiers, and
+   :func:`~solver.retrograde.retrograde_arrays` computes the tier's bounds and depths with
+   the child tiers' values as fixed seeds; the tier's edges and values are written,
+   every bound final.
+
+A tier is written in one transaction, so a killed solve resumes at the first tier not
+written; the unit of work is a function of the game, the tier and the database.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from array import array
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from solver.errors import ContractError, SolveError
+from solver.expand import KeyIndex, Moves, moves_of, terminal_values
+from solver.game import BatchedRules, Game, PositionKey, TieredRules
+from solver.memory import format_size, rss
+from solver.retrograde import retrograde_arrays
+from solver.store import (
+    Progress,
+    RunStatus,
+    TierEdges,
+    TierNodes,
+    TierRecord,
+    TierStore,
+    TierValues,
+)
+from solver.values import DEPTH_INF, NEG_INF, POS_INF
+
+log = logging.getLogger(__name__)
+
+DISCOVERY_BATCH = 1 << 17
+"""Positions expanded at a time while discovering a tier."""
+
+PRIOR_BYTES: dict[str, float] = {"discover": 200.0, "solve": 600.0}
+"""Bytes of RAM a tier's step needs per position of the tier, until this run has
+measured it (the most per position of the tiers it did): what the memory check keeps
+free for the next tier."""
+
+Why = Callable[[int, int], str | None]
+"""``(expansions, bytes the next step needs) -> why the run must end now`` (``None``:
+go on), as :meth:`solver.negamax.Limits.why`: ``"request"``, ``"memory"``, a budget."""
+
+
+def tier_rules(game: Game) -> TieredRules:
+    """*game*'s tier hooks.
+
+    :raises ContractError: if it has none."""
+    if not isinstance(game, TieredRules) or not game.facts.tiers:
+        raise ContractError(f"{game.name} declares no tiers")
+    return game
+
+
+def tier_order(game: Game, start: Sequence[int]) -> list[int]:
+    """The tiers reachable from the tiers *start* (the root's, then those of the game's
+    tablebase positions) through :meth:`~solver.game.GameBase.child_tiers`, parents
+    before children (a depth-first post-order, reversed: deterministic).
+
+    :raises ContractError: if the child-tier relation has a cycle."""
+    rules = tier_rules(game)
+    order: list[int] = []
+    state: dict[int, int] = {}  # 0: on the stack, 1: done
+    for first in reversed(start):  # the reversal puts the root's tier first
+        if first in state:
+            continue
+        state[first] = 0
+        stack = [(first, iter(rules.child_tiers(first)))]
+        while stack:
+            tier, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                state[tier] = 1
+                order.append(tier)
+            elif child not in state:
+                state[child] = 0
+                stack.append((child, iter(rules.child_tiers(child))))
+            elif state[child] == 0:
+                raise ContractError(
+                    f"{game.name}: the child tiers form a cycle through tier {child} "
+                    "(child_tiers must be acyclic)"
+                )
+    order.reverse()
+    return order
+
+
+def tiers_of(game: Game, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The tier of every key (the game's batched hook when it offers one)."""
+    found = game.tiers_batch(keys) if isinstance(game, BatchedRules) else None
+    if found is not None:
+        return np.asarray(found, dtype=np.int64)
+    tier = tier_rules(game).tier
+    return np.fromiter(map(tier, keys.tolist()), dtype=np.int64, count=keys.size)
+
+
+class _Found:
+    """Positions of one tier in order of discovery (their index is their place), with
+    each one's least distance from the root found so far: the keys found for a tier not
+    discovered yet, then the tier being discovered."""
+
+    def __init__(self) -> None:
+        self.index = KeyIndex(array("q"))
+        self.keys = np.zeros(1024, np.int64)
+        self.dist = np.zeros(1024, np.int32)
+        self.count = 0
+
+    def add(self, keys: npt.NDArray[np.int64], dist: npt.NDArray[np.int32]) -> int:
+        """Add *keys* found at distances *dist*; returns how many were new."""
+        ids, new, _ = self.index.resolve(keys, self.count)
+        end = self.count + int(new.size)
+        if end > self.keys.size:
+            size = max(end, 2 * self.keys.size)
+            self.keys = np.resize(self.keys, size)
+            self.dist = np.resize(self.dist, size)
+        self.keys[self.count : end] = new
+        self.dist[self.count : end] = np.iinfo(np.int32).max
+        np.minimum.at(self.dist, ids, dist)
+        self.count = end
+        return int(new.size)
+
+
+@dataclass(frozen=True)
+class _Seeds:
+    """The game's tablebase positions (:meth:`~solver.game.Game.tablebase_positions`)."""
+
+    keys: npt.NDArray[np.int64]
+    tiers: list[int]
+
+
+@dataclass
+class _Solved:
+    """A solved tier held for its parents: keys sorted, their ids, their values."""
+
+    keys: npt.NDArray[np.int64]
+    ids: npt.NDArray[np.int64]
+    values: TierValues
+
+
+class TieredSolve:
+    """One run of a tiered full solve over a :class:`~solver.store.TierStore`."""
+
+    def __init__(
+        self,
+        game: Game,
+        root_key: PositionKey,
+        store: TierStore,
+        *,
+        why: Why,
+        progress_cb: Callable[[Progress], None] | None,
+        memory_limit: int | None,
+    ) -> None:
+        self.game = game
+        self.rules = tier_rules(game)
+        self.store = store
+        self.root_key = root_key
+        self.why = why
+        self.ended_by: str | None = None
+        self.cost: dict[str, float] = dict(PRIOR_BYTES)
+        self._measured: set[str] = set()
+        self._rss_before = 0
+        self._rss_peak = 0
+        self._steps = 0
+        """Tiers this run discovered or solved."""
+        self.progress_cb = progress_cb
+        self.memory_limit = memory_limit
+        self.canon = game.canonical if game.uses_symmetry else None
+        self.started = time.monotonic()
+        self.expansions = 0
+        """Positions this run expanded in the tiers it committed: once to discover them,
+        once more to solve them (a resumed run finding its pending keys again does not
+        count)."""
+        self.peak_rss = 0
+        self.records = store.tier_records()
+        self.nodes_at_start = sum(r.nodes for r in self.records)
+        self.edges_at_start = sum(r.edges or 0 for r in self.records)
+        self.seeds = self._seeds()
+        self.root_tier = self.rules.tier(root_key)
+        self.order = tier_order(game, [self.root_tier, *dict.fromkeys(self.seeds.tiers)])
+        self.root = (NEG_INF, POS_INF, DEPTH_INF, DEPTH_INF)
+        """The root's low, high, depth_low, depth_high once its tier is solved."""
+        self.root_solved = False
+        self._solve_started: tuple[float, int] | None = None
+        """(time, nodes solved) when this run started solving: the ETA's rate."""
+
+    # -- progress ---------------------------------------------------------------------
+
+    def progress(self, status: RunStatus, phase: str = "expanding") -> Progress:
+        records = self.records
+        nodes = sum(r.nodes for r in records)
+        edges = sum(r.edges or 0 for r in records)
+        solving = len(records) == len(self.order)
+        done = sum(r.solved for r in records) if solving else len(records)
+        used = rss()
+        self.peak_rss = max(self.peak_rss, used)
+        low, high, _, _ = self.root
+        low_final = high_final = self.root_solved
+        return Progress(
+            status=status,
+            expansions=self.expansions,
+            nodes=nodes,
+            edges=edges,
+            nodes_added=nodes - self.nodes_at_start,
+            edges_added=edges - self.edges_at_start,
+            frontier=sum(r.nodes for r in records if not r.solved),
+            root_low=low,
+            root_high=high,
+            root_low_final=low_final,
+            root_high_final=high_final,
+            seconds=time.monotonic() - self.started,
+            rss=used,
+            memory_limit=self.memory_limit,
+            resident_nodes=0,
+            tiers_done=done,
+            tiers_total=len(self.order),
+            eta=self._eta(),
+            phase=phase,
+        )
+
+    def _eta(self) -> float | None:
+        """Seconds left, from this run's rate of solving (nodes a second), once every
+        tier is discovered and one has been solved."""
+        started = self._solve_started
+        if started is None:
+            return None
+        t0, solved0 = started
+        solved = sum(r.nodes for r in self.records if r.solved) - solved0
+        left = sum(r.nodes for r in self.records if not r.solved)
+        elapsed = time.monotonic() - t0
+        if solved <= 0 or elapsed <= 0:
+            return None
+        return left * elapsed / solved
+
+    def tell(self, phase: str) -> None:
+        if self.progress_cb is not None:
+            self.progress_cb(self.progress("running", phase))
+
+    # -- the run ----------------------------------------------------------------------
+
+    def run(self) -> RunStatus:
+        """Discover the tiers not yet stored, then solve those not yet solved; returns
+        ``"complete"``, or why the run ended early (checked between tiers)."""
+        self._check_stored()
+        if len(self.records) < len(self.order):
+            pending = self._pending_after_resume()
+            for ordinal in range(len(self.records), len(self.order)):
+                tier = self.order[ordinal]
+                waiting = pending.get(tier)
+                reason = self._go_on("discover", tier, waiting.count if waiting else 0)
+                if reason is not None:
+                    return reason
+                self._discover(ordinal, pending)
+        self._solve_started = (time.monotonic(), sum(r.nodes for r in self.records if r.solved))
+        cache: dict[int, _Solved] = {}
+        for record in reversed(self.records):
+            if record.solved:
+                continue
+            reason = self._go_on("solve", record.tier, record.nodes)
+            if reason is not None:
+                return reason
+            self._solve(record, cache)
+        root = next(r for r in self.records if r.tier == self.root_tier)
+        if not self.root_solved and root.solved:
+            self._set_root(self.store.tier_values(root), self.store.tier_nodes(root).keys)
+        return "complete"
+
+    def _go_on(self, step: str, tier: int, nodes: int) -> RunStatus | None:
+        """``None`` if the run may take its next *step* on *tier* (of about *nodes*
+        positions), else how it ends (:attr:`ended_by` says why).
+
+        :raises SolveError: if the memory limit leaves too little for the tier's step
+            even to a run that has just started (it would never progress)."""
+        need = int(self.cost[step] * nodes)
+        why = self.why(self.expansions, need)
+        if why is None:
+            self._rss_before = self._rss_peak = rss()
+            return None
+        self.ended_by = why
+        if why == "memory" and not self._steps:
+            raise SolveError(
+                f"{self.game.name}: {'discovering' if step == 'discover' else 'solving'} "
+                f"tier {tier} ({nodes:,} positions) needs about {format_size(need)} more "
+                f"than the {format_size(rss())} in use, which the memory limit does not "
+                "leave: give the solve a larger --memory-limit"
+            )
+        log.info("ending the run before %sing tier %d: %s", step.rstrip("e"), tier, why)
+        return "stopped" if why == "request" else "budget"
+
+    def _sample(self) -> None:
+        """Note the RSS within a tier's step (its peak is the step's cost)."""
+        self._rss_peak = max(self._rss_peak, rss())
+
+    def _measure(self, step: str, nodes: int) -> None:
+        """Record what the step just done cost per position of its tier."""
+        self._sample()
+        self._steps += 1
+        if nodes < 1024:  # too small to tell
+            return
+        per_node = (self._rss_peak - self._rss_before) / nodes
+        if step in self._measured:
+            self.cost[step] = max(self.cost[step], per_node)
+        else:
+            self.cost[step] = per_node
+            self._measured.add(step)
+
+    def _set_root(self, values: TierValues, keys: npt.NDArray[np.int64]) -> None:
+        """The root's values, from its tier's (*keys*: the tier's positions in id order)."""
+        at = int(np.flatnonzero(keys == self.root_key)[0])
+        self.root = (
+            int(values.low[at]),
+            int(values.high[at]),
+            int(values.depth_low[at]),
+            int(values.depth_high[at]),
+        )
+        self.root_solved = True
+
+    def _seeds(self) -> _Seeds:
+        """The game's tablebase positions (canonical), and their tiers."""
+        listed = self.game.tablebase_positions()
+        if listed is None:
+            return _Seeds(np.zeros(0, np.int64), [])
+        canon = self.canon
+        keys = [canon(k) if canon is not None else k for k in listed]
+        try:
+            array = np.array(keys, dtype=np.int64)
+        except OverflowError:
+            raise SolveError(
+                f"{self.game.name}: a position's key does not fit 64 bits, which a tiered "
+                "solve needs: solve it with --no-tiers"
+            ) from None
+        return _Seeds(array, tiers_of(self.game, array).tolist())
+
+    def _check_stored(self) -> None:
+        """The stored tiers must be the game's tier order's first ones, and all the
+        variant's nodes theirs."""
+        tiers = [r.tier for r in self.records]
+        if tiers != self.order[: len(tiers)]:
+            raise SolveError(
+                f"{self.game.name}: the stored tiers ({_listed(tiers)}) are not the game's "
+                f"tier order from this root ({_listed(self.order)})"
+            )
+        stored = self.store.stored_nodes()
+        if stored != self.nodes_at_start:
+            raise SolveError(
+                f"{self.game.name}: the variant holds {stored:,} positions, "
+                f"{stored - self.nodes_at_start:,} of them solved without tiers: continue "
+                "it with --no-tiers"
+            )
+
+    # -- discovery --------------------------------------------------------------------
+
+    def _pending_after_resume(self) -> dict[int, _Found]:
+        """The keys waiting for the tiers not discovered yet: the root's if nothing is
+        stored; else found again by expanding the stored tiers that lead to one, in
+        discovery order (so in the same order as the run that found them)."""
+        undiscovered = set(self.order[len(self.records) :])
+        pending: dict[int, _Found] = {}
+        # The root, then the game's tablebase positions, at distance 0, in its order.
+        seeds = self.seeds
+        keys = np.concatenate([np.array([self.root_key], dtype=np.int64), seeds.keys])
+        tiers = np.array([self.root_tier, *seeds.tiers], dtype=np.int64)
+        for tier in dict.fromkeys(tiers.tolist()):
+            if tier in undiscovered:
+                mask = tiers == tier
+                pending.setdefault(tier, _Found()).add(
+                    keys[mask], np.zeros(int(mask.sum()), np.int32)
+                )
+        for record in self.records:
+            if not undiscovered.intersection(self.rules.child_tiers(record.tier)):
+                continue
+            self.tell(f"resuming: expanding tier {record.tier} again")
+            nodes = self.store.tier_nodes(record)
+            # In the order the discovery expanded them: by distance, then id.
+            live = np.flatnonzero(~nodes.terminal)
+            live = live[np.argsort(nodes.dist[live], kind="stable")]
+            for start in range(0, live.size, DISCOVERY_BATCH):
+                at = live[start : start + DISCOVERY_BATCH]
+                moves = self._moves(nodes.keys[at])
+                child_tiers = tiers_of(self.game, moves.keys)
+                dist = np.repeat(nodes.dist[at], moves.counts).astype(np.int32) + 1
+                for tier in np.unique(child_tiers).tolist():
+                    if tier in undiscovered:
+                        mask = child_tiers == tier
+                        pending.setdefault(tier, _Found()).add(moves.keys[mask], dist[mask])
+        return pending
+
+    def _discover(self, ordinal: int, pending: dict[int, _Found]) -> None:
+        """Find every position of tier ``order[ordinal]`` and write it.
+
+        Breadth first by distance from the root, level by level (the keys its parent
+        tiers found may lie at several distances, and a move within the tier may reach
+        one of them sooner), so each position's distance is the least, as in an
+        untiered breadth-first solve; within a level, in order of discovery."""
+        tier = self.order[ordinal]
+        self.tell(f"discovering tier {tier}")
+        found = pending.pop(tier, None) or _Found()
+        children = set(self.rules.child_tiers(tier))
+        expanded = 0
+        terminal = np.zeros(found.keys.size, bool)
+        value = np.zeros(found.keys.size, np.int64)
+        done = np.zeros(found.keys.size, bool)
+        while True:
+            left = np.flatnonzero(~done[: found.count])
+            if not left.size:
+                break
+            level = int(found.dist[left].min())
+            todo = left[found.dist[left] == level]
+            for start in range(0, todo.size, DISCOVERY_BATCH):
+                at = todo[start : start + DISCOVERY_BATCH]
+                keys = found.keys[at]
+                term, val = terminal_values(self.game, keys)
+                terminal[at] = term
+                value[at] = val
+                done[at] = True
+                live = at[~term]
+                if not live.size:
+                    continue
+                moves = self._moves(found.keys[live])
+                self._sample()
+                expanded += int(live.size)
+                child_tiers = tiers_of(self.game, moves.keys)
+                dist = np.full(moves.keys.size, level + 1, np.int32)
+                same = child_tiers == tier
+                if same.any() and found.add(moves.keys[same], dist[same]):
+                    size = found.keys.size
+                    if size > terminal.size:
+                        terminal = np.resize(terminal, size)
+                        value = np.resize(value, size)
+                        done = np.concatenate([done, np.zeros(size - done.size, bool)])
+                for child in np.unique(child_tiers[~same]).tolist():
+                    mask = child_tiers == child
+                    if child not in children:
+                        self._wrong_tier(tier, child, found.keys[live], moves, mask)
+                    pending.setdefault(child, _Found()).add(moves.keys[mask], dist[mask])
+        count = found.count
+        nodes = TierNodes(
+            found.keys[:count].copy(),
+            found.dist[:count].copy(),
+            terminal[:count].copy(),
+            value[:count].copy(),
+        )
+        self._sample()
+        del found, terminal, value, done
+        self.tell(f"writing tier {tier}: {count:,} positions")
+        first_id = sum(r.nodes for r in self.records)
+        self.expansions += expanded  # as committed with the tier
+        try:
+            record = self.store.add_tier(tier, ordinal, first_id, nodes, self.progress("running"))
+        except BaseException:
+            self.expansions -= expanded
+            raise
+        self._measure("discover", count)
+        self.records.append(record)
+        if self.progress_cb is not None:
+            self.progress_cb(self.progress("running"))
+
+    def _moves(self, keys: npt.NDArray[np.int64]) -> Moves:
+        moves = moves_of(self.game, keys, self.canon)
+        if moves is None:
+            raise SolveError(
+                f"{self.game.name}: a position's key does not fit 64 bits, which a tiered "
+                "solve needs: solve it with --no-tiers"
+            )
+        return moves
+
+    def _wrong_tier(
+        self,
+        tier: int,
+        child: int,
+        parents: npt.NDArray[np.int64],
+        moves: Moves,
+        mask: npt.NDArray[np.bool_],
+    ) -> None:
+        j = int(np.argmax(mask))
+        parent = int(parents[np.searchsorted(np.cumsum(moves.counts), j, side="right")])
+        game = self.game
+        raise ContractError(
+            f"{game.name}: the move {moves.names[int(moves.labels[j])]!r} from "
+            f"{game.format(parent)!r} (tier {tier}) leads to {game.format(int(moves.keys[j]))!r}"
+            f" in tier {child}, which is not one of tier {tier}'s child tiers "
+            f"({_listed(list(self.rules.child_tiers(tier)))})"
+        )
+
+    # -- solving ----------------------------------------------------------------------
+
+    def _solve(self, record: TierRecord, cache: dict[int, _Solved]) -> None:
+        """Expand tier *record* again, solve it with its child tiers' values, write it."""
+        game = self.game
+        self.tell(f"solving tier {record.tier}: {record.nodes:,} positions")
+        nodes = self.store.tier_nodes(record)
+        n = int(nodes.keys.size)
+        own = _sorted(nodes.keys, np.arange(record.first_id, record.first_id + n))
+        live = np.flatnonzero(~nodes.terminal)
+        moves = self._moves(nodes.keys[live]) if live.size else None
+        counts = moves.counts if moves is not None else np.zeros(0, np.int64)
+        child_keys = moves.keys if moves is not None else np.zeros(0, np.int64)
+        child_tiers = tiers_of(game, child_keys)
+        child_ids = np.empty(child_keys.size, dtype=np.int64)
+        for child in np.unique(child_tiers).tolist():
+            mask = child_tiers == child
+            if child == record.tier:
+                table = own
+            else:
+                table = cache.get(child) or self._load_solved(child)
+                cache[child] = table
+            child_ids[mask] = self._lookup(table, child_keys[mask], child)
+        del child_keys, child_tiers
+
+        # Local numbering: the tier's positions 0..n-1, then the distinct outside children.
+        inside = (child_ids >= record.first_id) & (child_ids < record.first_id + n)
+        outside = np.unique(child_ids[~inside])
+        local_child = np.where(
+            inside, child_ids - record.first_id, n + np.searchsorted(outside, child_ids)
+        )
+        parent_local = np.repeat(live, counts)
+        child_count = np.zeros(n + outside.size, dtype=np.int32)
+        child_count[live] = counts
+        fixed_low, fixed_high, fixed_dlow, fixed_dhigh = self._outside_values(outside, cache)
+        term = np.flatnonzero(nodes.terminal)
+        tv = nodes.value[term]
+        fixed = np.concatenate([term, n + np.arange(outside.size)])
+        self._sample()
+        low, high, depth_low, depth_high = retrograde_arrays(
+            n + int(outside.size),
+            parent_local,
+            local_child,
+            child_count,
+            fixed,
+            np.concatenate([tv, fixed_low]),
+            np.concatenate([tv, fixed_high]),
+            np.concatenate([np.zeros(term.size, np.int32), fixed_dlow]),
+            np.concatenate([np.zeros(term.size, np.int32), fixed_dhigh]),
+        )
+        values = TierValues(low[:n], high[:n], depth_low[:n], depth_high[:n])
+        starts = np.cumsum(counts) - counts
+        edges = TierEdges(
+            parent=parent_local + record.first_id,
+            child=child_ids,
+            move_order=(np.arange(child_ids.size) - np.repeat(starts, counts)).astype(np.int32),
+            move=(moves.labels if moves is not None else np.zeros(0, np.int64)).astype(np.int32),
+            names=list(moves.names) if moves is not None else [],
+        )
+        del local_child, parent_local, child_count
+        last = all(r.solved for r in self.records if r.ordinal != record.ordinal)
+        if record.tier == self.root_tier:
+            self._set_root(values, nodes.keys)
+        self.tell(f"writing tier {record.tier}: {edges.child.size:,} moves")
+        self._sample()
+        self.expansions += int(live.size)  # as committed with the tier
+        try:
+            solved = self.store.solve_tier(
+                record, edges, values, self.progress("running"), last=last
+            )
+        except BaseException:
+            self.expansions -= int(live.size)
+            raise
+        self._measure("solve", record.nodes)
+        self.records[record.ordinal] = solved
+        cache[record.tier] = _Solved(own.keys, own.ids, values)
+        # Keep only what the tiers still to solve read.
+        wanted = {c for r in self.records if not r.solved for c in self.rules.child_tiers(r.tier)}
+        for tier in list(cache):
+            if tier not in wanted:
+                del cache[tier]
+        if self.progress_cb is not None:
+            self.progress_cb(self.progress("running"))
+
+    def _load_solved(self, tier: int) -> _Solved:
+        record = next(r for r in self.records if r.tier == tier)
+        if not record.solved:  # the order guarantees it; a damaged database may not
+            raise SolveError(f"{self.game.name}: tier {tier} is needed before it is solved")
+        nodes = self.store.tier_nodes(record)
+        values = self.store.tier_values(record)
+        solved = _sorted(nodes.keys, np.arange(record.first_id, record.first_id + record.nodes))
+        return _Solved(solved.keys, solved.ids, values)
+
+    def _lookup(
+        self, table: _Solved, keys: npt.NDArray[np.int64], tier: int
+    ) -> npt.NDArray[np.int64]:
+        pos = np.searchsorted(table.keys, keys)
+        pos = np.minimum(pos, max(table.keys.size - 1, 0))
+        if not table.keys.size or np.any(table.keys[pos] != keys):
+            bad = keys if not table.keys.size else keys[table.keys[pos] != keys]
+            raise SolveError(
+                f"{self.game.name}: position {self.game.format(int(bad[0]))!r} of tier {tier} "
+                "is not among the tier's stored positions (the game's tier() disagrees "
+                "with its moves, or the database was changed)"
+            )
+        return table.ids[pos]
+
+    def _outside_values(
+        self, ids: npt.NDArray[np.int64], cache: dict[int, _Solved]
+    ) -> tuple[
+        npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.int32]
+    ]:
+        """Bounds and depths of the solved nodes *ids* (ascending, in cached tiers)."""
+        low = np.full(ids.size, NEG_INF, np.int64)
+        high = np.full(ids.size, POS_INF, np.int64)
+        dlow = np.full(ids.size, DEPTH_INF, np.int32)
+        dhigh = np.full(ids.size, DEPTH_INF, np.int32)
+        for record in self.records:
+            table = cache.get(record.tier)
+            if table is None:
+                continue
+            lo = np.searchsorted(ids, record.first_id)
+            hi = np.searchsorted(ids, record.first_id + record.nodes)
+            if lo == hi:
+                continue
+            at = ids[lo:hi] - record.first_id  # the tier's values are in id order
+            low[lo:hi] = table.values.low[at]
+            high[lo:hi] = table.values.high[at]
+            dlow[lo:hi] = table.values.depth_low[at]
+            dhigh[lo:hi] = table.values.depth_high[at]
+        return low, high, dlow, dhigh
+
+
+def _sorted(keys: npt.NDArray[np.int64], ids: npt.NDArray[np.int64]) -> _Solved:
+    order = np.argsort(keys, kind="stable")
+    empty = TierValues(
+        np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)
+    )
+    return _Solved(keys[order], ids[order], empty)
+
+
+def _listed(tiers: list[int]) -> str:
+    shown = ", ".join(map(str, tiers[:8]))
+    return shown + (", ..." if len(tiers) > 8 else "") if tiers else "none"
+
+
+__all__ = ["DISCOVERY_BATCH", "TieredSolve", "tier_order", "tier_rules", "tiers_of"]

@@ -1,0 +1,357 @@
+"""Tiered full solves (solver.tiered) against the untiered full solve, the oracle: the
+same positions with the same bounds, flags, depths and distances, the same moves; on
+connect-four the same rows id for id. Both engines; games with cycles within tiers
+(random ones, hypothesis); a game whose declared tiers are wrong; resuming after
+kill -9 at every commit; the refusals."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import Engine, text
+
+from db.migrate import upgrade
+from db.session import make_engine
+from db.store import CRASH_ENV, SqlStore
+from solver.errors import ContractError, InvalidParameterError, SolveError
+from solver.game import GameBase, Param, PositionKey
+from solver.games import get_game
+from solver.negamax import solve
+from solver.store import MemoryStore
+
+NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
+
+TIERED_GAMES = [
+    ("connect-four", {"width": 4, "height": 3}),
+    ("connect-four", {"width": 3, "height": 4, "symmetry": True}),
+    ("tic-tac-toe", {}),
+    ("tic-tac-toe", {"symmetry": True}),
+    ("nap", {"n": 9}),
+    ("grundy", {"n": 11}),
+    ("e-valuate", {"expression": "a*b-c", "digits": "0-2"}),
+    ("graph-share", {}),
+    ("chess", {"material": "KQvK"}),  # tablebase positions, cycles within tiers
+]
+
+
+def stored(engine: Engine, game: Any) -> tuple[dict[Any, Any], dict[Any, Any], list[Any]]:
+    """The variant's nodes by key (bounds, flags, depths, state, distance), its moves
+    by (parent key, move order), and its rows as stored (id order)."""
+    with engine.connect() as conn:
+        nodes = conn.execute(
+            text(
+                "SELECT n.id, n.key, n.low, n.high, n.low_final, n.high_final, n.depth_low, "
+                "n.depth_high, n.state, n.dist, n.notation FROM nodes n "
+                "JOIN variants v ON v.id = n.variant_id WHERE v.game = :g ORDER BY n.id"
+            ),
+            {"g": game.name},
+        ).all()
+        edges = conn.execute(
+            text(
+                "SELECT e.parent, e.move_order, e.child, e.move FROM edges e "
+                "JOIN variants v ON v.id = e.variant_id WHERE v.game = :g "
+                "ORDER BY e.parent, e.move_order"
+            ),
+            {"g": game.name},
+        ).all()
+    key_of = {r[0]: bytes(r[1]) for r in nodes}
+    by_key = {
+        bytes(r[1]): tuple(bool(v) if i in (4, 5) else v for i, v in enumerate(r[2:], 2))
+        for r in nodes
+    }
+    moves = {(key_of[p], o): (key_of[c], m) for p, o, c, m in edges}
+    rows = [tuple(r) for r in nodes] + [tuple(e) for e in edges]
+    return by_key, moves, rows
+
+
+def full_solve(game: Any, url: str, *, tiers: bool, **kw: Any) -> Any:
+    engine = make_engine(url)
+    try:
+        return solve(game, full=True, store=SqlStore(engine), tiers=tiers, **kw)
+    finally:
+        engine.dispose()
+
+
+def sqlite_url(tmp_path: Path, name: str) -> str:
+    url = f"sqlite:///{tmp_path / name}"
+    upgrade(url)
+    return url
+
+
+@pytest.mark.parametrize(("name", "params"), TIERED_GAMES)
+def test_tiered_equals_untiered(name: str, params: dict[str, Any], tmp_path: Path) -> None:
+    game = get_game(name, **params)
+    plain_url = sqlite_url(tmp_path, "plain.db")
+    tiered_url = sqlite_url(tmp_path, "tiered.db")
+    plain = full_solve(game, plain_url, tiers=False)
+    tiered = full_solve(game, tiered_url, tiers=True)
+    assert tiered.status == plain.status == "complete"
+    assert (tiered.low, tiered.high, tiered.depth_low, tiered.depth_high) == (
+        plain.low,
+        plain.high,
+        plain.depth_low,
+        plain.depth_high,
+    )
+    assert tiered.low_final and tiered.high_final
+    assert (tiered.nodes, tiered.edges) == (plain.nodes, plain.edges)
+    assert tiered.extra["tiers"] > 1
+    a, b = make_engine(plain_url), make_engine(tiered_url)
+    try:
+        nodes_a, moves_a, rows_a = stored(a, game)
+        nodes_b, moves_b, rows_b = stored(b, game)
+        assert nodes_b == nodes_a
+        assert moves_b == moves_a
+        if name == "connect-four":  # breadth first is tier by tier: the same ids
+            assert rows_b == rows_a
+        for engine in (a, b):
+            with engine.connect() as conn:
+                settled = conn.execute(text("SELECT settled FROM variants")).scalar()
+            assert settled
+    finally:
+        a.dispose()
+        b.dispose()
+
+
+@pytest.mark.postgres
+def test_tiered_on_postgres_equals_sqlite(tmp_path: Path, pg_session_url: str) -> None:
+    game = get_game("connect-four", width=4, height=3)
+    lite_url = sqlite_url(tmp_path, "lite.db")
+    engine = make_engine(pg_session_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                text("TRUNCATE edges, nodes, solve_runs, variants RESTART IDENTITY CASCADE")
+            )
+    finally:
+        engine.dispose()
+    lite = full_solve(game, lite_url, tiers=True)
+    pg = full_solve(game, pg_session_url, tiers=True)
+    assert (pg.low, pg.high, pg.nodes, pg.edges) == (lite.low, lite.high, lite.nodes, lite.edges)
+    a, b = make_engine(lite_url), make_engine(pg_session_url)
+    try:
+        assert stored(b, game)[2] == stored(a, game)[2]
+        with b.connect() as conn:
+            tiers = conn.execute(text("SELECT count(*), count(solved_in) FROM tiers")).one()
+        assert tiers[0] == tiers[1] == 13  # 0..12 stones
+    finally:
+        a.dispose()
+        b.dispose()
+
+
+# -- random games with cycles inside tiers ----------------------------------------------
+
+
+class RandomTiers(GameBase):
+    """A random game on positions 0..n-1 in tiers (``seed``): moves stay in their tier,
+    cycles included, or go to a higher tier; some positions are terminal."""
+
+    name: ClassVar[str] = "random-tiers"
+    tiers: ClassVar[bool] = True
+    parameters: ClassVar[tuple[Param, ...]] = (
+        Param("seed", int, 0, "the graph's seed", min=0),
+        Param("size", int, 30, "positions", min=2),
+        Param("tiers", int, 4, "tiers", min=1),
+    )
+
+    def _configure(self) -> None:
+        import random
+
+        seed, n, k = (int(self.params[p]) for p in ("seed", "size", "tiers"))
+        rng = random.Random(seed)
+        self._tier = sorted(rng.randrange(k) for _ in range(n))
+        self._tier[0] = 0
+        self._moves: dict[int, list[tuple[str, int]]] = {}
+        self._value: dict[int, int] = {}
+        for p in range(n):
+            if rng.random() < 0.25 or p == n - 1:
+                self._value[p] = rng.choice([-1, 0, 1])
+                continue
+            pool = [q for q in range(n) if self._tier[q] >= self._tier[p] and q != p]
+            moves = sorted(set(rng.sample(pool, min(len(pool), rng.randint(1, 3)))))
+            if not moves:
+                self._value[p] = 0
+                continue
+            self._moves[p] = [(f"m{q}", q) for q in moves]
+
+    def initial(self) -> PositionKey:
+        return 0
+
+    def children(self, key: PositionKey) -> list[tuple[str, PositionKey]]:
+        return list(self._moves.get(key, []))
+
+    def terminal_value(self, key: PositionKey) -> int | None:
+        return self._value.get(key)
+
+    def parse(self, text: str) -> PositionKey:
+        return int(text.removeprefix("p"))
+
+    def format(self, key: PositionKey) -> str:
+        return f"p{key}"
+
+    def tier(self, key: PositionKey) -> int:
+        return self._tier[key]
+
+    def child_tiers(self, tier: int) -> tuple[int, ...]:
+        return tuple(range(tier + 1, int(self.params["tiers"])))
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(seed=st.integers(0, 10_000), size=st.integers(2, 40), tiers=st.integers(1, 5))
+def test_random_games_with_cycles(tmp_path: Path, seed: int, size: int, tiers: int) -> None:
+    game = RandomTiers(seed=seed, size=size, tiers=tiers)
+    folder = tmp_path / f"{seed}-{size}-{tiers}"
+    folder.mkdir()
+    plain_url = sqlite_url(folder, "plain.db")
+    tiered_url = sqlite_url(folder, "tiered.db")
+    plain = full_solve(game, plain_url, tiers=False)
+    tiered = full_solve(game, tiered_url, tiers=True)
+    assert (tiered.low, tiered.high, tiered.depth_low, tiered.depth_high) == (
+        plain.low,
+        plain.high,
+        plain.depth_low,
+        plain.depth_high,
+    )
+    a, b = make_engine(plain_url), make_engine(tiered_url)
+    try:
+        nodes_a, moves_a, _ = stored(a, game)
+        nodes_b, moves_b, _ = stored(b, game)
+        assert nodes_b == nodes_a
+        assert moves_b == moves_a
+    finally:
+        a.dispose()
+        b.dispose()
+
+
+class WrongTiers(RandomTiers):
+    """Declares no child tiers at all: every move out of a tier breaks the contract."""
+
+    name: ClassVar[str] = "wrong-tiers"
+
+    def child_tiers(self, tier: int) -> tuple[int, ...]:
+        return ()
+
+
+def test_a_move_into_an_undeclared_tier_is_named(tmp_path: Path) -> None:
+    game = WrongTiers(seed=3, size=30, tiers=4)
+    source = next(
+        p for p, ms in game._moves.items() if any(game.tier(q) != game.tier(p) for _, q in ms)
+    )
+    assert source is not None
+    with pytest.raises(
+        ContractError,
+        match=r"the move 'm\d+' from 'p\d+' \(tier \d\) leads to 'p\d+' in tier \d, "
+        r"which is not one of tier \d's child tiers",
+    ):
+        full_solve(game, sqlite_url(tmp_path, "wrong.db"), tiers=True)
+
+
+# -- refusals ----------------------------------------------------------------------------
+
+
+def test_refusals(tmp_path: Path) -> None:
+    c4 = get_game("connect-four", width=4, height=3)
+    with pytest.raises(InvalidParameterError, match="tiers are for full solves"):
+        solve(c4, store=MemoryStore(), tiers=True)
+    with pytest.raises(InvalidParameterError, match="needs a database"):
+        solve(c4, full=True, store=MemoryStore(), tiers=True)
+    with pytest.raises(InvalidParameterError, match="declares no tiers"):
+        solve(get_game("domino-tiling"), full=True, store=MemoryStore(), tiers=True)
+    url = sqlite_url(tmp_path, "c4.db")
+    engine = make_engine(url)
+    try:
+        # a tiered solve stopped half-way: a partial run may not touch it
+        r = solve(c4, full=True, store=SqlStore(engine), tiers=True, max_expansions=1)
+        assert r.status == "budget"
+        with pytest.raises(SolveError, match="tiered full solve in progress"):
+            solve(c4, store=SqlStore(engine))
+        with pytest.raises(SolveError, match="tiered full solve in progress"):
+            solve(c4, full=True, store=SqlStore(engine), tiers=False)
+        # by default the next full run goes on with tiers
+        r = solve(c4, full=True, store=SqlStore(engine))
+        assert r.status == "complete" and r.extra["tiers"] == 13
+        # a variant solved partly without tiers continues without them by default...
+        nap = get_game("nap", n=9)
+        solve(nap, store=SqlStore(engine), max_expansions=3)
+        assert "tiers" not in solve(nap, full=True, store=SqlStore(engine)).extra
+        # ... and refuses them when asked
+        grundy = get_game("grundy", n=11)
+        solve(grundy, store=SqlStore(engine), max_expansions=3)
+        with pytest.raises(SolveError, match="solved without tiers: continue it with --no-tiers"):
+            solve(grundy, full=True, store=SqlStore(engine), tiers=True)
+    finally:
+        engine.dispose()
+
+
+# -- kill -9 at every commit -------------------------------------------------------------
+
+
+def _cli(
+    url: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            NEGAGRAPH,
+            "solve",
+            "connect-four",
+            "-p",
+            "width=4",
+            "-p",
+            "height=3",
+            "--full",
+            "--tiers",
+            "-q",
+            "--db",
+            url,
+            *args,
+        ],
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.mark.parametrize(
+    "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def test_killed_at_every_commit_resumes_to_the_same_rows(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    game = get_game("connect-four", width=4, height=3)
+    reference_url = sqlite_url(tmp_path, "reference.db")
+    assert _cli(reference_url).returncode == 0
+    ref = make_engine(reference_url)
+    try:
+        expected = stored(ref, game)[2]
+    finally:
+        ref.dispose()
+    # 13 tiers: 13 discovery commits, then 13 solving commits
+    for after in (1, 5, 13, 14, 20, 26):
+        if backend == "sqlite":
+            url = sqlite_url(tmp_path, f"killed-{after}.db")
+        else:
+            url = request.getfixturevalue("pg_session_url")
+            engine = make_engine(url)
+            with engine.begin() as conn:
+                conn.execute(
+                    text("TRUNCATE edges, nodes, solve_runs, variants RESTART IDENTITY CASCADE")
+                )
+            engine.dispose()
+        killed = _cli(url, env={CRASH_ENV: f"commit:{after}"})
+        assert killed.returncode == -9, killed.stderr
+        done = _cli(url)
+        assert done.returncode == 0, done.stderr
+        engine = make_engine(url)
+        try:
+            assert stored(engine, game)[2] == expected, after
+        finally:
+            engine.dispose()
