@@ -147,6 +147,7 @@ class PostgresBackend(Backend):
                     copy.write_row(row)
             cursor.execute(f"ANALYZE {_UPDATES}")
             cursor.execute(_UPDATE_FROM, (seq, vid))
+            cursor.execute(f"DELETE FROM {_UPDATES}")  # a batch may update in parts
 
     def forget_session(self) -> None:
         self.locked = False

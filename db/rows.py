@@ -176,12 +176,14 @@ def tier_update_rows(
     first_id: int, values: TierValues, at: npt.NDArray[np.int64]
 ) -> Iterator[tuple[Any, ...]]:
     """:func:`update_rows` of a solved tier's positions *at* (offsets in the tier,
-    ascending): expanded, every bound final."""
+    ascending) whose values are *values* (in the order of *at*): expanded, every bound
+    final."""
     for start in range(0, at.size, ROW_CHUNK):
-        part = at[start : start + ROW_CHUNK]
-        count = int(part.size)
+        part = slice(start, start + ROW_CHUNK)
+        ids = at[part]
+        count = int(ids.size)
         yield from zip(
-            (part + first_id).tolist(),
+            (ids + first_id).tolist(),
             bounds_to_json(values.low[part].tolist()),
             bounds_to_json(values.high[part].tolist()),
             depths_to_json(values.depth_low[part].tolist()),

@@ -42,12 +42,11 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from sqlalchemy import Engine, func, insert, select, update
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection
@@ -68,8 +67,8 @@ from solver.store import (
     Progress,
     RunOptions,
     RunStatus,
-    TierEdges,
     TierNodes,
+    TierPart,
     TierRecord,
     TierValues,
 )
@@ -409,41 +408,50 @@ class SqlStore:
             return rows.tier_values(chunks, record.nodes)
 
     def solve_tier(
-        self,
-        record: TierRecord,
-        edges: TierEdges,
-        values: TierValues,
-        progress: Progress,
-        *,
-        last: bool,
+        self, record: TierRecord, parts: Iterable[TierPart], progress: Progress, *, last: bool
     ) -> TierRecord:
-        """Write a solved tier (see :class:`~solver.store.TierStore`)."""
+        """Write a solved tier (see :class:`~solver.store.TierStore`), its parts made as
+        they are written, all in one transaction."""
         vid = self.variant_id
         assert vid is not None
-        expanded = np.unique(edges.parent - record.first_id)
+        written = 0
 
         def write(conn: Connection, cursor: Any, seq: int) -> None:
-            self.backend.write_rows(
-                cursor,
-                vid,
-                seq,
-                (),
-                rows.tier_edge_columns(vid, edges),
-                rows.tier_update_rows(record.first_id, values, expanded),
-                int(expanded.size),
-            )
+            nonlocal written
+            for part in parts:
+                self.backend.write_rows(
+                    cursor,
+                    vid,
+                    seq,
+                    (),
+                    rows.tier_edge_columns(vid, part.edges),
+                    rows.tier_update_rows(record.first_id, part.values, part.at),
+                    int(part.at.size),
+                )
+                written += int(part.edges.child.size)
             conn.execute(
                 update(Tier)
                 .where(Tier.variant_id == vid, Tier.tier == record.tier)
-                .values(edges=int(edges.child.size), solved_in=seq)
+                .values(edges=written, solved_in=seq)
+            )
+            # the commit's own row and the run's, with the edges now known
+            conn.execute(
+                update(Commit)
+                .where(Commit.variant_id == vid, Commit.seq == seq)
+                .values(edges=progress.edges + written)
+            )
+            conn.execute(
+                update(SolveRun)
+                .where(SolveRun.id == self.run_id)
+                .values(edges=progress.edges + written, edges_added=progress.edges_added + written)
             )
             if last:
                 conn.execute(update(Variant).where(Variant.id == vid).values(settled=True))
 
-        self._batch(progress, progress.nodes, progress.edges + int(edges.child.size), write)
+        self._batch(progress, progress.nodes, progress.edges, write)
         self._settled = last
         self._after_batch()
-        return replace(record, edges=int(edges.child.size))
+        return replace(record, edges=written)
 
     def _tier_conn(self) -> Connection:
         if self._conn is None or self.variant_id is None:

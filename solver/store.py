@@ -10,7 +10,7 @@ be continued by calling :func:`~solver.negamax.solve` again with the same store.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, get_args, runtime_checkable
 
@@ -194,17 +194,11 @@ class TierStore(Protocol):
         ...
 
     def solve_tier(
-        self,
-        record: TierRecord,
-        edges: TierEdges,
-        values: TierValues,
-        progress: Progress,
-        *,
-        last: bool,
+        self, record: TierRecord, parts: Iterable[TierPart], progress: Progress, *, last: bool
     ) -> TierRecord:
-        """Write a tier's moves and every position's bounds and depths (all final; the
-        non-terminal positions expanded) and mark it solved; with *last*, the variant's
-        graph is complete and settled."""
+        """Write a tier's moves and its non-terminal positions' bounds and depths (all
+        final; the positions expanded), *parts* made as they are written, and mark the
+        tier solved; with *last*, the variant's graph is complete and settled."""
         ...
 
 
@@ -219,6 +213,17 @@ class TierEdges:
     """Each move's label, as an index into :attr:`names`."""
     names: Sequence[str]
     """The labels in the game's notation."""
+
+
+@dataclass(frozen=True)
+class TierPart:
+    """Some of a solved tier's positions: their moves and their values."""
+
+    edges: TierEdges
+    at: npt.NDArray[np.int64]
+    """The positions, as offsets in the tier (ascending)."""
+    values: TierValues
+    """Their bounds and depths, in the order of :attr:`at`."""
 
 
 class MemoryStore:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import time
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,13 +35,14 @@ import numpy.typing as npt
 from solver.errors import ContractError, SolveError
 from solver.expand import KeyIndex, Moves, moves_of, terminal_values
 from solver.game import BatchedRules, Game, PositionKey, TieredRules
-from solver.memory import format_size, rss
+from solver.memory import format_size, map_large_blocks, peak_rss, rss
 from solver.retrograde import retrograde_arrays
 from solver.store import (
     Progress,
     RunStatus,
     TierEdges,
     TierNodes,
+    TierPart,
     TierRecord,
     TierStore,
     TierValues,
@@ -53,10 +54,13 @@ log = logging.getLogger(__name__)
 DISCOVERY_BATCH = 1 << 17
 """Positions expanded at a time while discovering a tier."""
 
+SOLVE_CHUNK = 1 << 20
+"""Positions solved and written at a time in a tier whose moves all leave it."""
+
 PRIOR_BYTES: dict[str, float] = {"discover": 200.0, "solve": 600.0}
 """Bytes of RAM a tier's step needs per position of the tier, until this run has
-measured it (the most per position of the tiers it did): what the memory check keeps
-free for the next tier."""
+measured it (:meth:`TieredSolve.cost`): what the memory check keeps free for the next
+tier."""
 
 Why = Callable[[int, int], str | None]
 """``(expansions, bytes the next step needs) -> why the run must end now`` (``None``:
@@ -170,16 +174,18 @@ class TieredSolve:
         progress_cb: Callable[[Progress], None] | None,
         memory_limit: int | None,
     ) -> None:
+        map_large_blocks()  # a tier's arrays, once freed, go back to the system
         self.game = game
         self.rules = tier_rules(game)
         self.store = store
         self.root_key = root_key
         self.why = why
         self.ended_by: str | None = None
-        self.cost: dict[str, float] = dict(PRIOR_BYTES)
-        self._measured: set[str] = set()
+        self._costs: list[tuple[str, int, float]] = []
+        """(step, positions, bytes a position) of the tiers this run measured."""
         self._rss_before = 0
         self._rss_peak = 0
+        self._high_water = 0
         self._steps = 0
         """Tiers this run discovered or solved."""
         self.progress_cb = progress_cb
@@ -290,10 +296,11 @@ class TieredSolve:
 
         :raises SolveError: if the memory limit leaves too little for the tier's step
             even to a run that has just started (it would never progress)."""
-        need = int(self.cost[step] * nodes)
+        need = int(self.cost(step, nodes) * nodes)
         why = self.why(self.expansions, need)
         if why is None:
             self._rss_before = self._rss_peak = rss()
+            self._high_water = peak_rss()
             return None
         self.ended_by = why
         if why == "memory" and not self._steps:
@@ -306,22 +313,35 @@ class TieredSolve:
         log.info("ending the run before %sing tier %d: %s", step.rstrip("e"), tier, why)
         return "stopped" if why == "request" else "budget"
 
+    def cost(self, step: str, nodes: int) -> float:
+        """Bytes a position that *step* on a tier of *nodes* positions will need: the
+        most a position of this run's tiers of at least an eighth of that size needed
+        (small tiers also carry the caches' growth — the SQLite page cache fills as the
+        database grows — over few positions, so they only speak for tiers like them),
+        else the largest tier's figure, else :data:`PRIOR_BYTES`."""
+        measured = [(n, c) for s, n, c in self._costs if s == step]
+        alike = [c for n, c in measured if 8 * n >= nodes]
+        if alike:
+            return max(alike)
+        return max(measured)[1] if measured else PRIOR_BYTES[step]
+
     def _sample(self) -> None:
         """Note the RSS within a tier's step (its peak is the step's cost)."""
         self._rss_peak = max(self._rss_peak, rss())
 
     def _measure(self, step: str, nodes: int) -> None:
-        """Record what the step just done cost per position of its tier."""
+        """Record what the step just done cost per position of its tier: its peak over
+        the RSS before it (the kernel's high-water mark, when the step raised it, sees
+        the spikes between samples, such as a batch of rows being written)."""
         self._sample()
+        high_water = peak_rss()
+        if high_water > self._high_water:
+            self._rss_peak = max(self._rss_peak, high_water)
+        self.peak_rss = max(self.peak_rss, self._rss_peak)
         self._steps += 1
         if nodes < 1024:  # too small to tell
             return
-        per_node = (self._rss_peak - self._rss_before) / nodes
-        if step in self._measured:
-            self.cost[step] = max(self.cost[step], per_node)
-        else:
-            self.cost[step] = per_node
-            self._measured.add(step)
+        self._costs.append((step, nodes, (self._rss_peak - self._rss_before) / nodes))
 
     def _set_root(self, values: TierValues, keys: npt.NDArray[np.int64]) -> None:
         """The root's values, from its tier's (*keys*: the tier's positions in id order)."""
@@ -504,76 +524,53 @@ class TieredSolve:
     # -- solving ----------------------------------------------------------------------
 
     def _solve(self, record: TierRecord, cache: dict[int, _Solved]) -> None:
-        """Expand tier *record* again, solve it with its child tiers' values, write it."""
-        game = self.game
+        """Expand tier *record* again, solve it with its child tiers' values, write it.
+
+        A tier of more than :data:`SOLVE_CHUNK` positions whose moves all leave it (as
+        connect-four's do) is solved and written a chunk of positions at a time, in the
+        tier's one transaction: each position's values then follow from its children's
+        alone. A move within the tier (found in the first chunk, typically) rolls that
+        back and the tier is solved whole, cycles and all."""
         self.tell(f"solving tier {record.tier}: {record.nodes:,} positions")
         nodes = self.store.tier_nodes(record)
         n = int(nodes.keys.size)
         own = _sorted(nodes.keys, np.arange(record.first_id, record.first_id + n))
         live = np.flatnonzero(~nodes.terminal)
-        moves = self._moves(nodes.keys[live]) if live.size else None
-        counts = moves.counts if moves is not None else np.zeros(0, np.int64)
-        child_keys = moves.keys if moves is not None else np.zeros(0, np.int64)
-        child_tiers = tiers_of(game, child_keys)
-        child_ids = np.empty(child_keys.size, dtype=np.int64)
-        for child in np.unique(child_tiers).tolist():
-            mask = child_tiers == child
-            if child == record.tier:
-                table = own
-            else:
-                table = cache.get(child) or self._load_solved(child)
-                cache[child] = table
-            child_ids[mask] = self._lookup(table, child_keys[mask], child)
-        del child_keys, child_tiers
+        terminal = nodes.terminal
+        values = TierValues(
+            np.where(terminal, nodes.value, NEG_INF),
+            np.where(terminal, nodes.value, POS_INF),
+            np.where(terminal, 0, DEPTH_INF).astype(np.int32),
+            np.where(terminal, 0, DEPTH_INF).astype(np.int32),
+        )
 
-        # Local numbering: the tier's positions 0..n-1, then the distinct outside children.
-        inside = (child_ids >= record.first_id) & (child_ids < record.first_id + n)
-        outside = np.unique(child_ids[~inside])
-        local_child = np.where(
-            inside, child_ids - record.first_id, n + np.searchsorted(outside, child_ids)
-        )
-        parent_local = np.repeat(live, counts)
-        child_count = np.zeros(n + outside.size, dtype=np.int32)
-        child_count[live] = counts
-        fixed_low, fixed_high, fixed_dlow, fixed_dhigh = self._outside_values(outside, cache)
-        term = np.flatnonzero(nodes.terminal)
-        tv = nodes.value[term]
-        fixed = np.concatenate([term, n + np.arange(outside.size)])
-        self._sample()
-        low, high, depth_low, depth_high = retrograde_arrays(
-            n + int(outside.size),
-            parent_local,
-            local_child,
-            child_count,
-            fixed,
-            np.concatenate([tv, fixed_low]),
-            np.concatenate([tv, fixed_high]),
-            np.concatenate([np.zeros(term.size, np.int32), fixed_dlow]),
-            np.concatenate([np.zeros(term.size, np.int32), fixed_dhigh]),
-        )
-        values = TierValues(low[:n], high[:n], depth_low[:n], depth_high[:n])
-        starts = np.cumsum(counts) - counts
-        edges = TierEdges(
-            parent=parent_local + record.first_id,
-            child=child_ids,
-            move_order=(np.arange(child_ids.size) - np.repeat(starts, counts)).astype(np.int32),
-            move=(moves.labels if moves is not None else np.zeros(0, np.int64)).astype(np.int32),
-            names=list(moves.names) if moves is not None else [],
-        )
-        del local_child, parent_local, child_count
+        def parts(chunked: bool) -> Iterator[TierPart]:
+            if not chunked:
+                yield self._whole(record, nodes, live, own, cache, values)
+                return
+            for start in range(0, live.size, SOLVE_CHUNK):
+                yield self._chunk(
+                    record, nodes.keys, live[start : start + SOLVE_CHUNK], cache, values
+                )
+
+        # The child tiers, read before the tier's transaction begins.
+        stored = {r.tier for r in self.records}
+        for child in self.rules.child_tiers(record.tier):
+            if child in stored and child not in cache:
+                cache[child] = self._load_solved(child)
         last = all(r.solved for r in self.records if r.ordinal != record.ordinal)
-        if record.tier == self.root_tier:
-            self._set_root(values, nodes.keys)
-        self.tell(f"writing tier {record.tier}: {edges.child.size:,} moves")
+        progress = self.progress("running")
         self._sample()
-        self.expansions += int(live.size)  # as committed with the tier
         try:
             solved = self.store.solve_tier(
-                record, edges, values, self.progress("running"), last=last
+                record, parts(live.size > SOLVE_CHUNK), progress, last=last
             )
-        except BaseException:
-            self.expansions -= int(live.size)
-            raise
+        except _WithinTier:
+            log.info("tier %d has moves within it: solving it whole", record.tier)
+            solved = self.store.solve_tier(record, parts(False), progress, last=last)
+        self.expansions += int(live.size)  # as committed with the tier
+        if record.tier == self.root_tier:
+            self._set_root(values, nodes.keys)
         self._measure("solve", record.nodes)
         self.records[record.ordinal] = solved
         cache[record.tier] = _Solved(own.keys, own.ids, values)
@@ -584,6 +581,111 @@ class TieredSolve:
                 del cache[tier]
         if self.progress_cb is not None:
             self.progress_cb(self.progress("running"))
+
+    def _children(
+        self,
+        record: TierRecord,
+        keys: npt.NDArray[np.int64],
+        own: _Solved | None,
+        cache: dict[int, _Solved],
+    ) -> tuple[Moves, npt.NDArray[np.int64]]:
+        """The moves of the positions *keys* of tier *record*, and each child's node id
+        (looked up in the tier itself, *own*, or in its solved child tiers; without *own*
+        a child within the tier raises :class:`_WithinTier`)."""
+        moves = self._moves(keys)
+        child_tiers = tiers_of(self.game, moves.keys)
+        child_ids = np.empty(moves.keys.size, dtype=np.int64)
+        for child in np.unique(child_tiers).tolist():
+            mask = child_tiers == child
+            if child == record.tier:
+                if own is None:
+                    raise _WithinTier
+                table = own
+            elif child in cache:
+                table = cache[child]
+            else:  # discovery routed every move to a declared, stored tier
+                raise SolveError(f"{self.game.name}: tier {child} is not stored")
+            child_ids[mask] = self._lookup(table, moves.keys[mask], child)
+        self._sample()
+        return moves, child_ids
+
+    def _whole(
+        self,
+        record: TierRecord,
+        nodes: TierNodes,
+        live: npt.NDArray[np.int64],
+        own: _Solved,
+        cache: dict[int, _Solved],
+        values: TierValues,
+    ) -> TierPart:
+        """Solve the whole tier: its positions 0..n-1 locally, then the distinct
+        children outside it, fixed with their values like its terminal positions."""
+        n = int(nodes.keys.size)
+        if live.size:
+            moves, child_ids = self._children(record, nodes.keys[live], own, cache)
+            counts = moves.counts
+        else:
+            moves, child_ids, counts = None, np.zeros(0, np.int64), np.zeros(0, np.int64)
+        inside = (child_ids >= record.first_id) & (child_ids < record.first_id + n)
+        outside = np.unique(child_ids[~inside])
+        local_child = np.where(
+            inside, child_ids - record.first_id, n + np.searchsorted(outside, child_ids)
+        )
+        child_count = np.zeros(n + outside.size, dtype=np.int32)
+        child_count[live] = counts
+        out = self._outside_values(outside, cache)
+        term = np.flatnonzero(nodes.terminal)
+        found = retrograde_arrays(
+            n + int(outside.size),
+            np.repeat(live, counts),
+            local_child,
+            child_count,
+            np.concatenate([term, n + np.arange(outside.size)]),
+            np.concatenate([values.low[term], out.low]),
+            np.concatenate([values.high[term], out.high]),
+            np.concatenate([values.depth_low[term], out.depth_low]),
+            np.concatenate([values.depth_high[term], out.depth_high]),
+        )
+        del local_child, child_count
+        solved: tuple[np.ndarray, ...] = found
+        for column, new in zip(values_columns(values), solved, strict=True):
+            column[live] = new[live]
+        self._sample()
+        return _part(record, live, counts, child_ids, moves, values)
+
+    def _chunk(
+        self,
+        record: TierRecord,
+        keys: npt.NDArray[np.int64],
+        at: npt.NDArray[np.int64],
+        cache: dict[int, _Solved],
+        values: TierValues,
+    ) -> TierPart:
+        """Solve the positions *at* of a tier whose moves all leave it: locally 0..c-1,
+        then their distinct children, fixed with their values."""
+        moves, child_ids = self._children(record, keys[at], None, cache)
+        c, counts = int(at.size), moves.counts
+        outside, local = np.unique(child_ids, return_inverse=True)
+        child_count = np.zeros(c + outside.size, dtype=np.int32)
+        child_count[:c] = counts
+        out = self._outside_values(outside, cache)
+        found = retrograde_arrays(
+            c + int(outside.size),
+            np.repeat(np.arange(c), counts),
+            c + local.reshape(-1),
+            child_count,
+            c + np.arange(outside.size),
+            out.low,
+            out.high,
+            out.depth_low,
+            out.depth_high,
+        )
+        del local, child_count
+        solved: tuple[np.ndarray, ...] = found
+        for column, new in zip(values_columns(values), solved, strict=True):
+            column[at] = new[:c]
+        self._sample()
+        return _part(record, at, counts, child_ids, moves, values)
 
     def _load_solved(self, tier: int) -> _Solved:
         record = next(r for r in self.records if r.tier == tier)
@@ -608,16 +710,14 @@ class TieredSolve:
             )
         return table.ids[pos]
 
-    def _outside_values(
-        self, ids: npt.NDArray[np.int64], cache: dict[int, _Solved]
-    ) -> tuple[
-        npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.int32]
-    ]:
+    def _outside_values(self, ids: npt.NDArray[np.int64], cache: dict[int, _Solved]) -> TierValues:
         """Bounds and depths of the solved nodes *ids* (ascending, in cached tiers)."""
-        low = np.full(ids.size, NEG_INF, np.int64)
-        high = np.full(ids.size, POS_INF, np.int64)
-        dlow = np.full(ids.size, DEPTH_INF, np.int32)
-        dhigh = np.full(ids.size, DEPTH_INF, np.int32)
+        found = TierValues(
+            np.full(ids.size, NEG_INF, np.int64),
+            np.full(ids.size, POS_INF, np.int64),
+            np.full(ids.size, DEPTH_INF, np.int32),
+            np.full(ids.size, DEPTH_INF, np.int32),
+        )
         for record in self.records:
             table = cache.get(record.tier)
             if table is None:
@@ -627,11 +727,40 @@ class TieredSolve:
             if lo == hi:
                 continue
             at = ids[lo:hi] - record.first_id  # the tier's values are in id order
-            low[lo:hi] = table.values.low[at]
-            high[lo:hi] = table.values.high[at]
-            dlow[lo:hi] = table.values.depth_low[at]
-            dhigh[lo:hi] = table.values.depth_high[at]
-        return low, high, dlow, dhigh
+            for column, source in zip(
+                values_columns(found), values_columns(table.values), strict=True
+            ):
+                column[lo:hi] = source[at]
+        return found
+
+
+class _WithinTier(Exception):
+    """A move stays in its tier: the tier cannot be solved a chunk at a time."""
+
+
+def values_columns(values: TierValues) -> tuple[np.ndarray, ...]:
+    """The four columns of *values* (arrays: writable in place)."""
+    return values.low, values.high, values.depth_low, values.depth_high
+
+
+def _part(
+    record: TierRecord,
+    at: npt.NDArray[np.int64],
+    counts: npt.NDArray[np.int64],
+    child_ids: npt.NDArray[np.int64],
+    moves: Moves | None,
+    values: TierValues,
+) -> TierPart:
+    """The rows of the positions *at* of tier *record*: their moves and values."""
+    starts = np.cumsum(counts) - counts
+    edges = TierEdges(
+        parent=np.repeat(at, counts) + record.first_id,
+        child=child_ids,
+        move_order=(np.arange(child_ids.size) - np.repeat(starts, counts)).astype(np.int32),
+        move=(moves.labels if moves is not None else np.zeros(0, np.int64)).astype(np.int32),
+        names=list(moves.names) if moves is not None else [],
+    )
+    return TierPart(edges, at, TierValues(*(column[at] for column in values_columns(values))))
 
 
 def _sorted(keys: npt.NDArray[np.int64], ids: npt.NDArray[np.int64]) -> _Solved:

@@ -570,8 +570,8 @@ def test_the_solver_names_its_long_steps(tmp_path: Path, mode: str) -> None:
         assert solving[0].startswith("solving tier 12: ") and solving[-1] == (
             "solving tier 0: 1 positions"
         )
-        assert second[-4:] == ["solving tier 0: 1 positions", "writing tier 0: 4 moves",
-                               "expanding", "closing"]  # fmt: skip
+        # a tier is solved and written in one step (big ones a chunk at a time)
+        assert second[-3:] == ["solving tier 0: 1 positions", "expanding", "closing"]
         return
     assert first[0].startswith("committing ")
     if full:

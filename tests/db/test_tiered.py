@@ -20,6 +20,7 @@ from sqlalchemy import Engine, text
 from db.migrate import upgrade
 from db.session import make_engine
 from db.store import CRASH_ENV, SqlStore
+from solver import tiered
 from solver.errors import ContractError, InvalidParameterError, SolveError
 from solver.game import GameBase, Param, PositionKey
 from solver.games import get_game
@@ -87,6 +88,25 @@ def sqlite_url(tmp_path: Path, name: str) -> str:
 
 @pytest.mark.parametrize(("name", "params"), TIERED_GAMES)
 def test_tiered_equals_untiered(name: str, params: dict[str, Any], tmp_path: Path) -> None:
+    compare_with_untiered(name, params, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("connect-four", {"width": 4, "height": 3}),  # every move leaves its tier
+        ("tic-tac-toe", {"symmetry": True}),
+        ("chess", {"material": "KQvK"}),  # moves within tiers: each tier solved whole
+    ],
+)
+def test_tiers_solved_a_chunk_at_a_time_equal_untiered(
+    name: str, params: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tiered, "SOLVE_CHUNK", 7)
+    compare_with_untiered(name, params, tmp_path)
+
+
+def compare_with_untiered(name: str, params: dict[str, Any], tmp_path: Path) -> None:
     game = get_game(name, **params)
     plain_url = sqlite_url(tmp_path, "plain.db")
     tiered_url = sqlite_url(tmp_path, "tiered.db")

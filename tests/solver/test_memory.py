@@ -91,3 +91,12 @@ def test_a_complete_run_names_no_reason_and_reports_its_memory() -> None:
     r = solve(get_game("number-game"), memory_limit=64 * 2**30)
     assert (r.status, r.ended_by, r.memory_limit) == ("complete", None, 64 * 2**30)
     assert 0 < r.peak_rss <= rss() * 2
+
+
+def test_large_blocks_are_mapped_on_glibc() -> None:
+    # the tiered solve's arrays go back to the system when freed (solver.memory)
+    import platform
+
+    from solver.memory import map_large_blocks
+
+    assert map_large_blocks() == (platform.libc_ver()[0] == "glibc")
