@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 DISCOVERY_BATCH = 1 << 17
 """Positions expanded at a time while discovering a tier."""
 
-SOLVE_CHUNK = 1 << 20
+SOLVE_CHUNK = 1 << 17
 """Positions solved and written at a time in a tier whose moves all leave it."""
 
 PRIOR_BYTES: dict[str, float] = {"discover": 200.0, "solve": 600.0}
