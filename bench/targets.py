@@ -192,18 +192,42 @@ def baseline_figures(size: Size, repeat: int) -> tuple[Row, int]:
     return {"baseline_s": round(t, 3), "baseline_runs": runs, "baseline_value": value}, value
 
 
-def sqlite_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
-    """Targets 1-4: persisted solve time, scaling, peak memory and disk per node."""
+@dataclass(frozen=True)
+class SqliteSolve:
+    """The main case's full solve into SQLite (median figures) against its baseline."""
+
+    seconds: float
+    maxrss: float
+    nodes: int
+    size: int
+    """Bytes of the SQLite file."""
+    correct: bool
+    figures: Row
+
+
+def sqlite_solve(cfg: TargetConfig, repeat: int) -> SqliteSolve:
+    """:class:`SqliteSolve` of *cfg*'s main case (measured once per invocation)."""
     reports = sqlite_runs(cfg.size, 1, repeat)
     base, value = baseline_figures(cfg.size, repeat)
-    seconds, maxrss = median_of(reports, "seconds"), median_of(reports, "maxrss_bytes")
-    nodes, size = reports[-1]["nodes"], reports[-1]["bytes"]
-    ok = reports[-1]["value"] == value
-    figures = {
-        "case": f"connect-four {size_label(cfg.size)}",
-        **solve_figures("sqlite", reports),
-        **base,
-    }
+    return SqliteSolve(
+        seconds=median_of(reports, "seconds"),
+        maxrss=median_of(reports, "maxrss_bytes"),
+        nodes=reports[-1]["nodes"],
+        size=reports[-1]["bytes"],
+        correct=reports[-1]["value"] == value,
+        figures={
+            "case": f"connect-four {size_label(cfg.size)}",
+            **solve_figures("sqlite", reports),
+            **base,
+        },
+    )
+
+
+def sqlite_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
+    """Targets 1-4: persisted solve time, scaling, peak memory and disk per node."""
+    main = sqlite_solve(cfg, repeat)
+    seconds, maxrss, nodes, size = main.seconds, main.maxrss, main.nodes, main.size
+    ok, figures = main.correct, main.figures
     return [
         target_row(
             "1 persisted solve / memo baseline",

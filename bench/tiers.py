@@ -13,18 +13,9 @@ own, its peak RSS measured by the system):
 
 from __future__ import annotations
 
-from bench.measure import Row, size_label, target_row
+from bench.measure import Row, target_row
 from bench.memory import measured_solve
-from bench.targets import (
-    TargetConfig,
-    baseline_figures,
-    fresh_sqlite,
-    median_of,
-    memo_baseline,
-    solve_figures,
-    sqlite_runs,
-    workdir,
-)
+from bench.targets import TargetConfig, fresh_sqlite, memo_baseline, sqlite_solve, workdir
 from solver.memory import parse_size
 
 TROMP_6X4 = 94_910_577
@@ -33,16 +24,9 @@ TROMP_6X4 = 94_910_577
 
 def tier_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
     """Targets 18a-18c (the ``sqlite`` group's solves, measured once for both)."""
-    reports = sqlite_runs(cfg.size, 1, repeat)
-    base, value = baseline_figures(cfg.size, repeat)
-    seconds, maxrss = median_of(reports, "seconds"), median_of(reports, "maxrss_bytes")
-    nodes, size = reports[-1]["nodes"], reports[-1]["bytes"]
-    ok = reports[-1]["value"] == value
-    figures = {
-        "case": f"connect-four {size_label(cfg.size)}",
-        **solve_figures("sqlite", reports),
-        **base,
-    }
+    main = sqlite_solve(cfg, repeat)
+    seconds, maxrss, nodes, size = main.seconds, main.maxrss, main.nodes, main.size
+    ok, figures = main.correct, main.figures
     return [
         target_row(
             "18a tiered full solve into SQLite / memo baseline",

@@ -9,7 +9,7 @@ checking cheaply that the stored graph is whole.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -197,45 +197,57 @@ def tier_update_rows(
 
 def tier_nodes(chunks: Iterable[list[tuple[Any, ...]]], count: int) -> TierNodes:
     """The rows of :data:`TIER_NODE_SQL` as arrays (*count* of them expected)."""
-    keys = np.empty(count, np.int64)
-    dist = np.empty(count, np.int32)
-    state = np.empty(count, np.uint8)
-    value = np.zeros(count, np.int64)
-    at = 0
-    for rows in chunks:
-        stop = at + len(rows)
-        if stop > count:
-            break
-        keys[at:stop] = [int.from_bytes(k, "big") for k in map(_col0, rows)]
-        dist[at:stop] = list(map(_col1, rows))
-        state[at:stop] = list(map(_col2, rows))
-        value[at:stop] = [v or 0 for v in map(_col3, rows)]
-        at = stop
-    if at != count:
-        raise DatabaseError(f"a tier's stored positions are not all there ({at} of {count})")
+    keys, dist, state, low = _tier_columns(
+        chunks,
+        count,
+        "positions",
+        (
+            (np.int64, lambda column: [int.from_bytes(k, "big") for k in column]),
+            (np.int32, list),
+            (np.uint8, list),
+            (np.int64, lambda column: [v or 0 for v in column]),
+        ),
+    )
     terminal = state == TERMINAL
-    return TierNodes(keys, dist, terminal, np.where(terminal, value, 0))
+    return TierNodes(keys, dist, terminal, np.where(terminal, low, 0))
 
 
 def tier_values(chunks: Iterable[list[tuple[Any, ...]]], count: int) -> TierValues:
     """The rows of :data:`TIER_VALUE_SQL` as arrays (*count* of them expected)."""
-    low = np.empty(count, np.int64)
-    high = np.empty(count, np.int64)
-    dlow = np.empty(count, np.int32)
-    dhigh = np.empty(count, np.int32)
+    low, high, dlow, dhigh = _tier_columns(
+        chunks,
+        count,
+        "values",
+        (
+            (np.int64, lambda column: list(map(low_from_json, column))),
+            (np.int64, lambda column: list(map(high_from_json, column))),
+            (np.int32, lambda column: list(map(depth_from_json, column))),
+            (np.int32, lambda column: list(map(depth_from_json, column))),
+        ),
+    )
+    return TierValues(low, high, dlow, dhigh)
+
+
+def _tier_columns(
+    chunks: Iterable[list[tuple[Any, ...]]],
+    count: int,
+    what: str,
+    columns: Sequence[tuple[type[np.generic], Callable[[list[Any]], list[Any]]]],
+) -> list[npt.NDArray[Any]]:
+    """*count* rows (in chunks) as one array per column, each column's values made by
+    its converter into its type."""
+    arrays = [np.empty(count, dtype) for dtype, _ in columns]
     at = 0
     for rows in chunks:
         stop = at + len(rows)
         if stop > count:
             break
-        low[at:stop] = [low_from_json(v) for v in map(_col0, rows)]
-        high[at:stop] = [high_from_json(v) for v in map(_col1, rows)]
-        dlow[at:stop] = [depth_from_json(v) for v in map(_col2, rows)]
-        dhigh[at:stop] = [depth_from_json(v) for v in map(_col3, rows)]
+        for j, (array, (_, convert)) in enumerate(zip(arrays, columns, strict=True)):
+            array[at:stop] = convert([row[j] for row in rows])
         at = stop
     if at != count:
-        raise DatabaseError(f"a tier's stored values are not all there ({at} of {count})")
-    return TierValues(low, high, dlow, dhigh)
+        raise DatabaseError(f"a tier's stored {what} are not all there ({at} of {count})")
+    return arrays
 
 
 def edge_columns(graph: Graph, vid: int, ids: range) -> Iterator[list[Any]]:
