@@ -26,18 +26,12 @@ from solver.game import GameBase, Param, PositionKey
 from solver.games import get_game
 from solver.negamax import solve
 from solver.store import MemoryStore
+from tests.solver.test_tiers import SMALL
 
 NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
 
 TIERED_GAMES = [
-    ("connect-four", {"width": 4, "height": 3}),
-    ("connect-four", {"width": 3, "height": 4, "symmetry": True}),
-    ("tic-tac-toe", {}),
-    ("tic-tac-toe", {"symmetry": True}),
-    ("nap", {"n": 9}),
-    ("grundy", {"n": 11}),
-    ("e-valuate", {"expression": "a*b-c", "digits": "0-2"}),
-    ("graph-share", {}),
+    *SMALL,  # the small variants of every game with tiers
     ("chess", {"material": "KQvK"}),  # tablebase positions, cycles within tiers
 ]
 
