@@ -332,6 +332,8 @@ class ProgressDisplay:
         )
         tiers = (
             f"  tiers {p.tiers_done}/{p.tiers_total}"
+            + ("" if p.units_total == p.tiers_total else f" units {p.units_done}/{p.units_total}")
+            + ("" if p.workers <= 1 else f" on {p.workers} workers")
             + ("" if p.eta is None else f" ~{duration(p.eta)} left")
             if p.tiers_total
             else ""
@@ -359,6 +361,19 @@ class ProgressDisplay:
             return None
         left, why = min(ends)
         return f"~{duration(left)} left ({why})"
+
+    def note(self, line: str) -> None:
+        """Print *line* on stderr (under the progress line, which is redrawn), even with
+        ``-q``: notices the user must see (a dashboard's address)."""
+        with self.lock:
+            if self.drawn:
+                click.echo(
+                    "\r" + " " * max(100, len(self.text(time.monotonic()))) + "\r",
+                    nl=False,
+                    err=True,
+                )
+                self.drawn = False
+            click.echo(line, err=True)
 
     def close(self) -> None:
         self._stop.set()
@@ -507,6 +522,29 @@ class MemorySize(click.ParamType[int]):
     "when the game declares tiers and the variant was not solved otherwise).",
 )
 @click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="Solve a tiered --full solve's units on a local Dask cluster of N worker "
+    "processes (1: this process alone, no Dask).",
+)
+@click.option(
+    "--shard-size",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Positions per unit of work of a tiered --full solve (default 131,072): a "
+    "tier whose moves all leave it is solved in shards of N positions, each its own "
+    "transaction.",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    help="Hand a tiered --full solve's units to the Dask scheduler at ADDRESS (e.g. "
+    "tcp://10.0.0.5:8786), whose workers reach the same database (docs/distributed.md).",
+)
+@click.option(
     "--max-expansions",
     type=click.IntRange(min=0),
     metavar="N",
@@ -560,6 +598,9 @@ def solve_command(
     root: str | None,
     full: bool,
     tiers: bool | None,
+    workers: int,
+    shard_size: int | None,
+    scheduler: str | None,
     max_expansions: int | None,
     max_seconds: float | None,
     batch_size: int | None,
@@ -576,6 +617,8 @@ def solve_command(
     sqlite:///negagraph.db); running the same command again continues the solve."""
     if memory and db_url:
         fail("--memory and --db exclude each other")
+    if scheduler is not None and workers != 1:
+        fail("--workers and --scheduler exclude each other (the scheduler's cluster has its own)")
     mode = "off" if quiet else "line" if sys.stderr.isatty() else "log"
     # Ctrl-C is handled from here on: a second one (or one during start-up) ends in one
     # line, the run recorded as stopped; once the run closes, the result is printed.
@@ -587,6 +630,7 @@ def solve_command(
                 root,
                 full,
                 tiers,
+                (workers, scheduler, shard_size),
                 max_expansions,
                 max_seconds,
                 batch_size,
@@ -642,6 +686,7 @@ def _solve(
     root: str | None,
     full: bool,
     tiers: bool | None,
+    cluster: tuple[int, str | None, int | None],
     max_expansions: int | None,
     max_seconds: float | None,
     batch_size: int | None,
@@ -689,6 +734,10 @@ def _solve(
                     stop=interrupts,
                     memory_limit=memory_limit,
                     tiers=tiers,
+                    workers=cluster[0],
+                    scheduler=cluster[1],
+                    shard_size=cluster[2],
+                    notice=display.note,
                 )
             except BaseException as exc:
                 # solve() closes the run itself, unless a second Ctrl-C lands where it

@@ -280,6 +280,13 @@ class SolveRun(Base):
     its latest commit (migration 0008; NULL: not tiered)."""
     tiers_total: Mapped[int | None] = mapped_column(Integer)
     """The tiers reachable from a tiered run's root."""
+    units_done: Mapped[int | None] = mapped_column(Integer)
+    """A tiered run's units of work (tiers and shards of tiers) discovered or solved at
+    its latest commit (migration 0009; NULL: not tiered)."""
+    units_total: Mapped[int | None] = mapped_column(Integer)
+    """The units the run knows of in its current sweep (discovery or solving)."""
+    workers: Mapped[int | None] = mapped_column(Integer)
+    """The processes solving the run's units (1: the run's own)."""
     pid: Mapped[int] = mapped_column(Integer)
     hostname: Mapped[str] = mapped_column(Text)
 
@@ -339,9 +346,36 @@ class Tier(Base):
     """The tier's edges (its positions' moves), once solved."""
     discovered_in: Mapped[int] = mapped_column(Integer)
     solved_in: Mapped[int | None] = mapped_column(Integer)
+    inner_moves: Mapped[bool | None] = mapped_column(Boolean)
+    """Whether a move stays within the tier (migration 0009; NULL: not known)."""
 
     def __repr__(self) -> str:
         return f"<Tier {self.variant_id}:{self.tier} {self.first_id}+{self.nodes}>"
+
+
+class TierShard(Base):
+    """A written shard of a tier (migration 0009): the tier's nodes ``first_id ..
+    first_id + nodes - 1``, their edges and bounds written by one transaction of run
+    ``run_id`` on process *worker*."""
+
+    __tablename__ = "tier_shards"
+
+    variant_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("variants.id", ondelete="CASCADE"), primary_key=True
+    )
+    first_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    tier: Mapped[int] = mapped_column(BigInteger)
+    nodes: Mapped[int] = mapped_column(Integer)
+    edges: Mapped[int] = mapped_column(BigInteger)
+    run_id: Mapped[int] = mapped_column(Integer)
+    worker: Mapped[str] = mapped_column(Text)
+    """The process that wrote it (``host:pid``, or the Dask worker's name)."""
+    seconds: Mapped[float] = mapped_column(Float)
+    """Its solving and writing time."""
+    written_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    def __repr__(self) -> str:
+        return f"<TierShard {self.variant_id}:{self.tier}@{self.first_id}>"
 
 
 __all__ = [
@@ -353,6 +387,7 @@ __all__ = [
     "Node",
     "SolveRun",
     "Tier",
+    "TierShard",
     "Variant",
     "decode_key",
     "encode_key",

@@ -42,7 +42,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -51,13 +51,14 @@ from sqlalchemy import Engine, func, insert, select, update
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection
 
-from db import resume, rows
+from db import resume, rows, shards
 from db.backend import backend_for, driver
 from db.errors import DatabaseError, RulesVersionError, VariantLockedError
 from db.lock import LEASE_TIMEOUT, LOCK_WAIT
 from db.migrate import ensure_schema, require_head
 from db.models import Commit, Node, SolveRun, Tier, Variant, utcnow
 from db.session import is_negagraph_engine, safe_url, translate_errors
+from db.shards import SqlShardTarget
 from solver.errors import SolveError
 from solver.game import Game, params_text
 from solver.games import source_of
@@ -67,6 +68,7 @@ from solver.store import (
     Progress,
     RunOptions,
     RunStatus,
+    Shard,
     TierNodes,
     TierPart,
     TierRecord,
@@ -78,8 +80,9 @@ log = logging.getLogger(__name__)
 
 CRASH_ENV = "NEGAGRAPH_TEST_CRASH_AFTER"
 """Tests only: ``commit:N`` kills the writing process (SIGKILL) right after its N-th
-commit, ``close`` right after it records the run's end, so that tests can stop a solve at
-any step of its closing sequence."""
+commit, ``shard:N`` after the N-th shard it wrote itself, ``close`` right after it
+records the run's end, so that tests can stop a solve at any step of its closing
+sequence."""
 
 
 class SqlStore:
@@ -131,6 +134,8 @@ class SqlStore:
         self._settled = True
         """``variants.settled`` as this run last read or wrote it."""
         self._commits = 0
+        self._shards = 0
+        """Shards this run wrote itself (the crash points ``shard:N``)."""
         self._seq = 0
         """The variant's latest ``commits.seq`` (its batches are numbered across runs)."""
         self._crash_after = os.environ.get(CRASH_ENV)
@@ -342,7 +347,9 @@ class SqlStore:
         conn = self._tier_conn()
         with self._errors(), conn.begin():
             found = conn.execute(
-                select(Tier.tier, Tier.ordinal, Tier.first_id, Tier.nodes, Tier.edges)
+                select(
+                    Tier.tier, Tier.ordinal, Tier.first_id, Tier.nodes, Tier.edges, Tier.inner_moves
+                )
                 .where(Tier.variant_id == self.variant_id)
                 .order_by(Tier.ordinal)
             )
@@ -363,7 +370,14 @@ class SqlStore:
         return 0 if top is None else int(top) + 1
 
     def add_tier(
-        self, tier: int, ordinal: int, first_id: int, nodes: TierNodes, progress: Progress
+        self,
+        tier: int,
+        ordinal: int,
+        first_id: int,
+        nodes: TierNodes,
+        progress: Progress,
+        *,
+        inner_moves: bool,
     ) -> TierRecord:
         """Write a discovered tier (see :class:`~solver.store.TierStore`)."""
         game = self._game
@@ -385,50 +399,68 @@ class SqlStore:
                     first_id=first_id,
                     nodes=count,
                     discovered_in=seq,
+                    inner_moves=inner_moves,
                 )
             )
 
         self._batch(progress, first_id + count, progress.edges, write)
         self._settled = False
         self._after_batch()
-        return TierRecord(tier, ordinal, first_id, count, None)
+        return TierRecord(tier, ordinal, first_id, count, None, inner_moves)
 
-    def tier_nodes(self, record: TierRecord) -> TierNodes:
-        """A stored tier's positions, in id order."""
+    def tier_nodes(self, record: TierRecord, lo: int = 0, hi: int | None = None) -> TierNodes:
+        """A stored tier's positions (at offsets *lo* .. *hi* - 1), in id order."""
         conn = self._tier_conn()
-        with self._errors(), conn.begin():
-            chunks = self.backend.fetch(conn, rows.TIER_NODE_SQL, self._range(record))
-            return rows.tier_nodes(chunks, record.nodes)
+        assert self.variant_id is not None
+        with self._errors():
+            return shards.read_tier_nodes(conn, self.backend, self.variant_id, record, lo, hi)
 
     def tier_values(self, record: TierRecord) -> TierValues:
         """A solved tier's bounds and depths, in id order."""
         conn = self._tier_conn()
-        with self._errors(), conn.begin():
-            chunks = self.backend.fetch(conn, rows.TIER_VALUE_SQL, self._range(record))
-            return rows.tier_values(chunks, record.nodes)
+        assert self.variant_id is not None
+        with self._errors():
+            return shards.read_tier_values(conn, self.backend, self.variant_id, record)
 
-    def solve_tier(
-        self, record: TierRecord, parts: Iterable[TierPart], progress: Progress, *, last: bool
-    ) -> TierRecord:
-        """Write a solved tier (see :class:`~solver.store.TierStore`), its parts made as
-        they are written, all in one transaction."""
+    def write_shard(self, shard: Shard, part: TierPart, worker: str, seconds: float) -> int | None:
+        """Write a solved shard through the run's own connection (see
+        :func:`db.shards.write_shard`)."""
+        conn = self._tier_conn()
+        assert self.variant_id is not None and self.run_id is not None
+        with self._errors():
+            edges = shards.write_shard(
+                conn, self.backend, self.variant_id, self.run_id, shard, part, worker, seconds
+            )
+        self._shards += 1
+        self._crash_point(f"shard:{self._shards}")
+        return edges
+
+    def written_shards(self, record: TierRecord) -> list[tuple[int, int, int]]:
+        """The shards of tier *record* written so far (see :class:`~solver.store.TierStore`)."""
+        conn = self._tier_conn()
+        assert self.variant_id is not None
+        with self._errors(), conn.begin():
+            return shards.written_shards(conn, self.variant_id, record)
+
+    def next_commit(self) -> int:
+        """The number of the variant's next commit."""
+        return self._seq + 1
+
+    def finish_tier(self, record: TierRecord, progress: Progress, *, last: bool) -> TierRecord:
+        """Mark a tier whose shards are all written solved (see
+        :class:`~solver.store.TierStore`): its edges are its shards'."""
         vid = self.variant_id
         assert vid is not None
-        written = 0
+        found = self.written_shards(record)
+        covered = sum(n for _, n, _ in found)
+        if covered != record.nodes:
+            raise DatabaseError(
+                f"tier {record.tier}: its written shards hold {covered:,} of its "
+                f"{record.nodes:,} positions: the graph is damaged"
+            )
+        written = sum(e for _, _, e in found)
 
         def write(conn: Connection, cursor: Any, seq: int) -> None:
-            nonlocal written
-            for part in parts:
-                self.backend.write_rows(
-                    cursor,
-                    vid,
-                    seq,
-                    (),
-                    rows.tier_edge_columns(vid, part.edges),
-                    rows.tier_update_rows(record.first_id, part.values, part.at),
-                    int(part.at.size),
-                )
-                written += int(part.edges.child.size)
             conn.execute(
                 update(Tier)
                 .where(Tier.variant_id == vid, Tier.tier == record.tier)
@@ -453,14 +485,17 @@ class SqlStore:
         self._after_batch()
         return replace(record, edges=written)
 
+    def shard_target(self) -> SqlShardTarget:
+        """This run's database, variant and run, for worker processes."""
+        if self.variant_id is None or self.run_id is None:
+            raise SolveError(f"{self!r} is not open")
+        url = self.engine.url.render_as_string(hide_password=False)
+        return SqlShardTarget(url, self.variant_id, self.run_id)
+
     def _tier_conn(self) -> Connection:
         if self._conn is None or self.variant_id is None:
             raise SolveError(f"{self!r} is not open")
         return self._conn
-
-    def _range(self, record: TierRecord) -> tuple[int, int, int]:
-        assert self.variant_id is not None
-        return (self.variant_id, record.first_id, record.first_id + record.nodes)
 
     def close(self, progress: Progress) -> None:
         """Record the run's final status and release the writer lock (idempotent).

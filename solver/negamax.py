@@ -211,6 +211,10 @@ def solve(
     until: Until = "bounds",
     memory_limit: int | None = None,
     tiers: bool | None = None,
+    workers: int = 1,
+    scheduler: str | None = None,
+    notice: Callable[[str], None] | None = None,
+    shard_size: int | None = None,
 ) -> SolveResult:
     """Solve *game* from *root* (a key, a position in the game's notation, or the game's
     initial position), continuing whatever *store* already holds for the variant.
@@ -252,8 +256,18 @@ def solve(
         tiers, the store is a database (:class:`~solver.store.TierStore`) and the variant
         holds no graph solved otherwise. Budgets and *stop* are then checked between
         tiers (a tier is one commit).
+    :param workers: processes solving a tiered solve's units (:mod:`solver.cluster`):
+        1 (default) is this process alone; more starts a local Dask cluster of that
+        many worker processes for the run.
+    :param scheduler: the address of a running Dask scheduler to hand a tiered solve's
+        units to (its workers reach the database), instead of *workers*.
+    :param shard_size: positions per unit of a tiered solve's tiers whose moves all
+        leave them (default :data:`solver.tiered.SOLVE_CHUNK`).
+    :param notice: called with one-line notices for the user (the Dask cluster's
+        workers and dashboard address).
     :raises InvalidParameterError: for negative budgets or a bad batch size, or a full
-        solve of an infinite game without a budget, or *tiers* where they cannot be.
+        solve of an infinite game without a budget, or *tiers* where they cannot be, or
+        workers for a solve that is not tiered.
     :raises InvalidPositionError: if *root* does not parse.
     :raises SolveError: if the game breaks its contract or the store refuses the variant.
     :raises TypeError: if *game* is not a game object (a game's name, say).
@@ -298,9 +312,22 @@ def solve(
         )
     elif tiers:
         _check_tiered(game, store, full)
+    if workers < 1:
+        raise InvalidParameterError(f"workers must be at least 1, not {workers}")
+    if shard_size is not None and shard_size < 1:
+        raise InvalidParameterError(f"shard_size must be at least 1, not {shard_size}")
+    if (workers > 1 or scheduler is not None) and not tiers:
+        raise InvalidParameterError(
+            "workers solve the units of a tiered full solve: give --full, on a game that "
+            "declares tiers, into a database"
+            + (" (this variant was solved without tiers)" if full and game.facts.tiers else "")
+        )
     if tiers:
         assert isinstance(store, TierStore)
-        return _solve_tiered(game, root_key, store, limits, progress, max_expansions, max_seconds)
+        cluster = _Cluster(workers, scheduler, notice, shard_size)
+        return _solve_tiered(
+            game, root_key, store, limits, progress, max_expansions, max_seconds, cluster
+        )
     run = RunOptions(root_key, full, max_expansions, max_seconds)
     graph = store.open(game, run)
     try:
@@ -337,6 +364,20 @@ def _check_tiered(game: Game, store: Store, full: bool) -> None:
         )
 
 
+@dataclass(frozen=True)
+class _Cluster:
+    """Where a tiered solve's units run (see :func:`solve`'s *workers*)."""
+
+    workers: int
+    scheduler: str | None
+    notice: Callable[[str], None] | None
+    shard_size: int | None
+
+    @property
+    def distributed(self) -> bool:
+        return self.workers > 1 or self.scheduler is not None
+
+
 def _solve_tiered(
     game: Game,
     root_key: PositionKey,
@@ -345,6 +386,7 @@ def _solve_tiered(
     progress: ProgressCallback | None,
     max_expansions: int | None,
     max_seconds: float | None,
+    cluster: _Cluster,
 ) -> SolveResult:
     """:func:`solve` of a tiered full solve (see :class:`~solver.tiered.TieredSolve`)."""
     run = RunOptions(root_key, True, max_expansions, max_seconds, tiered=True)
@@ -352,11 +394,23 @@ def _solve_tiered(
     started = time.monotonic()
     deadline = limits.deadline(started)
     solver: TieredSolve | None = None
+    runner: DaskRunner | None = None
 
     def why(done: int, need: int) -> EndedBy | None:
-        return limits.why(done, deadline, need)
+        # With workers, the memory limit is theirs (Dask's), not this process's.
+        return limits.why(done, deadline, 0 if runner is not None else need)
 
     try:
+        if cluster.distributed:
+            from solver.cluster import DaskRunner
+
+            runner = DaskRunner(
+                store.shard_target(),
+                workers=None if cluster.scheduler else cluster.workers,
+                scheduler=cluster.scheduler,
+                memory_limit=limits.memory_limit,
+                tell=cluster.notice,
+            )
         solver = TieredSolve(
             game,
             root_key,
@@ -364,12 +418,16 @@ def _solve_tiered(
             why=why,
             progress_cb=progress,
             memory_limit=limits.memory_limit,
+            runner=runner,
+            shard_size=cluster.shard_size,
         )
         status = solver.run()
         final = solver.progress(status, "closing")
         if progress is not None:
             progress(final)
     except BaseException as exc:
+        if runner is not None:
+            runner.close()
         status = "stopped" if isinstance(exc, KeyboardInterrupt) else "failed"
         closing = solver.progress(status, "closing") if solver else _opening(Graph(), status)
         if progress is not None:
@@ -379,6 +437,8 @@ def _solve_tiered(
         if failure is not None:
             raise failure from exc
         raise
+    if runner is not None:
+        runner.close()
     store.close(final)
     low, high, depth_low, depth_high = solver.root
     final_flag = solver.root_solved

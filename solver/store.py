@@ -10,7 +10,7 @@ be continued by calling :func:`~solver.negamax.solve` again with the same store.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, get_args, runtime_checkable
 
@@ -74,6 +74,13 @@ class Progress:
     """Tiered full solves: tiers discovered (while discovering) or solved (while solving)."""
     tiers_total: int = 0
     """Tiered full solves: the tiers reachable from the root (0: not a tiered solve)."""
+    units_done: int = 0
+    """Tiered full solves: units of work (a tier, or a shard of one) done in the current
+    sweep (discovery: tiers discovered; solving: tiers and shards solved)."""
+    units_total: int = 0
+    """Tiered full solves: the units of the current sweep known so far."""
+    workers: int = 0
+    """Tiered full solves: the processes solving units (1: the run's own)."""
     eta: float | None = None
     """Tiered full solves: seconds the run still needs, estimated once the remaining work
     is known (while solving tiers)."""
@@ -119,6 +126,9 @@ class TierRecord:
     nodes: int
     edges: int | None
     """Its positions' moves, once solved (``None`` before)."""
+    inner_moves: bool | None = None
+    """Whether a move stays within the tier (``None``: not known, as for tiers
+    discovered before the database recorded it): such a tier is solved whole."""
 
     @property
     def solved(self) -> bool:
@@ -179,26 +189,104 @@ class TierStore(Protocol):
         ...
 
     def add_tier(
-        self, tier: int, ordinal: int, first_id: int, nodes: TierNodes, progress: Progress
+        self,
+        tier: int,
+        ordinal: int,
+        first_id: int,
+        nodes: TierNodes,
+        progress: Progress,
+        *,
+        inner_moves: bool,
     ) -> TierRecord:
         """Write a discovered tier's positions as nodes *first_id* on (the next ids),
         unexpanded (terminal ones with their values, final), and its record."""
         ...
 
-    def tier_nodes(self, record: TierRecord) -> TierNodes:
-        """A stored tier's positions."""
+    def tier_nodes(self, record: TierRecord, lo: int = 0, hi: int | None = None) -> TierNodes:
+        """A stored tier's positions (those at offsets *lo* .. *hi* - 1)."""
         ...
 
     def tier_values(self, record: TierRecord) -> TierValues:
         """A solved tier's bounds and depths."""
         ...
 
-    def solve_tier(
-        self, record: TierRecord, parts: Iterable[TierPart], progress: Progress, *, last: bool
-    ) -> TierRecord:
-        """Write a tier's moves and its non-terminal positions' bounds and depths (all
-        final; the positions expanded), *parts* made as they are written, and mark the
-        tier solved; with *last*, the variant's graph is complete and settled."""
+    def write_shard(self, shard: Shard, part: TierPart, worker: str, seconds: float) -> int | None:
+        """Write a solved shard's moves and its non-terminal positions' bounds and depths
+        (all final; the positions expanded) and its ``tier_shards`` row, in one
+        transaction fenced by the run; the edges written, or ``None`` if the shard was
+        written already (by an earlier run, or by another process running it too)."""
+        ...
+
+    def written_shards(self, record: TierRecord) -> list[tuple[int, int, int]]:
+        """The shards of tier *record* written so far: ``(first offset, positions,
+        edges)``, ascending."""
+        ...
+
+    def next_commit(self) -> int:
+        """The number the variant's next commit will have (a tier's shards record it as
+        their positions' ``expanded_in``)."""
+        ...
+
+    def finish_tier(self, record: TierRecord, progress: Progress, *, last: bool) -> TierRecord:
+        """Mark tier *record*, whose shards are all written, solved (one commit, the
+        number :meth:`next_commit` gave); with *last*, the variant's graph is complete and
+        settled."""
+        ...
+
+    def shard_target(self) -> ShardTarget:
+        """What another process needs to run this run's shards (picklable)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Shard:
+    """A unit of a tier's solve: the positions at offsets :attr:`lo` .. :attr:`hi` - 1
+    of tier :attr:`record` (all of them for a tier solved whole)."""
+
+    record: TierRecord
+    lo: int
+    hi: int
+    seq: int
+    """The commit that will mark the tier solved (its positions' ``expanded_in``)."""
+    whole: bool
+    """The whole tier, moves within it included (else every move leaves the tier)."""
+
+    @property
+    def first_id(self) -> int:
+        return self.record.first_id + self.lo
+
+    @property
+    def nodes(self) -> int:
+        return self.hi - self.lo
+
+
+class ShardWriter(Protocol):
+    """What a process running shards needs of the database (:class:`TierStore` has it
+    too: the solving process runs shards itself)."""
+
+    def tier_nodes(self, record: TierRecord, lo: int = 0, hi: int | None = None) -> TierNodes:
+        """:meth:`TierStore.tier_nodes`."""
+        ...
+
+    def tier_values(self, record: TierRecord) -> TierValues:
+        """:meth:`TierStore.tier_values`."""
+        ...
+
+    def write_shard(self, shard: Shard, part: TierPart, worker: str, seconds: float) -> int | None:
+        """:meth:`TierStore.write_shard`."""
+        ...
+
+
+class ShardTarget(Protocol):
+    """A picklable handle on a run's database, which a worker process opens."""
+
+    @property
+    def ident(self) -> str:
+        """The database and variant (what a worker's cached tiers belong to)."""
+        ...
+
+    def open(self) -> ShardWriter:
+        """A writer for this process (cached: one connection per process)."""
         ...
 
 

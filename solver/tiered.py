@@ -26,26 +26,38 @@ from __future__ import annotations
 import logging
 import time
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from solver.errors import ContractError, SolveError
-from solver.expand import KeyIndex, Moves, moves_of, terminal_values
-from solver.game import BatchedRules, Game, PositionKey, TieredRules
+from solver.expand import KeyIndex, Moves, terminal_values
+from solver.game import Game, PositionKey, TieredRules
 from solver.memory import format_size, map_large_blocks, peak_rss, rss
-from solver.retrograde import retrograde_arrays
 from solver.store import (
     Progress,
     RunStatus,
-    TierEdges,
+    Shard,
     TierNodes,
-    TierPart,
     TierRecord,
     TierStore,
     TierValues,
+)
+from solver.units import (
+    TABLES,
+    ShardResult,
+    SolvedTier,
+    expand_keys,
+    plan_shards,
+    solve_shard,
+    sorted_tier,
+    tiers_of,
+    values_columns,
+    worker_name,
 )
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
@@ -109,15 +121,6 @@ def tier_order(game: Game, start: Sequence[int]) -> list[int]:
     return order
 
 
-def tiers_of(game: Game, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """The tier of every key (the game's batched hook when it offers one)."""
-    found = game.tiers_batch(keys) if isinstance(game, BatchedRules) else None
-    if found is not None:
-        return np.asarray(found, dtype=np.int64)
-    tier = tier_rules(game).tier
-    return np.fromiter(map(tier, keys.tolist()), dtype=np.int64, count=keys.size)
-
-
 class _Found:
     """Positions of one tier in order of discovery (their index is their place), with
     each one's least distance from the root found so far: the keys found for a tier not
@@ -152,15 +155,6 @@ class _Seeds:
     tiers: list[int]
 
 
-@dataclass
-class _Solved:
-    """A solved tier held for its parents: keys sorted, their ids, their values."""
-
-    keys: npt.NDArray[np.int64]
-    ids: npt.NDArray[np.int64]
-    values: TierValues
-
-
 class TieredSolve:
     """One run of a tiered full solve over a :class:`~solver.store.TierStore`."""
 
@@ -173,6 +167,8 @@ class TieredSolve:
         why: Why,
         progress_cb: Callable[[Progress], None] | None,
         memory_limit: int | None,
+        runner: Runner | None = None,
+        shard_size: int | None = None,
     ) -> None:
         map_large_blocks()  # a tier's arrays, once freed, go back to the system
         self.game = game
@@ -208,6 +204,12 @@ class TieredSolve:
         self.root_solved = False
         self._solve_started: tuple[float, int] | None = None
         """(time, nodes solved) when this run started solving: the ETA's rate."""
+        self.ident = store.shard_target().ident
+        self.runner: Runner = runner if runner is not None else InlineRunner(store, self.ident)
+        self.shard_size = shard_size or SOLVE_CHUNK
+        self._units = 0
+        """The solving sweep's units (shards), written before or to run."""
+        self._units_done = 0
 
     # -- progress ---------------------------------------------------------------------
 
@@ -239,6 +241,9 @@ class TieredSolve:
             resident_nodes=0,
             tiers_done=done,
             tiers_total=len(self.order),
+            units_done=self._units_done if solving else done,
+            units_total=self._units if solving else len(self.order),
+            workers=self.runner.workers,
             eta=self._eta(),
             phase=phase,
         )
@@ -277,14 +282,9 @@ class TieredSolve:
                     return reason
                 self._discover(ordinal, pending)
         self._solve_started = (time.monotonic(), sum(r.nodes for r in self.records if r.solved))
-        cache: dict[int, _Solved] = {}
-        for record in reversed(self.records):
-            if record.solved:
-                continue
-            reason = self._go_on("solve", record.tier, record.nodes)
-            if reason is not None:
-                return reason
-            self._solve(record, cache)
+        reason = self._solve_tiers()
+        if reason != "complete":
+            return reason
         root = next(r for r in self.records if r.tier == self.root_tier)
         if not self.root_solved and root.solved:
             self._set_root(self.store.tier_values(root), self.store.tier_nodes(root).keys)
@@ -435,6 +435,7 @@ class TieredSolve:
         self.tell(f"discovering tier {tier}")
         found = pending.pop(tier, None) or _Found()
         children = set(self.rules.child_tiers(tier))
+        inner = False
         expanded = 0
         terminal = np.zeros(found.keys.size, bool)
         value = np.zeros(found.keys.size, np.int64)
@@ -461,6 +462,7 @@ class TieredSolve:
                 child_tiers = tiers_of(self.game, moves.keys)
                 dist = np.full(moves.keys.size, level + 1, np.int32)
                 same = child_tiers == tier
+                inner = inner or bool(same.any())
                 if same.any() and found.add(moves.keys[same], dist[same]):
                     size = found.keys.size
                     if size > terminal.size:
@@ -485,7 +487,9 @@ class TieredSolve:
         first_id = sum(r.nodes for r in self.records)
         self.expansions += expanded  # as committed with the tier
         try:
-            record = self.store.add_tier(tier, ordinal, first_id, nodes, self.progress("running"))
+            record = self.store.add_tier(
+                tier, ordinal, first_id, nodes, self.progress("running"), inner_moves=inner
+            )
         except BaseException:
             self.expansions -= expanded
             raise
@@ -495,13 +499,7 @@ class TieredSolve:
             self.progress_cb(self.progress("running"))
 
     def _moves(self, keys: npt.NDArray[np.int64]) -> Moves:
-        moves = moves_of(self.game, keys, self.canon)
-        if moves is None:
-            raise SolveError(
-                f"{self.game.name}: a position's key does not fit 64 bits, which a tiered "
-                "solve needs: solve it with --no-tiers"
-            )
-        return moves
+        return expand_keys(self.game, keys)
 
     def _wrong_tier(
         self,
@@ -523,252 +521,199 @@ class TieredSolve:
 
     # -- solving ----------------------------------------------------------------------
 
-    def _solve(self, record: TierRecord, cache: dict[int, _Solved]) -> None:
-        """Expand tier *record* again, solve it with its child tiers' values, write it.
+    def _solve_tiers(self) -> RunStatus:
+        """Solve the tiers not solved yet, children first: each tier's shards
+        (:mod:`solver.units`) once its child tiers' are all written, through the runner
+        (this process, or Dask workers: several tiers at once where the tiers allow),
+        and each tier marked solved, in that order, once its shards are."""
+        todo = [r for r in reversed(self.records) if not r.solved]
+        base = self.store.next_commit()
+        runs: dict[int, _TierRun] = {}
+        for i, record in enumerate(todo):
+            written = self.store.written_shards(record)
+            shards = plan_shards(record, written, self.shard_size, base + i)
+            runs[record.tier] = _TierRun(record, shards, len(written), complete=not written)
+        self._units = sum(len(r.shards) + r.done for r in runs.values())
+        self._units_done = sum(r.done_before for r in runs.values())
+        written_tiers = {r.tier for r in self.records if r.solved}
+        started: set[int] = set()
+        inline = self.runner.workers == 1 and isinstance(self.runner, InlineRunner)
+        ended: RunStatus | None = None
+        committed = 0
+        while committed < len(todo):
+            if ended is None and not (inline and self.runner.in_flight):
+                for record in todo:
+                    if record.tier in started:
+                        continue
+                    if not written_tiers.issuperset(self._stored_children(record.tier)):
+                        if inline:
+                            break
+                        continue
+                    reason = self._go_on("solve", record.tier, record.nodes)
+                    if reason is not None:
+                        ended = reason
+                        break
+                    started.add(record.tier)
+                    run = runs[record.tier]
+                    self.tell(
+                        f"solving tier {record.tier}: {record.nodes:,} positions, "
+                        f"{len(run.shards)} units"
+                    )
+                    children = [self._record(c) for c in self._stored_children(record.tier)]
+                    self.runner.submit(self.game, run.shards, children)
+                    if not run.shards:
+                        written_tiers.add(record.tier)
+                    if inline:
+                        break
+            while committed < len(todo) and todo[committed].tier in written_tiers:
+                self._finish(runs[todo[committed].tier])
+                committed += 1
+            if committed == len(todo):
+                break
+            if not self.runner.in_flight:
+                if ended is not None:
+                    return ended
+                if inline:
+                    continue
+                raise SolveError(f"{self.game.name}: no tier can be solved next (damaged tiers?)")
+            result = self.runner.wait()
+            run = runs[result.tier]
+            run.add(result)
+            self._units_done += 1
+            if run.done == len(run.shards):
+                written_tiers.add(result.tier)
+            if self.progress_cb is not None:
+                self.progress_cb(self.progress("running", f"solving tier {result.tier}"))
+        return ended or "complete"
 
-        A tier of more than :data:`SOLVE_CHUNK` positions whose moves all leave it (as
-        connect-four's do) is solved and written a chunk of positions at a time, in the
-        tier's one transaction: each position's values then follow from its children's
-        alone. A move within the tier (found in the first chunk, typically) rolls that
-        back and the tier is solved whole, cycles and all."""
-        self.tell(f"solving tier {record.tier}: {record.nodes:,} positions")
-        nodes = self.store.tier_nodes(record)
-        n = int(nodes.keys.size)
-        own = _sorted(nodes.keys, np.arange(record.first_id, record.first_id + n))
-        live = np.flatnonzero(~nodes.terminal)
-        terminal = nodes.terminal
-        values = TierValues(
-            np.where(terminal, nodes.value, NEG_INF),
-            np.where(terminal, nodes.value, POS_INF),
-            np.where(terminal, 0, DEPTH_INF).astype(np.int32),
-            np.where(terminal, 0, DEPTH_INF).astype(np.int32),
-        )
-
-        def parts(chunked: bool) -> Iterator[TierPart]:
-            if not chunked:
-                yield self._whole(record, nodes, live, own, cache, values)
-                return
-            for start in range(0, live.size, SOLVE_CHUNK):
-                yield self._chunk(
-                    record, nodes.keys, live[start : start + SOLVE_CHUNK], cache, values
-                )
-
-        # The child tiers, read before the tier's transaction begins.
+    def _stored_children(self, tier: int) -> list[int]:
         stored = {r.tier for r in self.records}
-        for child in self.rules.child_tiers(record.tier):
-            if child in stored and child not in cache:
-                cache[child] = self._load_solved(child)
+        return [c for c in self.rules.child_tiers(tier) if c in stored]
+
+    def _record(self, tier: int) -> TierRecord:
+        return next(r for r in self.records if r.tier == tier)
+
+    def _finish(self, run: _TierRun) -> None:
+        """Mark a tier whose shards are all written solved (one commit)."""
+        record = run.record
         last = all(r.solved for r in self.records if r.ordinal != record.ordinal)
-        progress = self.progress("running")
-        self._sample()
+        self.expansions += run.expanded  # as committed with the tier
         try:
-            solved = self.store.solve_tier(
-                record, parts(live.size > SOLVE_CHUNK), progress, last=last
-            )
-        except _WithinTier:
-            log.info("tier %d has moves within it: solving it whole", record.tier)
-            solved = self.store.solve_tier(record, parts(False), progress, last=last)
-        self.expansions += int(live.size)  # as committed with the tier
-        if record.tier == self.root_tier:
-            self._set_root(values, nodes.keys)
-        self._measure("solve", record.nodes)
+            solved = self.store.finish_tier(record, self.progress("running"), last=last)
+        except BaseException:
+            self.expansions -= run.expanded
+            raise
         self.records[record.ordinal] = solved
-        cache[record.tier] = _Solved(own.keys, own.ids, values)
-        # Keep only what the tiers still to solve read.
-        wanted = {c for r in self.records if not r.solved for c in self.rules.child_tiers(r.tier)}
-        for tier in list(cache):
-            if tier not in wanted:
-                del cache[tier]
+        table = run.table(solved)
+        if table is not None:
+            TABLES.put(self.ident, table)
+            if record.tier == self.root_tier:
+                self._set_root(table.values, _id_ordered_keys(table))
+        if isinstance(self.runner, InlineRunner):
+            self._measure("solve", record.nodes)
         if self.progress_cb is not None:
             self.progress_cb(self.progress("running"))
 
-    def _children(
-        self,
-        record: TierRecord,
-        keys: npt.NDArray[np.int64],
-        own: _Solved | None,
-        cache: dict[int, _Solved],
-    ) -> tuple[Moves, npt.NDArray[np.int64]]:
-        """The moves of the positions *keys* of tier *record*, and each child's node id
-        (looked up in the tier itself, *own*, or in its solved child tiers; without *own*
-        a child within the tier raises :class:`_WithinTier`)."""
-        moves = self._moves(keys)
-        child_tiers = tiers_of(self.game, moves.keys)
-        child_ids = np.empty(moves.keys.size, dtype=np.int64)
-        for child in np.unique(child_tiers).tolist():
-            mask = child_tiers == child
-            if child == record.tier:
-                if own is None:
-                    raise _WithinTier
-                table = own
-            elif child in cache:
-                table = cache[child]
-            else:  # discovery routed every move to a declared, stored tier
-                raise SolveError(f"{self.game.name}: tier {child} is not stored")
-            child_ids[mask] = self._lookup(table, moves.keys[mask], child)
-        self._sample()
-        return moves, child_ids
 
-    def _whole(
-        self,
-        record: TierRecord,
-        nodes: TierNodes,
-        live: npt.NDArray[np.int64],
-        own: _Solved,
-        cache: dict[int, _Solved],
-        values: TierValues,
-    ) -> TierPart:
-        """Solve the whole tier: its positions 0..n-1 locally, then the distinct
-        children outside it, fixed with their values like its terminal positions."""
-        n = int(nodes.keys.size)
-        if live.size:
-            moves, child_ids = self._children(record, nodes.keys[live], own, cache)
-            counts = moves.counts
+@dataclass
+class _TierRun:
+    """A tier being solved: its shards to run and what came back."""
+
+    record: TierRecord
+    shards: list[Shard]
+    done_before: int
+    """Shards written by earlier runs."""
+    complete: bool
+    """Whether this run solves every shard (and so holds the whole tier's values)."""
+    done: int = 0
+    expanded: int = 0
+    results: list[ShardResult] | None = None
+
+    def add(self, result: ShardResult) -> None:
+        self.done += 1
+        if result.edges is None:  # written by another run of the same unit
+            self.complete = False
         else:
-            moves, child_ids, counts = None, np.zeros(0, np.int64), np.zeros(0, np.int64)
-        inside = (child_ids >= record.first_id) & (child_ids < record.first_id + n)
-        outside = np.unique(child_ids[~inside])
-        local_child = np.where(
-            inside, child_ids - record.first_id, n + np.searchsorted(outside, child_ids)
+            self.expanded += result.expanded
+        if result.keys is None or result.values is None:
+            self.complete = False
+        if self.complete:
+            if self.results is None:
+                self.results = []
+            self.results.append(result)
+
+    def table(self, record: TierRecord) -> SolvedTier | None:
+        """The tier's values from its shards, when this process solved them all."""
+        if not self.complete or self.results is None:
+            return None
+        parts = sorted(self.results, key=lambda r: r.first_id)
+        keys = np.concatenate([p.keys for p in parts if p.keys is not None])
+        if keys.size != record.nodes:
+            return None
+        columns = [
+            np.concatenate([values_columns(p.values)[j] for p in parts if p.values is not None])
+            for j in range(4)
+        ]
+        self.results = None
+        return sorted_tier(record, keys, TierValues(*columns))
+
+
+class Runner(Protocol):
+    """Where a tiered solve's units run: this process (:class:`InlineRunner`) or Dask
+    workers (:class:`solver.cluster.DaskRunner`)."""
+
+    workers: int
+    """The processes running units."""
+
+    @property
+    def in_flight(self) -> int:
+        """Units submitted and not yet returned by :meth:`wait`."""
+        ...
+
+    def submit(self, game: Game, shards: list[Shard], children: list[TierRecord]) -> None:
+        """Run *shards* (of one tier, whose solved child tiers are *children*)."""
+        ...
+
+    def wait(self) -> ShardResult:
+        """The next unit to finish (raising what it raised)."""
+        ...
+
+    def close(self) -> None:
+        """Drop the units not run (they are run again by the next run)."""
+        ...
+
+
+class InlineRunner:
+    """Runs a tiered solve's units in the solving process, one at a time."""
+
+    workers = 1
+
+    def __init__(self, store: TierStore, ident: str) -> None:
+        self.store = store
+        self.ident = ident
+        self.queue: deque[tuple[Game, Shard, list[TierRecord]]] = deque()
+
+    @property
+    def in_flight(self) -> int:
+        return len(self.queue)
+
+    def submit(self, game: Game, shards: list[Shard], children: list[TierRecord]) -> None:
+        self.queue.extend((game, shard, children) for shard in shards)
+
+    def wait(self) -> ShardResult:
+        game, shard, children = self.queue.popleft()
+        return solve_shard(
+            game, self.store, self.ident, shard, children, worker=worker_name(), keep=True
         )
-        child_count = np.zeros(n + outside.size, dtype=np.int32)
-        child_count[live] = counts
-        out = self._outside_values(outside, cache)
-        term = np.flatnonzero(nodes.terminal)
-        found = retrograde_arrays(
-            n + int(outside.size),
-            np.repeat(live, counts),
-            local_child,
-            child_count,
-            np.concatenate([term, n + np.arange(outside.size)]),
-            np.concatenate([values.low[term], out.low]),
-            np.concatenate([values.high[term], out.high]),
-            np.concatenate([values.depth_low[term], out.depth_low]),
-            np.concatenate([values.depth_high[term], out.depth_high]),
-        )
-        del local_child, child_count
-        solved: tuple[np.ndarray, ...] = found
-        for column, new in zip(values_columns(values), solved, strict=True):
-            column[live] = new[live]
-        self._sample()
-        return _part(record, live, counts, child_ids, moves, values)
 
-    def _chunk(
-        self,
-        record: TierRecord,
-        keys: npt.NDArray[np.int64],
-        at: npt.NDArray[np.int64],
-        cache: dict[int, _Solved],
-        values: TierValues,
-    ) -> TierPart:
-        """Solve the positions *at* of a tier whose moves all leave it: locally 0..c-1,
-        then their distinct children, fixed with their values."""
-        moves, child_ids = self._children(record, keys[at], None, cache)
-        c, counts = int(at.size), moves.counts
-        outside, local = np.unique(child_ids, return_inverse=True)
-        child_count = np.zeros(c + outside.size, dtype=np.int32)
-        child_count[:c] = counts
-        out = self._outside_values(outside, cache)
-        found = retrograde_arrays(
-            c + int(outside.size),
-            np.repeat(np.arange(c), counts),
-            c + local.reshape(-1),
-            child_count,
-            c + np.arange(outside.size),
-            out.low,
-            out.high,
-            out.depth_low,
-            out.depth_high,
-        )
-        del local, child_count
-        solved: tuple[np.ndarray, ...] = found
-        for column, new in zip(values_columns(values), solved, strict=True):
-            column[at] = new[:c]
-        self._sample()
-        return _part(record, at, counts, child_ids, moves, values)
-
-    def _load_solved(self, tier: int) -> _Solved:
-        record = next(r for r in self.records if r.tier == tier)
-        if not record.solved:  # the order guarantees it; a damaged database may not
-            raise SolveError(f"{self.game.name}: tier {tier} is needed before it is solved")
-        nodes = self.store.tier_nodes(record)
-        values = self.store.tier_values(record)
-        solved = _sorted(nodes.keys, np.arange(record.first_id, record.first_id + record.nodes))
-        return _Solved(solved.keys, solved.ids, values)
-
-    def _lookup(
-        self, table: _Solved, keys: npt.NDArray[np.int64], tier: int
-    ) -> npt.NDArray[np.int64]:
-        pos = np.searchsorted(table.keys, keys)
-        pos = np.minimum(pos, max(table.keys.size - 1, 0))
-        if not table.keys.size or np.any(table.keys[pos] != keys):
-            bad = keys if not table.keys.size else keys[table.keys[pos] != keys]
-            raise SolveError(
-                f"{self.game.name}: position {self.game.format(int(bad[0]))!r} of tier {tier} "
-                "is not among the tier's stored positions (the game's tier() disagrees "
-                "with its moves, or the database was changed)"
-            )
-        return table.ids[pos]
-
-    def _outside_values(self, ids: npt.NDArray[np.int64], cache: dict[int, _Solved]) -> TierValues:
-        """Bounds and depths of the solved nodes *ids* (ascending, in cached tiers)."""
-        found = TierValues(
-            np.full(ids.size, NEG_INF, np.int64),
-            np.full(ids.size, POS_INF, np.int64),
-            np.full(ids.size, DEPTH_INF, np.int32),
-            np.full(ids.size, DEPTH_INF, np.int32),
-        )
-        for record in self.records:
-            table = cache.get(record.tier)
-            if table is None:
-                continue
-            lo = np.searchsorted(ids, record.first_id)
-            hi = np.searchsorted(ids, record.first_id + record.nodes)
-            if lo == hi:
-                continue
-            at = ids[lo:hi] - record.first_id  # the tier's values are in id order
-            for column, source in zip(
-                values_columns(found), values_columns(table.values), strict=True
-            ):
-                column[lo:hi] = source[at]
-        return found
+    def close(self) -> None:
+        self.queue.clear()
 
 
-class _WithinTier(Exception):
-    """A move stays in its tier: the tier cannot be solved a chunk at a time."""
-
-
-def values_columns(values: TierValues) -> tuple[np.ndarray, ...]:
-    """The four columns of *values* (arrays: writable in place)."""
-    return values.low, values.high, values.depth_low, values.depth_high
-
-
-def _part(
-    record: TierRecord,
-    at: npt.NDArray[np.int64],
-    counts: npt.NDArray[np.int64],
-    child_ids: npt.NDArray[np.int64],
-    moves: Moves | None,
-    values: TierValues,
-) -> TierPart:
-    """The rows of the positions *at* of tier *record*: their moves and values."""
-    starts = np.cumsum(counts) - counts
-    edges = TierEdges(
-        parent=np.repeat(at, counts) + record.first_id,
-        child=child_ids,
-        move_order=(np.arange(child_ids.size) - np.repeat(starts, counts)).astype(np.int32),
-        move=(moves.labels if moves is not None else np.zeros(0, np.int64)).astype(np.int32),
-        names=list(moves.names) if moves is not None else [],
-    )
-    return TierPart(edges, at, TierValues(*(column[at] for column in values_columns(values))))
-
-
-def _sorted(keys: npt.NDArray[np.int64], ids: npt.NDArray[np.int64]) -> _Solved:
-    order = np.argsort(keys, kind="stable")
-    empty = TierValues(
-        np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)
-    )
-    return _Solved(keys[order], ids[order], empty)
+def _id_ordered_keys(table: SolvedTier) -> npt.NDArray[np.int64]:
+    keys = np.empty_like(table.keys)
+    keys[table.ids - table.record.first_id] = table.keys
+    return keys
 
 
 def _listed(tiers: list[int]) -> str:
@@ -776,4 +721,13 @@ def _listed(tiers: list[int]) -> str:
     return shown + (", ..." if len(tiers) > 8 else "") if tiers else "none"
 
 
-__all__ = ["DISCOVERY_BATCH", "TieredSolve", "tier_order", "tier_rules", "tiers_of"]
+__all__ = [
+    "DISCOVERY_BATCH",
+    "SOLVE_CHUNK",
+    "InlineRunner",
+    "Runner",
+    "TieredSolve",
+    "tier_order",
+    "tier_rules",
+    "tiers_of",
+]

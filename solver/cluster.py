@@ -1,0 +1,129 @@
+"""Running a tiered solve's units on Dask (``solve --full --workers N`` or
+``--scheduler ADDRESS``; ``docs/distributed.md``).
+
+negagraph writes no scheduler of its own: :class:`DaskRunner` submits each shard
+(:func:`solver.units.run_unit`) to a Dask cluster, a local one of *N* worker processes
+(``distributed.LocalCluster``) or an existing one whose workers run on other machines,
+and hands results back to :class:`~solver.tiered.TieredSolve` as they finish. The
+database stays the single source of truth: a worker writes its shard itself, in its own
+transaction, and a unit whose worker died is run again by Dask (writing a shard twice
+writes nothing the second time). The order of tiers, and which tiers may run at once,
+stays with :class:`~solver.tiered.TieredSolve`, which submits a tier's shards once its
+child tiers are written.
+
+Dask is imported only when a run asks for workers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from solver.errors import InvalidParameterError, SolveError
+from solver.game import Game
+from solver.store import Shard, ShardTarget, TierRecord
+from solver.units import ShardResult, run_unit
+
+log = logging.getLogger(__name__)
+
+WORKER_THREADS = 1
+"""Threads per local worker process: the units are CPU-bound Python and numpy."""
+
+
+class DaskRunner:
+    """Runs shards on a Dask cluster (see the module docs); a context manager that
+    closes what it started."""
+
+    def __init__(
+        self,
+        target: ShardTarget,
+        *,
+        workers: int | None = None,
+        scheduler: str | None = None,
+        memory_limit: int | None = None,
+        tell: Callable[[str], None] | None = None,
+    ) -> None:
+        try:
+            from distributed import Client, LocalCluster, as_completed
+        except ImportError as exc:  # pragma: no cover - a dependency of negagraph
+            raise SolveError(f"--workers needs Dask distributed ({exc})") from None
+        # Dask's own INFO lines (cluster start, dashboard hints) only with negagraph -vv.
+        logging.getLogger("distributed").setLevel(
+            max(logging.WARNING, logging.getLogger().getEffectiveLevel())
+        )
+        if (workers is None) == (scheduler is None):
+            raise InvalidParameterError("give either a number of workers or a scheduler")
+        self.target = target
+        self.cluster: Any = None
+        if scheduler is None:
+            assert workers is not None
+            if workers < 1:
+                raise InvalidParameterError(f"--workers must be at least 1, not {workers}")
+            self.cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=WORKER_THREADS,
+                processes=True,
+                memory_limit=(memory_limit // workers) if memory_limit else "auto",
+                dashboard_address=":0",
+                silence_logs=logging.WARNING,
+            )
+            self.client: Any = Client(self.cluster)
+        else:
+            try:
+                self.client = Client(scheduler, timeout="30s")
+            except OSError as exc:
+                raise SolveError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+        info = self.client.scheduler_info(n_workers=-1)
+        self.workers = max(1, len(info.get("workers", {})))
+        self.dashboard = self.client.dashboard_link
+        self._done: Any = as_completed()
+        self._futures: dict[Any, Any] = {}
+        self.per_worker: Counter[str] = Counter()
+        """Units finished, by worker."""
+        if tell is not None:
+            tell(f"Dask: {self.workers} workers, dashboard {self.dashboard}")
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._futures)
+
+    def submit(self, game: Game, shards: list[Shard], children: list[TierRecord]) -> None:
+        for shard in shards:
+            key = f"negagraph-shard-{self.target.ident}-{shard.first_id}-{shard.nodes}"
+            future = self.client.submit(
+                run_unit, self.target, game, shard, children, key=key, pure=False
+            )
+            self._futures[future.key] = future
+            self._done.add(future)
+
+    def wait(self) -> ShardResult:
+        future = next(self._done)
+        self._futures.pop(future.key, None)
+        result: ShardResult = future.result()
+        self.per_worker[result.worker] += 1
+        return result
+
+    def close(self) -> None:
+        """Cancel the units not finished, and stop the local cluster (a remote one
+        keeps running)."""
+        futures = list(self._futures.values())
+        self._futures.clear()
+        try:
+            if futures:
+                self.client.cancel(futures)
+            self.client.close()
+        finally:
+            if self.cluster is not None:
+                self.cluster.close()
+                self.cluster = None
+
+    def __enter__(self) -> DaskRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = ["DaskRunner"]

@@ -1,0 +1,391 @@
+"""The unit of work of a tiered full solve's second sweep: solving one *shard* of a tier
+(``docs/design.md`` §5, ``docs/distributed.md``).
+
+A shard is a range of a tier's positions (by node id). In a tier whose moves all leave
+it (connect-four's), a position's bounds and depths follow from its children's alone,
+all in solved child tiers, so any process can solve any shard once the child tiers are
+written: :func:`solve_shard` reads the shard's positions and its child tiers from the
+database, expands the positions, runs :func:`~solver.retrograde.retrograde_arrays` with
+the children as fixed seeds, and writes the shard's moves and values with its
+``tier_shards`` row in one transaction. A tier with moves within it is one shard, solved
+whole (cycles and all). Writing a shard twice writes nothing the second time, so a unit
+lost with its worker simply runs again.
+
+The solving process runs the units itself (:class:`~solver.tiered.TieredSolve`) or hands
+them to Dask workers (:mod:`solver.cluster`), which call :func:`run_unit`; each process
+keeps the child tiers it read (:class:`TierTables`) for the next shards of the same tier.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from solver.errors import ContractError, SolveError
+from solver.expand import Moves, moves_of
+from solver.game import BatchedRules, Game
+from solver.retrograde import retrograde_arrays
+from solver.store import (
+    Shard,
+    ShardTarget,
+    ShardWriter,
+    TierEdges,
+    TierNodes,
+    TierPart,
+    TierRecord,
+    TierValues,
+)
+from solver.values import DEPTH_INF, NEG_INF, POS_INF
+
+
+@dataclass
+class SolvedTier:
+    """A solved tier held for its parents: keys sorted, their ids, their values (in id
+    order: ``values.low[id - first_id]``)."""
+
+    record: TierRecord
+    keys: npt.NDArray[np.int64]
+    ids: npt.NDArray[np.int64]
+    values: TierValues
+
+
+@dataclass(frozen=True)
+class ShardResult:
+    """What running a shard did."""
+
+    tier: int
+    first_id: int
+    nodes: int
+    edges: int | None
+    """Edges written (``None``: the shard was written already, and nothing was)."""
+    expanded: int
+    """Positions expanded."""
+    seconds: float
+    worker: str
+    keys: npt.NDArray[np.int64] | None = None
+    """With ``keep``: the shard's positions' keys, in id order ..."""
+    values: TierValues | None = None
+    """... and their bounds and depths (the solving process's own units, for its cache)."""
+
+
+class TierTables:
+    """The solved tiers a process holds for the shards it runs, per database and
+    variant (:attr:`ShardTarget.ident`): only the child tiers of the latest unit stay."""
+
+    def __init__(self) -> None:
+        self.tables: dict[tuple[str, int], SolvedTier] = {}
+
+    def get(self, ident: str, writer: ShardWriter, record: TierRecord) -> SolvedTier:
+        table = self.tables.get((ident, record.tier))
+        if table is None or table.record.first_id != record.first_id:
+            nodes = writer.tier_nodes(record)
+            table = sorted_tier(record, nodes.keys, writer.tier_values(record))
+            self.tables[(ident, record.tier)] = table
+        return table
+
+    def put(self, ident: str, table: SolvedTier) -> None:
+        self.tables[(ident, table.record.tier)] = table
+
+    def keep(self, ident: str, tiers: set[int]) -> None:
+        for key in [k for k in self.tables if k[0] != ident or k[1] not in tiers]:
+            del self.tables[key]
+
+    def clear(self) -> None:
+        self.tables.clear()
+
+
+TABLES = TierTables()
+"""This process's solved tiers (a worker's, or the solving process's own)."""
+
+
+def worker_name() -> str:
+    """``host:pid`` of this process, as ``tier_shards.worker`` records it."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def run_unit(
+    target: ShardTarget, game: Game, shard: Shard, children: Sequence[TierRecord]
+) -> ShardResult:
+    """Run *shard* in this process (a Dask worker's task): open the run's database
+    through *target* and solve and write the shard."""
+    return solve_shard(game, target.open(), target.ident, shard, children, worker=worker_name())
+
+
+def solve_shard(
+    game: Game,
+    writer: ShardWriter,
+    ident: str,
+    shard: Shard,
+    children: Sequence[TierRecord],
+    *,
+    worker: str,
+    keep: bool = False,
+) -> ShardResult:
+    """Solve and write *shard*, its child tiers being *children* (solved, written).
+
+    :raises ContractError: if a move of a tier solved in shards stays within it.
+    :raises SolveError: if a child is not where the tiers say it is.
+    """
+    started = time.monotonic()
+    record = shard.record
+    TABLES.keep(ident, {c.tier for c in children})
+    tables = [TABLES.get(ident, writer, c) for c in children]
+    nodes = writer.tier_nodes(record, shard.lo, shard.hi)
+    if shard.whole:
+        own = sorted_tier(record, nodes.keys, _start_values(nodes))
+        part, values = _solve_whole(game, record, nodes, own, tables)
+    else:
+        part, values = _solve_range(game, shard, nodes, tables)
+    edges = writer.write_shard(shard, part, worker, time.monotonic() - started)
+    return ShardResult(
+        record.tier,
+        shard.first_id,
+        shard.nodes,
+        edges,
+        int(part.at.size),
+        time.monotonic() - started,
+        worker,
+        nodes.keys if keep else None,
+        values if keep else None,
+    )
+
+
+def _start_values(nodes: TierNodes) -> TierValues:
+    """Terminal positions exact, the others unknown."""
+    terminal = nodes.terminal
+    return TierValues(
+        np.where(terminal, nodes.value, NEG_INF),
+        np.where(terminal, nodes.value, POS_INF),
+        np.where(terminal, 0, DEPTH_INF).astype(np.int32),
+        np.where(terminal, 0, DEPTH_INF).astype(np.int32),
+    )
+
+
+def _solve_range(
+    game: Game, shard: Shard, nodes: TierNodes, tables: list[SolvedTier]
+) -> tuple[TierPart, TierValues]:
+    """A shard of a tier whose moves all leave it: its positions locally 0..c-1, then
+    their distinct children, fixed with their values."""
+    record = shard.record
+    values = _start_values(nodes)
+    at = np.flatnonzero(~nodes.terminal)
+    moves, child_ids = _children(game, record, nodes.keys[at], None, tables)
+    c, counts = int(at.size), moves.counts
+    outside, local = np.unique(child_ids, return_inverse=True)
+    child_count = np.zeros(c + outside.size, dtype=np.int32)
+    child_count[:c] = counts
+    out = _outside_values(outside, tables)
+    found = retrograde_arrays(
+        c + int(outside.size),
+        np.repeat(np.arange(c), counts),
+        c + local.reshape(-1),
+        child_count,
+        c + np.arange(outside.size),
+        out.low,
+        out.high,
+        out.depth_low,
+        out.depth_high,
+    )
+    del local, child_count
+    solved: tuple[np.ndarray, ...] = found
+    for column, new in zip(values_columns(values), solved, strict=True):
+        column[at] = new[:c]
+    return _part(record, at + shard.lo, counts, child_ids, moves, values, at), values
+
+
+def _solve_whole(
+    game: Game, record: TierRecord, nodes: TierNodes, own: SolvedTier, tables: list[SolvedTier]
+) -> tuple[TierPart, TierValues]:
+    """A whole tier: its positions 0..n-1 locally, then the distinct children outside
+    it, fixed with their values like its terminal positions."""
+    values = own.values
+    n = int(nodes.keys.size)
+    live = np.flatnonzero(~nodes.terminal)
+    moves: Moves | None
+    if live.size:
+        moves, child_ids = _children(game, record, nodes.keys[live], own, tables)
+        counts = moves.counts
+    else:
+        moves, child_ids, counts = None, np.zeros(0, np.int64), np.zeros(0, np.int64)
+    inside = (child_ids >= record.first_id) & (child_ids < record.first_id + n)
+    outside = np.unique(child_ids[~inside])
+    local_child = np.where(
+        inside, child_ids - record.first_id, n + np.searchsorted(outside, child_ids)
+    )
+    child_count = np.zeros(n + outside.size, dtype=np.int32)
+    child_count[live] = counts
+    out = _outside_values(outside, tables)
+    term = np.flatnonzero(nodes.terminal)
+    found = retrograde_arrays(
+        n + int(outside.size),
+        np.repeat(live, counts),
+        local_child,
+        child_count,
+        np.concatenate([term, n + np.arange(outside.size)]),
+        np.concatenate([values.low[term], out.low]),
+        np.concatenate([values.high[term], out.high]),
+        np.concatenate([values.depth_low[term], out.depth_low]),
+        np.concatenate([values.depth_high[term], out.depth_high]),
+    )
+    del local_child, child_count
+    solved: tuple[np.ndarray, ...] = found
+    for column, new in zip(values_columns(values), solved, strict=True):
+        column[live] = new[live]
+    return _part(record, live, counts, child_ids, moves, values, live), values
+
+
+def _children(
+    game: Game,
+    record: TierRecord,
+    keys: npt.NDArray[np.int64],
+    own: SolvedTier | None,
+    tables: list[SolvedTier],
+) -> tuple[Moves, npt.NDArray[np.int64]]:
+    """The moves of the positions *keys* of tier *record*, and each child's node id
+    (looked up in the tier itself, *own*, or in its solved child tiers *tables*)."""
+    moves = expand_keys(game, keys)
+    child_tiers = tiers_of(game, moves.keys)
+    child_ids = np.empty(moves.keys.size, dtype=np.int64)
+    by_tier = {t.record.tier: t for t in tables}
+    for child in np.unique(child_tiers).tolist():
+        mask = child_tiers == child
+        if child == record.tier:
+            if own is None:
+                raise ContractError(
+                    f"{game.name}: a move of tier {record.tier} stays within it, which its "
+                    "discovery did not see (the game's tier() or moves are not deterministic)"
+                )
+            table = own
+        elif child in by_tier:
+            table = by_tier[child]
+        else:  # discovery routed every move to a declared, stored tier
+            raise SolveError(f"{game.name}: tier {child} is not stored")
+        child_ids[mask] = lookup(game, table, moves.keys[mask])
+    return moves, child_ids
+
+
+def expand_keys(game: Game, keys: npt.NDArray[np.int64]) -> Moves:
+    """The moves of the positions *keys* (canonical children when the game uses
+    symmetry)."""
+    moves = moves_of(game, keys, game.canonical if game.uses_symmetry else None)
+    if moves is None:
+        raise SolveError(
+            f"{game.name}: a position's key does not fit 64 bits, which a tiered "
+            "solve needs: solve it with --no-tiers"
+        )
+    return moves
+
+
+def tiers_of(game: Game, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The tier of every key (the game's batched hook when it offers one)."""
+    found = game.tiers_batch(keys) if isinstance(game, BatchedRules) else None
+    if found is not None:
+        return np.asarray(found, dtype=np.int64)
+    tier = game.tier  # type: ignore[attr-defined]
+    return np.fromiter(map(tier, keys.tolist()), dtype=np.int64, count=keys.size)
+
+
+def lookup(game: Game, table: SolvedTier, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The node ids of *keys*, all positions of *table*'s tier."""
+    pos = np.searchsorted(table.keys, keys)
+    pos = np.minimum(pos, max(table.keys.size - 1, 0))
+    if not table.keys.size or np.any(table.keys[pos] != keys):
+        bad = keys if not table.keys.size else keys[table.keys[pos] != keys]
+        raise SolveError(
+            f"{game.name}: position {game.format(int(bad[0]))!r} of tier {table.record.tier} "
+            "is not among the tier's stored positions (the game's tier() disagrees "
+            "with its moves, or the database was changed)"
+        )
+    return table.ids[pos]
+
+
+def _outside_values(ids: npt.NDArray[np.int64], tables: list[SolvedTier]) -> TierValues:
+    """Bounds and depths of the solved nodes *ids* (ascending, in *tables*' tiers)."""
+    found = TierValues(
+        np.full(ids.size, NEG_INF, np.int64),
+        np.full(ids.size, POS_INF, np.int64),
+        np.full(ids.size, DEPTH_INF, np.int32),
+        np.full(ids.size, DEPTH_INF, np.int32),
+    )
+    for table in tables:
+        record = table.record
+        lo = np.searchsorted(ids, record.first_id)
+        hi = np.searchsorted(ids, record.first_id + record.nodes)
+        if lo == hi:
+            continue
+        at = ids[lo:hi] - record.first_id  # the tier's values are in id order
+        for column, source in zip(values_columns(found), values_columns(table.values), strict=True):
+            column[lo:hi] = source[at]
+    return found
+
+
+def values_columns(values: TierValues) -> tuple[np.ndarray, ...]:
+    """The four columns of *values* (arrays: writable in place)."""
+    return values.low, values.high, values.depth_low, values.depth_high
+
+
+def _part(
+    record: TierRecord,
+    at: npt.NDArray[np.int64],
+    counts: npt.NDArray[np.int64],
+    child_ids: npt.NDArray[np.int64],
+    moves: Moves | None,
+    values: TierValues,
+    local: npt.NDArray[np.int64],
+) -> TierPart:
+    """The rows of the positions *at* (offsets in the tier) of tier *record*: their
+    moves and values (*local*: where they are in *values*)."""
+    starts = np.cumsum(counts) - counts
+    edges = TierEdges(
+        parent=np.repeat(at, counts) + record.first_id,
+        child=child_ids,
+        move_order=(np.arange(child_ids.size) - np.repeat(starts, counts)).astype(np.int32),
+        move=(moves.labels if moves is not None else np.zeros(0, np.int64)).astype(np.int32),
+        names=list(moves.names) if moves is not None else [],
+    )
+    return TierPart(edges, at, TierValues(*(column[local] for column in values_columns(values))))
+
+
+def sorted_tier(record: TierRecord, keys: npt.NDArray[np.int64], values: TierValues) -> SolvedTier:
+    """Tier *record* (positions *keys* in id order, values *values*) for lookups."""
+    order = np.argsort(keys, kind="stable")
+    return SolvedTier(record, keys[order], order.astype(np.int64) + record.first_id, values)
+
+
+def plan_shards(
+    record: TierRecord, written: Sequence[tuple[int, int, int]], size: int, seq: int
+) -> list[Shard]:
+    """The shards of tier *record* still to solve: the gaps between the shards already
+    *written* (``(offset, positions, edges)``), cut every *size* positions; a tier with
+    moves within it (or not known not to have any) is one whole shard."""
+    if record.inner_moves is not False:
+        return [] if written else [Shard(record, 0, record.nodes, seq, whole=True)]
+    shards: list[Shard] = []
+    at = 0
+    for lo, count, _ in [*written, (record.nodes, 0, 0)]:
+        for start in range(at, lo, size):
+            shards.append(Shard(record, start, min(start + size, lo), seq, whole=False))
+        at = max(at, lo + count)
+    return shards
+
+
+__all__ = [
+    "TABLES",
+    "ShardResult",
+    "SolvedTier",
+    "TierTables",
+    "expand_keys",
+    "lookup",
+    "plan_shards",
+    "run_unit",
+    "solve_shard",
+    "sorted_tier",
+    "tiers_of",
+    "values_columns",
+]
