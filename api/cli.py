@@ -457,6 +457,7 @@ def result_json(game: GameBase, r: SolveResult, root: str | None = None) -> dict
         "ended_by": r.ended_by,
         "peak_rss": r.peak_rss,
         "memory_limit": r.memory_limit,
+        "tiered": dict(r.extra) if r.extra.get("tiers") else None,
     }
 
 
@@ -966,6 +967,11 @@ def status_command(db_url: str | None, game_refs: tuple[str, ...], as_json: bool
                 f"{number(run['expansions'])} expansions  +{number(run['nodes_added'])} nodes"
                 f"  {run['seconds']:.1f}s{memory_text(run)}"
             )
+            for w in run["worker_units"]:
+                click.echo(
+                    f"      {w['worker']}: {number(w['units'])} units, "
+                    f"{number(w['positions'])} positions, {w['seconds']:.1f}s"
+                )
 
 
 def memory_text(run: dict[str, Any]) -> str:
@@ -974,6 +980,10 @@ def memory_text(run: dict[str, Any]) -> str:
     tiers = (
         "" if run["tiers_total"] is None else f"  tiers {run['tiers_done']}/{run['tiers_total']}"
     )
+    if run.get("units_total") is not None and run["units_total"] != run["tiers_total"]:
+        tiers += f" units {run['units_done']}/{run['units_total']}"
+    if (run.get("workers") or 1) > 1:
+        tiers += f" on {run['workers']} workers"
     if run["rss_bytes"] is None:
         return tiers
     limit = run["memory_limit"]
@@ -1027,6 +1037,18 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
                 "resident_nodes": r.resident_nodes,
                 "tiers_done": r.tiers_done,
                 "tiers_total": r.tiers_total,
+                "units_done": r.units_done,
+                "units_total": r.units_total,
+                "workers": r.workers,
+                "worker_units": [
+                    {
+                        "worker": w.worker,
+                        "units": w.units,
+                        "positions": w.positions,
+                        "seconds": round(w.seconds, 3),
+                    }
+                    for w in r.worker_units
+                ],
             }
             for r in runs
         ],

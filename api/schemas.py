@@ -281,8 +281,29 @@ class SolveRun(_Model):
     tiers_total: int | None = Field(
         ge=0, description="the tiers reachable from a tiered solve's root (null: not tiered)"
     )
+    units_done: int | None = Field(
+        ge=0,
+        description="a tiered solve's units of work done in its current sweep (tiers while "
+        "discovering, shards of tiers while solving; null: not tiered)",
+    )
+    units_total: int | None = Field(
+        ge=0, description="the units of the current sweep known to the run (null: not tiered)"
+    )
+    workers: int | None = Field(
+        ge=1, description="the processes solving the run's units (1: its own; null: not tiered)"
+    )
+    worker_units: list[WorkerUnits] = Field(
+        description="the shards each process wrote for the run (tiered solves)"
+    )
     pid: int
     hostname: str
+
+
+class WorkerUnits(_Model):
+    worker: str = Field(description="the process, as host:pid")
+    units: int = Field(ge=0, description="shards it wrote")
+    positions: int = Field(ge=0, description="their positions")
+    seconds: float = Field(ge=0, description="its time on them")
 
 
 class SolveList(_Model):

@@ -55,6 +55,13 @@ def run_json(run: RunRecord, variant: VariantRecord | None) -> dict[str, Any]:
         "resident_nodes": run.resident_nodes,
         "tiers_done": run.tiers_done,
         "tiers_total": run.tiers_total,
+        "units_done": run.units_done,
+        "units_total": run.units_total,
+        "workers": run.workers,
+        "worker_units": [
+            {"worker": w.worker, "units": w.units, "positions": w.positions, "seconds": w.seconds}
+            for w in run.worker_units
+        ],
         "pid": run.pid,
         "hostname": run.hostname,
     }

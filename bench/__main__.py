@@ -34,6 +34,7 @@ from bench.targets import (
     sqlite_rows,
 )
 from bench.tiers import tablebase_rows, tier_rows
+from bench.workers import worker_rows
 from solver.alphabeta import alphabeta
 from solver.games import get_game
 from solver.negamax import solve
@@ -134,11 +135,13 @@ TARGETS: dict[str, Callable[[TargetConfig, int], list[Row]]] = {
     "memory": memory_rows,
     "tiers": tier_rows,
     "tablebase": tablebase_rows,
+    "workers": worker_rows,
 }
 """Groups of target rows (:mod:`bench.targets`): ``(config, repeat) -> rows``."""
 
-ON_REQUEST = frozenset({"tablebase"})
-"""Groups that run only when named with ``--only`` (they take half an hour or more)."""
+ON_REQUEST = frozenset({"tablebase", "workers"})
+"""Groups that run only when named with ``--only`` (they take a quarter of an hour or
+more)."""
 
 
 TARGET_COLUMNS = ["target", "case", "measured", "limit", "met", "correct"]

@@ -355,14 +355,16 @@ class Tier(Base):
 
 class TierShard(Base):
     """A written shard of a tier (migration 0009): the tier's nodes ``first_id ..
-    first_id + nodes - 1``, their edges and bounds written by one transaction of run
-    ``run_id`` on process *worker*."""
+    first_id + nodes - 1``, written (``step`` ``discover``), or their edges and bounds
+    (``solve``), by one transaction of run ``run_id`` on process *worker*."""
 
     __tablename__ = "tier_shards"
 
     variant_id: Mapped[int] = mapped_column(
         Integer, ForeignKey("variants.id", ondelete="CASCADE"), primary_key=True
     )
+    step: Mapped[str] = mapped_column(Text, primary_key=True)
+    """``discover`` (the positions' rows) or ``solve`` (their moves and values)."""
     first_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     tier: Mapped[int] = mapped_column(BigInteger)
     nodes: Mapped[int] = mapped_column(Integer)

@@ -99,6 +99,27 @@ class RunRecord:
     tiered, or recorded before migration 0008)."""
     tiers_total: int | None = None
     """The tiers reachable from a tiered run's root."""
+    units_done: int | None = None
+    """A tiered run's units of work done in its current sweep (tiers while discovering,
+    shards while solving), as of its latest report (``None``: not tiered, or recorded
+    before migration 0009)."""
+    units_total: int | None = None
+    """The units of its current sweep known to the run."""
+    workers: int | None = None
+    """The processes solving its units (1: the run's own)."""
+    worker_units: tuple[WorkerUnits, ...] = ()
+    """The shards each process wrote for the run (migration 0009's ``tier_shards``)."""
+
+
+@dataclass(frozen=True)
+class WorkerUnits:
+    """What one process (``host:pid``) did for a run: shards written, their positions,
+    its seconds on them."""
+
+    worker: str
+    units: int
+    positions: int
+    seconds: float
 
 
 @dataclass(frozen=True)
@@ -166,6 +187,7 @@ __all__ = [
     "RunRecord",
     "VariantRecord",
     "VariantSummary",
+    "WorkerUnits",
     "aware",
     "bounds_of",
 ]

@@ -21,13 +21,14 @@ from sqlalchemy.orm import Session, aliased
 
 from db.errors import PositionNotFoundError, RulesVersionError
 from db.lock import PG_LOCK_CLASS, stale_reason
-from db.models import Edge, Node, SolveRun, Variant, decode_key, encode_key, utcnow
+from db.models import Edge, Node, SolveRun, TierShard, Variant, decode_key, encode_key, utcnow
 from db.records import (
     ChildRecord,
     PositionRecord,
     RunRecord,
     VariantRecord,
     VariantSummary,
+    WorkerUnits,
     aware,
     bounds_of,
 )
@@ -146,13 +147,40 @@ def list_runs(session: Reader, variant_id: int | None = None) -> list[RunRecord]
     query = select(_RUNS).order_by(SolveRun.id.desc())
     if variant_id is not None:
         query = query.where(SolveRun.variant_id == variant_id)
-    return _with_dead(session, [_run(row) for row in session.execute(query)])
+    return _with_workers(
+        session, _with_dead(session, [_run(row) for row in session.execute(query)])
+    )
 
 
 def get_run(session: Reader, run_id: int) -> RunRecord | None:
     """The solve run with id *run_id* (``dead`` as in :func:`list_runs`), or ``None``."""
     row = session.execute(select(_RUNS).where(SolveRun.id == run_id)).first()
-    return None if row is None else _with_dead(session, [_run(row)])[0]
+    return None if row is None else _with_workers(session, _with_dead(session, [_run(row)]))[0]
+
+
+def _with_workers(session: Reader, runs: list[RunRecord]) -> list[RunRecord]:
+    """*runs*, the tiered ones with the shards each process wrote for them."""
+    tiered = [r.id for r in runs if r.tiers_total is not None]
+    if not tiered:
+        return runs
+    found: dict[int, list[WorkerUnits]] = {}
+    rows = session.execute(
+        select(
+            TierShard.run_id,
+            TierShard.worker,
+            func.count(),
+            func.sum(TierShard.nodes),
+            func.sum(TierShard.seconds),
+        )
+        .where(TierShard.run_id.in_(tiered))
+        .group_by(TierShard.run_id, TierShard.worker)
+        .order_by(TierShard.run_id, TierShard.worker)
+    )
+    for run_id, worker, units, positions, seconds in rows:
+        found.setdefault(run_id, []).append(
+            WorkerUnits(worker, int(units), int(positions or 0), float(seconds or 0.0))
+        )
+    return [replace(r, worker_units=tuple(found.get(r.id, ()))) for r in runs]
 
 
 def _with_dead(session: Reader, runs: list[RunRecord]) -> list[RunRecord]:
@@ -454,6 +482,9 @@ def _run(r: Any) -> RunRecord:
         resident_nodes=r.resident_nodes,
         tiers_done=r.tiers_done,
         tiers_total=r.tiers_total,
+        units_done=r.units_done,
+        units_total=r.units_total,
+        workers=r.workers,
     )
 
 

@@ -1,6 +1,7 @@
 """Writing the shards of a tiered solve (:mod:`solver.units`), from the solving process or
-from another (a Dask worker): each shard's edges, its positions' bounds and depths and
-its ``tier_shards`` row (migration 0009) in one transaction.
+from another (a Dask worker): each shard's rows (a discovered tier's positions, or a
+solved tier's moves and its positions' bounds and depths) and its ``tier_shards`` row
+(migration 0009) in one transaction.
 
 The transaction is *fenced* by the run that planned the shard, as the run's own commits
 are (:mod:`db.lock`): it first touches the run's row ``WHERE status = 'running'``, so a
@@ -8,7 +9,9 @@ worker still busy with a run that has ended (stopped, killed and taken over) wri
 nothing. A shard whose row exists is not written again, which makes running a unit twice
 harmless: Dask runs a lost worker's units again, and a resumed solve skips the shards
 written. On PostgreSQL two processes writing the same shard at once collide on the
-edges' primary key; the loser finds the winner's row and writes nothing.
+rows' primary keys; the loser finds the winner's row and writes nothing. A shard's rows
+are made before its transaction begins, so that SQLite writers, which queue for the
+database's one write lock, hold it only to write.
 
 :class:`SqlShardTarget` is what a worker is given: the database's URL (password
 included: workers connect as the solving process does), the variant and the run; it
@@ -18,21 +21,29 @@ opens one connection per worker process and keeps it.
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Engine, insert, select, update
+from sqlalchemy import Engine, func, insert, select, update
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection
 
 from db import rows
 from db.backend import Backend, backend_for, driver
 from db.errors import VariantLockedError
-from db.models import SolveRun, TierShard, utcnow
+from db.models import SolveRun, Tier, TierShard, utcnow
 from db.session import make_engine, safe_url, translate_errors
-from solver.store import Shard, TierNodes, TierPart, TierRecord, TierValues
+from solver.game import Game
+from solver.store import NodeShard, Shard, TierNodes, TierPart, TierRecord, TierValues
 
 log = logging.getLogger(__name__)
+
+DISCOVER = "discover"
+"""``tier_shards.step`` of a discovered tier's positions."""
+SOLVE = "solve"
+"""``tier_shards.step`` of a solved tier's moves and values."""
 
 
 def write_shard(
@@ -43,13 +54,69 @@ def write_shard(
     shard: Shard,
     part: TierPart,
     worker: str,
-    seconds: float,
+    started: float,
 ) -> int | None:
-    """Write *shard* (see the module docs); the edges written, or ``None`` if it was
-    written already.
+    """Write solved *shard* (see the module docs); the edges written, or ``None`` if it
+    was written already.
 
     :raises VariantLockedError: if run *run_id* no longer holds the variant.
     """
+    # The rows are made before the transaction: SQLite writers queue for its lock.
+    edges = list(rows.tier_edge_columns(vid, part.edges))
+    updates = list(rows.tier_update_rows(shard.record.first_id, part.values, part.at))
+    written = _write_marked(
+        conn,
+        vid,
+        run_id,
+        (SOLVE, shard.record.tier, shard.first_id, shard.nodes, int(part.edges.child.size)),
+        lambda cursor: backend.write_rows(
+            cursor, vid, shard.seq, (), edges, updates, int(part.at.size)
+        ),
+        worker,
+        started,
+    )
+    return int(part.edges.child.size) if written else None
+
+
+def write_nodes(
+    conn: Connection,
+    backend: Backend,
+    vid: int,
+    run_id: int,
+    shard: NodeShard,
+    game: Game,
+    worker: str,
+    started: float,
+) -> bool:
+    """Write the positions of *shard* of a discovered tier (unexpanded; terminal ones
+    exact and final) with its ``tier_shards`` row; ``False`` if they were written
+    already."""
+    nodes = list(rows.tier_node_columns(game, vid, shard.first_id, shard.nodes))
+    return _write_marked(
+        conn,
+        vid,
+        run_id,
+        (DISCOVER, shard.tier, shard.first_id, shard.count, 0),
+        lambda cursor: backend.write_rows(cursor, vid, 0, nodes, (), (), 0),
+        worker,
+        started,
+    )
+
+
+def _write_marked(
+    conn: Connection,
+    vid: int,
+    run_id: int,
+    mark: tuple[str, int, int, int, int],
+    write: Callable[[Any], None],
+    worker: str,
+    started: float,
+) -> bool:
+    """Run *write* (given the driver's cursor) and record *mark* (``step, tier,
+    first_id, nodes, edges``) in ``tier_shards`` with the seconds since *started* (the
+    unit's start, :func:`time.monotonic`), in one transaction fenced by run *run_id*;
+    ``False`` (nothing written) if the mark is there already."""
+    step, tier, first_id, count, edges = mark
     try:
         with conn.begin():
             fenced = conn.execute(
@@ -59,35 +126,27 @@ def write_shard(
             )
             if fenced.rowcount != 1:
                 raise VariantLockedError(
-                    f"run {run_id} no longer holds the variant: shard of tier "
-                    f"{shard.record.tier} at node {shard.first_id} not written"
+                    f"run {run_id} no longer holds the variant: the {step} shard of tier "
+                    f"{tier} at node {first_id} was not written"
                 )
-            if _written(conn, vid, shard):
-                return None
-            edges = int(part.edges.child.size)
+            if _written(conn, vid, step, first_id):
+                return False
             cursor = driver(conn).cursor()
             try:
-                backend.write_rows(
-                    cursor,
-                    vid,
-                    shard.seq,
-                    (),
-                    rows.tier_edge_columns(vid, part.edges),
-                    rows.tier_update_rows(shard.record.first_id, part.values, part.at),
-                    int(part.at.size),
-                )
+                write(cursor)
             finally:
                 cursor.close()
             conn.execute(
                 insert(TierShard).values(
                     variant_id=vid,
-                    tier=shard.record.tier,
-                    first_id=shard.first_id,
-                    nodes=shard.nodes,
+                    step=step,
+                    first_id=first_id,
+                    tier=tier,
+                    nodes=count,
                     edges=edges,
                     run_id=run_id,
                     worker=worker,
-                    seconds=float(seconds),
+                    seconds=time.monotonic() - started,
                     written_at=utcnow(),
                 )
             )
@@ -95,18 +154,20 @@ def write_shard(
         # Another process wrote the same shard at the same time (PostgreSQL): its row
         # must be there now; if not, the collision was something else.
         with conn.begin():
-            if _written(conn, vid, shard):
-                log.info("shard at node %d was written by another process", shard.first_id)
-                return None
+            if _written(conn, vid, step, first_id):
+                log.info("%s shard at node %d was written by another process", step, first_id)
+                return False
         raise
-    return edges
+    return True
 
 
-def _written(conn: Connection, vid: int, shard: Shard) -> bool:
+def _written(conn: Connection, vid: int, step: str, first_id: int) -> bool:
     return (
         conn.execute(
             select(TierShard.nodes).where(
-                TierShard.variant_id == vid, TierShard.first_id == shard.first_id
+                TierShard.variant_id == vid,
+                TierShard.step == step,
+                TierShard.first_id == first_id,
             )
         ).first()
         is not None
@@ -114,13 +175,61 @@ def _written(conn: Connection, vid: int, shard: Shard) -> bool:
 
 
 def written_shards(conn: Connection, vid: int, record: TierRecord) -> list[tuple[int, int, int]]:
-    """The written shards of tier *record*: ``(offset in the tier, positions, edges)``."""
+    """The solved shards of tier *record*: ``(offset in the tier, positions, edges)``."""
     found = conn.execute(
         select(TierShard.first_id, TierShard.nodes, TierShard.edges)
-        .where(TierShard.variant_id == vid, TierShard.tier == record.tier)
+        .where(TierShard.variant_id == vid, TierShard.step == SOLVE, TierShard.tier == record.tier)
         .order_by(TierShard.first_id)
     )
     return [(first - record.first_id, nodes, edges) for first, nodes, edges in found]
+
+
+def written_nodes(conn: Connection, vid: int, from_id: int) -> list[tuple[int, int]]:
+    """The discovered shards of tiers not recorded yet (from node *from_id* on):
+    ``(first_id, positions)``, ascending."""
+    found = conn.execute(
+        select(TierShard.first_id, TierShard.nodes)
+        .where(
+            TierShard.variant_id == vid,
+            TierShard.step == DISCOVER,
+            TierShard.first_id >= from_id,
+        )
+        .order_by(TierShard.first_id)
+    )
+    return [(int(first), int(nodes)) for first, nodes in found]
+
+
+def stored_figures(conn: Connection, vid: int) -> tuple[int, int] | None:
+    """The nodes and edges variant *vid* holds by its tiers and the units written for
+    tiers not yet recorded or solved (an interrupted run's), or ``None`` if it has no
+    tiers: what a tiered run's record says at its end."""
+    recorded = conn.execute(
+        select(func.count(), func.coalesce(func.sum(Tier.nodes), 0)).where(Tier.variant_id == vid)
+    ).one()
+    if not recorded[0]:
+        return None
+    nodes = int(recorded[1])
+    nodes += int(
+        conn.execute(
+            select(func.coalesce(func.sum(TierShard.nodes), 0)).where(
+                TierShard.variant_id == vid,
+                TierShard.step == DISCOVER,
+                TierShard.first_id >= nodes,
+            )
+        ).scalar_one()
+    )
+    solved = select(func.coalesce(func.sum(Tier.edges), 0)).where(
+        Tier.variant_id == vid, Tier.solved_in.is_not(None)
+    )
+    unsolved = (
+        select(func.coalesce(func.sum(TierShard.edges), 0))
+        .join(Tier, (Tier.variant_id == TierShard.variant_id) & (Tier.tier == TierShard.tier))
+        .where(TierShard.variant_id == vid, TierShard.step == SOLVE, Tier.solved_in.is_(None))
+    )
+    edges = int(conn.execute(solved).scalar_one() or 0) + int(
+        conn.execute(unsolved).scalar_one() or 0
+    )
+    return nodes, edges
 
 
 def read_tier_nodes(
@@ -195,7 +304,20 @@ class SqlShardWriter:
         with self._errors():
             return read_tier_values(self.conn, self.backend, self.target.variant_id, record)
 
-    def write_shard(self, shard: Shard, part: TierPart, worker: str, seconds: float) -> int | None:
+    def write_nodes(self, shard: NodeShard, game: Game, worker: str, started: float) -> bool:
+        with self._errors():
+            return write_nodes(
+                self.conn,
+                self.backend,
+                self.target.variant_id,
+                self.target.run_id,
+                shard,
+                game,
+                worker,
+                started,
+            )
+
+    def write_shard(self, shard: Shard, part: TierPart, worker: str, started: float) -> int | None:
         with self._errors():
             return write_shard(
                 self.conn,
@@ -205,7 +327,7 @@ class SqlShardWriter:
                 shard,
                 part,
                 worker,
-                seconds,
+                started,
             )
 
     def close(self) -> None:
@@ -223,10 +345,15 @@ _WRITERS: dict[tuple[str, int, int], SqlShardWriter] = {}
 
 
 __all__ = [
+    "DISCOVER",
+    "SOLVE",
     "SqlShardTarget",
     "SqlShardWriter",
     "read_tier_nodes",
     "read_tier_values",
+    "stored_figures",
+    "write_nodes",
     "write_shard",
+    "written_nodes",
     "written_shards",
 ]

@@ -51,7 +51,7 @@ from sqlalchemy import Engine, func, insert, select, update
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection
 
-from db import resume, rows, shards
+from db import resume, shards
 from db.backend import backend_for, driver
 from db.errors import DatabaseError, RulesVersionError, VariantLockedError
 from db.lock import LEASE_TIMEOUT, LOCK_WAIT
@@ -65,6 +65,7 @@ from solver.games import source_of
 from solver.graph import Graph
 from solver.store import (
     RUN_STATUSES,
+    NodeShard,
     Progress,
     RunOptions,
     RunStatus,
@@ -339,8 +340,14 @@ class SqlStore:
             if vid is None:
                 return False
             top = conn.execute(select(func.max(Node.id)).where(Node.variant_id == vid)).scalar()
-            tiered = conn.execute(select(func.sum(Tier.nodes)).where(Tier.variant_id == vid))
-            return top is not None and int(tiered.scalar() or 0) < int(top) + 1
+            tiered = int(
+                conn.execute(select(func.sum(Tier.nodes)).where(Tier.variant_id == vid)).scalar()
+                or 0
+            )
+            # a tier being discovered: its written shards are the tiered solve's
+            found = shards.written_nodes(conn, vid, tiered)
+            covered = max([tiered, *(first + count for first, count in found)])
+            return top is not None and covered < int(top) + 1
 
     def tier_records(self) -> list[TierRecord]:
         """The variant's stored tiers, in discovery order."""
@@ -369,28 +376,45 @@ class SqlStore:
             ).scalar()
         return 0 if top is None else int(top) + 1
 
-    def add_tier(
+    def write_nodes(self, shard: NodeShard, game: Game, worker: str, started: float) -> bool:
+        """Write a discovered tier's positions through the run's own connection (see
+        :func:`db.shards.write_nodes`)."""
+        conn = self._tier_conn()
+        assert self.variant_id is not None and self.run_id is not None
+        with self._errors():
+            written = shards.write_nodes(
+                conn, self.backend, self.variant_id, self.run_id, shard, game, worker, started
+            )
+        self._shards += 1
+        self._crash_point(f"shard:{self._shards}")
+        return written
+
+    def written_nodes(self, from_id: int) -> list[tuple[int, int]]:
+        """The discovered shards of tiers not recorded yet (see
+        :class:`~solver.store.TierStore`)."""
+        conn = self._tier_conn()
+        assert self.variant_id is not None
+        with self._errors(), conn.begin():
+            return shards.written_nodes(conn, self.variant_id, from_id)
+
+    def record_tier(
         self,
         tier: int,
         ordinal: int,
         first_id: int,
-        nodes: TierNodes,
+        count: int,
         progress: Progress,
         *,
         inner_moves: bool,
     ) -> TierRecord:
-        """Write a discovered tier (see :class:`~solver.store.TierStore`)."""
-        game = self._game
+        """Record a discovered tier whose positions are written (see
+        :class:`~solver.store.TierStore`)."""
         vid = self.variant_id
-        assert game is not None and vid is not None
-        count = int(nodes.keys.size)
+        assert vid is not None
 
         def write(conn: Connection, cursor: Any, seq: int) -> None:
             if self._settled:
                 conn.execute(update(Variant).where(Variant.id == vid).values(settled=False))
-            self.backend.write_rows(
-                cursor, vid, seq, rows.tier_node_columns(game, vid, first_id, nodes), (), (), 0
-            )
             conn.execute(
                 insert(Tier).values(
                     variant_id=vid,
@@ -422,14 +446,14 @@ class SqlStore:
         with self._errors():
             return shards.read_tier_values(conn, self.backend, self.variant_id, record)
 
-    def write_shard(self, shard: Shard, part: TierPart, worker: str, seconds: float) -> int | None:
+    def write_shard(self, shard: Shard, part: TierPart, worker: str, started: float) -> int | None:
         """Write a solved shard through the run's own connection (see
         :func:`db.shards.write_shard`)."""
         conn = self._tier_conn()
         assert self.variant_id is not None and self.run_id is not None
         with self._errors():
             edges = shards.write_shard(
-                conn, self.backend, self.variant_id, self.run_id, shard, part, worker, seconds
+                conn, self.backend, self.variant_id, self.run_id, shard, part, worker, started
             )
         self._shards += 1
         self._crash_point(f"shard:{self._shards}")
@@ -485,6 +509,12 @@ class SqlStore:
         self._after_batch()
         return replace(record, edges=written)
 
+    def report(self, progress: Progress) -> None:
+        """Record *progress* in the run's row (fenced, one short transaction)."""
+        conn = self._tier_conn()
+        with self._errors(), conn.begin():
+            self._fence(conn, progress, final=False)
+
     def shard_target(self) -> SqlShardTarget:
         """This run's database, variant and run, for worker processes."""
         if self.variant_id is None or self.run_id is None:
@@ -502,7 +532,9 @@ class SqlStore:
 
         The run row keeps the figures of the run's last commit when the graph holds work
         that was never committed (a failure or Ctrl-C in mid-batch): the record says what
-        is stored, not what was in memory."""
+        is stored, not what was in memory. A tiered run's figures are what its tiers and
+        the units written for them hold (units of a tier not recorded or solved yet are
+        kept for the next run)."""
         conn = self._conn
         if conn is None:
             return
@@ -517,6 +549,8 @@ class SqlStore:
         try:
             try:
                 with self._errors(), conn.begin():
+                    if graph is None and self.variant_id is not None:
+                        progress = self._stored_progress(conn, progress)
                     self._fence(conn, progress, final=True, figures=stored)
                 self._crash_point("close")
             except VariantLockedError:
@@ -540,6 +574,22 @@ class SqlStore:
         finally:
             self._release(failed=False)
 
+    def _stored_progress(self, conn: Connection, progress: Progress) -> Progress:
+        """*progress* with a tiered run's nodes and edges as stored: units written for
+        tiers not recorded or solved yet (a run stopped in mid-tier) count, being kept."""
+        assert self.variant_id is not None
+        found = shards.stored_figures(conn, self.variant_id)
+        if found is None:
+            return progress
+        nodes, edges = found
+        return replace(
+            progress,
+            nodes=nodes,
+            edges=edges,
+            nodes_added=progress.nodes_added + nodes - progress.nodes,
+            edges_added=progress.edges_added + edges - progress.edges,
+        )
+
     def abandon(self, status: RunStatus) -> None:
         """Record the run's end as *status* if it is still open, keeping the figures of
         its last commit, and release the lock: for a caller whose :func:`solve` was cut
@@ -556,7 +606,8 @@ class SqlStore:
     def _record_apart(self, status: str, error: DatabaseError | None) -> None:
         """Record the run's end through a new connection: drop the run's own first, which
         ends its session (the server rolls its transaction back and frees its lock),
-        then set the status, keeping the figures of the last commit. If that fails too,
+        then set the status, keeping the figures of the last commit (a tiered run's: what
+        its tiers and the units written for them hold). If that fails too,
         *error* is raised (``None``: another exception is already on its way out)."""
         conn = self._conn
         assert conn is not None
@@ -565,10 +616,22 @@ class SqlStore:
         try:
             with self._errors(), self.engine.connect() as fresh, fresh.begin():
                 self.backend.before_apart(fresh)
+                values: dict[str, Any] = {"status": status, "finished_at": utcnow()}
+                found = None
+                if self._graph is None and self.variant_id is not None:
+                    found = shards.stored_figures(fresh, self.variant_id)
+                if found is not None:  # a tiered run: its units written count, being kept
+                    nodes, edges = found
+                    values.update(
+                        nodes=nodes,
+                        edges=edges,
+                        nodes_added=SolveRun.nodes_added + nodes - SolveRun.nodes,
+                        edges_added=SolveRun.edges_added + edges - SolveRun.edges,
+                    )
                 fresh.execute(
                     update(SolveRun)
                     .where(SolveRun.id == self.run_id, SolveRun.status == "running")
-                    .values(status=status, finished_at=utcnow())
+                    .values(**values)
                 )
         except Exception as exc:  # the next writer will take the run over as failed
             log.warning("could not record the end of run %s: %s", self.run_id, exc)
@@ -666,6 +729,9 @@ class SqlStore:
                 "resident_nodes": progress.resident_nodes or None,
                 "tiers_done": progress.tiers_done if progress.tiers_total else None,
                 "tiers_total": progress.tiers_total or None,
+                "units_done": progress.units_done if progress.tiers_total else None,
+                "units_total": progress.units_total if progress.tiers_total else None,
+                "workers": progress.workers or None,
             }
         )
         if final:
@@ -804,6 +870,11 @@ def _refuse_unfinished_tiers(conn: Connection, variant_id: int, game: Game) -> N
     left = conn.execute(
         select(func.count()).where(Tier.variant_id == variant_id, Tier.solved_in.is_(None))
     ).scalar()
+    tiered = conn.execute(
+        select(func.sum(Tier.nodes)).where(Tier.variant_id == variant_id)
+    ).scalar()
+    if not left and shards.written_nodes(conn, variant_id, int(tiered or 0)):
+        left = 1  # a tier's positions are being written
     if left:
         raise SolveError(
             f"{game.name} ({params_text(game.params) or 'default parameters'}) has a tiered "

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from solver.errors import InvalidParameterError, SolveError
+from solver.errors import InvalidParameterError, NegagraphError, SolveError
 from solver.game import Game
-from solver.store import Shard, ShardTarget, TierRecord
-from solver.units import ShardResult, run_unit
+from solver.store import NodeShard, ShardTarget, TierRecord
+from solver.units import ShardResult, Unit, run_unit
 
 log = logging.getLogger(__name__)
 
@@ -89,9 +89,14 @@ class DaskRunner:
     def in_flight(self) -> int:
         return len(self._futures)
 
-    def submit(self, game: Game, shards: list[Shard], children: list[TierRecord]) -> None:
+    @property
+    def ready(self) -> bool:
+        return bool(self._done.has_ready())
+
+    def submit(self, game: Game, shards: Sequence[Unit], children: list[TierRecord]) -> None:
         for shard in shards:
-            key = f"negagraph-shard-{self.target.ident}-{shard.first_id}-{shard.nodes}"
+            step = "discover" if isinstance(shard, NodeShard) else "solve"
+            key = f"negagraph-{step}-{self.target.ident}-{shard.first_id}"
             future = self.client.submit(
                 run_unit, self.target, game, shard, children, key=key, pure=False
             )
@@ -101,7 +106,17 @@ class DaskRunner:
     def wait(self) -> ShardResult:
         future = next(self._done)
         self._futures.pop(future.key, None)
-        result: ShardResult = future.result()
+        try:
+            result: ShardResult = future.result()
+        except NegagraphError:
+            raise  # the unit's own error (a database's, the game's contract), as it is
+        except (
+            Exception
+        ) as exc:  # the cluster's: a lost scheduler, a unit that kept killing workers
+            raise SolveError(
+                f"the Dask cluster failed a unit ({type(exc).__name__}: {exc}); what the "
+                "workers wrote is kept: run the same command again to go on"
+            ) from exc
         self.per_worker[result.worker] += 1
         return result
 

@@ -468,7 +468,14 @@ def _solve_tiered(
         ended_by=None if status == "complete" else cast(EndedBy | None, solver.ended_by),
         memory_limit=limits.memory_limit,
         peak_rss=solver.peak_rss,
-        extra={"tiers": final.tiers_total},
+        extra={
+            "tiers": final.tiers_total,
+            "units": final.units_total,
+            "workers": final.workers,
+            "discover_seconds": round(solver.sweep_seconds["discover"], 3),
+            "solve_seconds": round(solver.sweep_seconds["solve"], 3),
+            **{f"unit_{k}_seconds": round(v, 3) for k, v in solver.unit_seconds.items()},
+        },
     )
 
 

@@ -188,18 +188,29 @@ class TierStore(Protocol):
         """The variant's stored nodes (tiers' or not)."""
         ...
 
-    def add_tier(
+    def write_nodes(self, shard: NodeShard, game: Game, worker: str, started: float) -> bool:
+        """Write the positions of *shard* of a discovered tier as nodes, unexpanded
+        (terminal ones with their values, final), with its ``tier_shards`` row, in one
+        transaction fenced by the run; ``False`` if they were written already."""
+        ...
+
+    def written_nodes(self, from_id: int) -> list[tuple[int, int]]:
+        """The discovered shards from node *from_id* on, of tiers not recorded yet:
+        ``(first_id, positions)``, ascending."""
+        ...
+
+    def record_tier(
         self,
         tier: int,
         ordinal: int,
         first_id: int,
-        nodes: TierNodes,
+        count: int,
         progress: Progress,
         *,
         inner_moves: bool,
     ) -> TierRecord:
-        """Write a discovered tier's positions as nodes *first_id* on (the next ids),
-        unexpanded (terminal ones with their values, final), and its record."""
+        """Record a discovered tier, whose positions (nodes *first_id* .. *first_id* +
+        *count* - 1) are all written (one commit)."""
         ...
 
     def tier_nodes(self, record: TierRecord, lo: int = 0, hi: int | None = None) -> TierNodes:
@@ -210,10 +221,11 @@ class TierStore(Protocol):
         """A solved tier's bounds and depths."""
         ...
 
-    def write_shard(self, shard: Shard, part: TierPart, worker: str, seconds: float) -> int | None:
+    def write_shard(self, shard: Shard, part: TierPart, worker: str, started: float) -> int | None:
         """Write a solved shard's moves and its non-terminal positions' bounds and depths
-        (all final; the positions expanded) and its ``tier_shards`` row, in one
-        transaction fenced by the run; the edges written, or ``None`` if the shard was
+        (all final; the positions expanded) and its ``tier_shards`` row (with the seconds
+        since the unit *started*, :func:`time.monotonic`), in one transaction fenced by
+        the run; the edges written, or ``None`` if the shard was
         written already (by an earlier run, or by another process running it too)."""
         ...
 
@@ -231,6 +243,11 @@ class TierStore(Protocol):
         """Mark tier *record*, whose shards are all written, solved (one commit, the
         number :meth:`next_commit` gave); with *last*, the variant's graph is complete and
         settled."""
+        ...
+
+    def report(self, progress: Progress) -> None:
+        """Record *progress* in the run's row between commits (the units done within a
+        tier, for ``status`` and the API)."""
         ...
 
     def shard_target(self) -> ShardTarget:
@@ -260,9 +277,27 @@ class Shard:
         return self.hi - self.lo
 
 
+@dataclass(frozen=True)
+class NodeShard:
+    """A unit of a tier's discovery: writing its positions :attr:`nodes` as nodes
+    :attr:`first_id` on."""
+
+    tier: int
+    first_id: int
+    nodes: TierNodes
+
+    @property
+    def count(self) -> int:
+        return int(self.nodes.keys.size)
+
+
 class ShardWriter(Protocol):
     """What a process running shards needs of the database (:class:`TierStore` has it
     too: the solving process runs shards itself)."""
+
+    def write_nodes(self, shard: NodeShard, game: Game, worker: str, started: float) -> bool:
+        """:meth:`TierStore.write_nodes`."""
+        ...
 
     def tier_nodes(self, record: TierRecord, lo: int = 0, hi: int | None = None) -> TierNodes:
         """:meth:`TierStore.tier_nodes`."""
@@ -272,7 +307,7 @@ class ShardWriter(Protocol):
         """:meth:`TierStore.tier_values`."""
         ...
 
-    def write_shard(self, shard: Shard, part: TierPart, worker: str, seconds: float) -> int | None:
+    def write_shard(self, shard: Shard, part: TierPart, worker: str, started: float) -> int | None:
         """:meth:`TierStore.write_shard`."""
         ...
 

@@ -17,8 +17,12 @@ Two sweeps over the tiers reachable from the root, each tier one commit:
    the child tiers' values as fixed seeds; the tier's edges and values are written,
    every bound final.
 
-A tier is written in one transaction, so a killed solve resumes at the first tier not
-written; the unit of work is a function of the game, the tier and the database.
+Each tier is written in *units* (:mod:`solver.units`): slices of its positions, then
+shards of it solved, each a transaction of its own that any process can run (this one,
+through :class:`InlineRunner`, or Dask workers, :mod:`solver.cluster`); the tier is
+then recorded, and later marked solved, in one commit, in the one order above whoever
+ran the units. A killed solve resumes at the first tier not recorded or not solved,
+keeping the units already written.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from solver.expand import KeyIndex, Moves, terminal_values
 from solver.game import Game, PositionKey, TieredRules
 from solver.memory import format_size, map_large_blocks, peak_rss, rss
 from solver.store import (
+    NodeShard,
     Progress,
     RunStatus,
     Shard,
@@ -51,13 +56,16 @@ from solver.units import (
     TABLES,
     ShardResult,
     SolvedTier,
+    Unit,
     expand_keys,
+    gaps,
     plan_shards,
     solve_shard,
     sorted_tier,
     tiers_of,
     values_columns,
     worker_name,
+    write_node_shard,
 )
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
@@ -67,7 +75,11 @@ DISCOVERY_BATCH = 1 << 17
 """Positions expanded at a time while discovering a tier."""
 
 SOLVE_CHUNK = 1 << 17
-"""Positions solved and written at a time in a tier whose moves all leave it."""
+"""Positions of a unit of work (the default ``--shard-size``): a slice of a discovered
+tier written, or a shard of a tier whose moves all leave it solved."""
+
+REPORT_EVERY = 2.0
+"""Seconds between the run row's updates while a tier's units finish."""
 
 PRIOR_BYTES: dict[str, float] = {"discover": 200.0, "solve": 600.0}
 """Bytes of RAM a tier's step needs per position of the tier, until this run has
@@ -194,7 +206,10 @@ class TieredSolve:
         count)."""
         self.peak_rss = 0
         self.records = store.tier_records()
-        self.nodes_at_start = sum(r.nodes for r in self.records)
+        recorded = sum(r.nodes for r in self.records)
+        self._unrecorded = dict(store.written_nodes(recorded))
+        """Positions written for tiers not recorded yet (by first node id): stored, kept."""
+        self.nodes_at_start = recorded + sum(self._unrecorded.values())
         self.edges_at_start = sum(r.edges or 0 for r in self.records)
         self.seeds = self._seeds()
         self.root_tier = self.rules.tier(root_key)
@@ -210,12 +225,21 @@ class TieredSolve:
         self._units = 0
         """The solving sweep's units (shards), written before or to run."""
         self._units_done = 0
+        self._reported = time.monotonic()
+        self._discovering: deque[_Discovered] = deque()
+        """Tiers whose positions are being written, in discovery order."""
+        self._next_id = 0
+        self._written_nodes: list[tuple[int, int]] = []
+        self.unit_seconds = {"read": 0.0, "solve": 0.0, "write": 0.0}
+        """The units' own seconds, summed over the units this run ran, by step."""
+        self.sweep_seconds = {"discover": 0.0, "solve": 0.0}
+        """This run's wall time in each sweep."""
 
     # -- progress ---------------------------------------------------------------------
 
     def progress(self, status: RunStatus, phase: str = "expanding") -> Progress:
         records = self.records
-        nodes = sum(r.nodes for r in records)
+        nodes = sum(r.nodes for r in records) + sum(self._unrecorded.values())
         edges = sum(r.edges or 0 for r in records)
         solving = len(records) == len(self.order)
         done = sum(r.solved for r in records) if solving else len(records)
@@ -274,15 +298,27 @@ class TieredSolve:
         self._check_stored()
         if len(self.records) < len(self.order):
             pending = self._pending_after_resume()
+            ended: RunStatus | None = None
+            self._units = self._units_done = len(self.records)
+            self._next_id = sum(r.nodes for r in self.records)
+            self._written_nodes = sorted(self._unrecorded.items())
             for ordinal in range(len(self.records), len(self.order)):
                 tier = self.order[ordinal]
                 waiting = pending.get(tier)
-                reason = self._go_on("discover", tier, waiting.count if waiting else 0)
-                if reason is not None:
-                    return reason
-                self._discover(ordinal, pending)
+                ended = self._go_on("discover", tier, waiting.count if waiting else 0)
+                if ended is not None:
+                    break
+                self._write_tier(ordinal, *self._discover(ordinal, pending))
+                self._record_written(wait=isinstance(self.runner, InlineRunner))
+            self._record_written(wait=True)  # what is in flight is kept
+            if ended is not None:
+                return ended
+        self.sweep_seconds["discover"] = time.monotonic() - self.started
         self._solve_started = (time.monotonic(), sum(r.nodes for r in self.records if r.solved))
-        reason = self._solve_tiers()
+        try:
+            reason = self._solve_tiers()
+        finally:
+            self.sweep_seconds["solve"] = time.monotonic() - self._solve_started[0]
         if reason != "complete":
             return reason
         root = next(r for r in self.records if r.tier == self.root_tier)
@@ -380,10 +416,14 @@ class TieredSolve:
                 f"tier order from this root ({_listed(self.order)})"
             )
         stored = self.store.stored_nodes()
-        if stored != self.nodes_at_start:
+        # positions of tiers whose discovery an earlier run was writing are the solve's
+        covered = max(
+            [sum(r.nodes for r in self.records), *(f + n for f, n in self._unrecorded.items())]
+        )
+        if stored > covered:
             raise SolveError(
                 f"{self.game.name}: the variant holds {stored:,} positions, "
-                f"{stored - self.nodes_at_start:,} of them solved without tiers: continue "
+                f"{stored - covered:,} of them solved without tiers: continue "
                 "it with --no-tiers"
             )
 
@@ -424,8 +464,9 @@ class TieredSolve:
                         pending.setdefault(tier, _Found()).add(moves.keys[mask], dist[mask])
         return pending
 
-    def _discover(self, ordinal: int, pending: dict[int, _Found]) -> None:
-        """Find every position of tier ``order[ordinal]`` and write it.
+    def _discover(self, ordinal: int, pending: dict[int, _Found]) -> tuple[TierNodes, bool, int]:
+        """Find every position of tier ``order[ordinal]``: the tier's positions, whether
+        a move stays within it, and how many positions were expanded.
 
         Breadth first by distance from the root, level by level (the keys its parent
         tiers found may lie at several distances, and a move within the tier may reach
@@ -482,21 +523,77 @@ class TieredSolve:
             value[:count].copy(),
         )
         self._sample()
-        del found, terminal, value, done
+        return nodes, inner, expanded
+
+    def _write_tier(self, ordinal: int, nodes: TierNodes, inner: bool, expanded: int) -> None:
+        """Hand the positions of tier ``order[ordinal]`` to the runner, a shard at a
+        time (those written by an earlier run of this discovery are not written again);
+        the tier is recorded once they are all written (:meth:`_record_written`)."""
+        tier = self.order[ordinal]
+        count = int(nodes.keys.size)
+        first_id = self._next_id
+        self._next_id += count
         self.tell(f"writing tier {tier}: {count:,} positions")
-        first_id = sum(r.nodes for r in self.records)
-        self.expansions += expanded  # as committed with the tier
-        try:
-            record = self.store.add_tier(
-                tier, ordinal, first_id, nodes, self.progress("running"), inner_moves=inner
-            )
-        except BaseException:
-            self.expansions -= expanded
-            raise
-        self._measure("discover", count)
-        self.records.append(record)
-        if self.progress_cb is not None:
-            self.progress_cb(self.progress("running"))
+        done = [(f, n) for f, n in self._written_nodes if first_id <= f < first_id + count]
+        if done:  # an earlier run of this discovery wrote them: they must be these
+            record = TierRecord(tier, ordinal, first_id, count, None)
+            for f, n in done:
+                again = self.store.tier_nodes(record, f - first_id, f - first_id + n).keys
+                if not np.array_equal(again, nodes.keys[f - first_id : f - first_id + n]):
+                    raise SolveError(
+                        f"{self.game.name}: the positions an earlier run wrote for tier {tier} "
+                        f"(nodes {f:,} on) are not this discovery's: the database was "
+                        "changed, or the game's moves are not what they were"
+                    )
+        units = [
+            NodeShard(tier, lo, _slice(nodes, lo - first_id, hi - first_id))
+            for lo, hi in gaps(first_id, first_id + count, done, self.shard_size)
+        ]
+        self._discovering.append(_Discovered(tier, ordinal, first_id, count, inner, expanded))
+        self._discovering[-1].left = len(units)
+        self._units += len(units) + len(done)
+        self._units_done += len(done)
+        self.runner.submit(self.game, list(units), [])
+
+    def _record_written(self, *, wait: bool) -> None:
+        """Take the units that have finished (with *wait*, all of them) and record, in
+        discovery order, the tiers whose positions are all written."""
+        while self._discovering:
+            head = self._discovering[0]
+            if head.left == 0:
+                self._discovering.popleft()
+                self.expansions += head.expanded  # as committed with the tier
+                try:
+                    record = self.store.record_tier(
+                        head.tier,
+                        head.ordinal,
+                        head.first_id,
+                        head.count,
+                        self.progress("running"),
+                        inner_moves=head.inner,
+                    )
+                except BaseException:
+                    self.expansions -= head.expanded
+                    raise
+                self.records.append(record)
+                for first in [f for f in self._unrecorded if f < head.first_id + head.count]:
+                    del self._unrecorded[first]
+                if isinstance(self.runner, InlineRunner):
+                    self._measure("discover", head.count)
+                if self.progress_cb is not None:
+                    self.progress_cb(self.progress("running"))
+                continue
+            if not wait and not self.runner.ready:
+                return
+            result = self.runner.wait()
+            self._units_done += 1
+            self.unit_seconds["write"] += result.steps[2]
+            if result.edges is not None:  # written by this run
+                self._unrecorded[result.first_id] = result.nodes
+            for found in self._discovering:
+                if found.first_id <= result.first_id < found.first_id + found.count:
+                    found.left -= 1
+                    break
 
     def _moves(self, keys: npt.NDArray[np.int64]) -> Moves:
         return expand_keys(self.game, keys)
@@ -555,10 +652,7 @@ class TieredSolve:
                         break
                     started.add(record.tier)
                     run = runs[record.tier]
-                    self.tell(
-                        f"solving tier {record.tier}: {record.nodes:,} positions, "
-                        f"{len(run.shards)} units"
-                    )
+                    self.tell(run.phase)
                     children = [self._record(c) for c in self._stored_children(record.tier)]
                     self.runner.submit(self.game, run.shards, children)
                     if not run.shards:
@@ -577,13 +671,19 @@ class TieredSolve:
                     continue
                 raise SolveError(f"{self.game.name}: no tier can be solved next (damaged tiers?)")
             result = self.runner.wait()
+            for j, step in enumerate(("read", "solve", "write")):
+                self.unit_seconds[step] += result.steps[j]
             run = runs[result.tier]
             run.add(result)
             self._units_done += 1
             if run.done == len(run.shards):
                 written_tiers.add(result.tier)
+            now = time.monotonic()
+            if now - self._reported >= REPORT_EVERY:
+                self._reported = now
+                self.store.report(self.progress("running"))
             if self.progress_cb is not None:
-                self.progress_cb(self.progress("running", f"solving tier {result.tier}"))
+                self.progress_cb(self.progress("running", run.phase))
         return ended or "complete"
 
     def _stored_children(self, tier: int) -> list[int]:
@@ -616,6 +716,26 @@ class TieredSolve:
 
 
 @dataclass
+class _Discovered:
+    """A tier discovered, its positions being written."""
+
+    tier: int
+    ordinal: int
+    first_id: int
+    count: int
+    inner: bool
+    expanded: int
+    left: int = 0
+    """Its units not finished yet."""
+
+
+def _slice(nodes: TierNodes, lo: int, hi: int) -> TierNodes:
+    return TierNodes(
+        nodes.keys[lo:hi], nodes.dist[lo:hi], nodes.terminal[lo:hi], nodes.value[lo:hi]
+    )
+
+
+@dataclass
 class _TierRun:
     """A tier being solved: its shards to run and what came back."""
 
@@ -628,6 +748,10 @@ class _TierRun:
     done: int = 0
     expanded: int = 0
     results: list[ShardResult] | None = None
+
+    @property
+    def phase(self) -> str:
+        return f"solving tier {self.record.tier}: {self.record.nodes:,} positions"
 
     def add(self, result: ShardResult) -> None:
         self.done += 1
@@ -670,7 +794,12 @@ class Runner(Protocol):
         """Units submitted and not yet returned by :meth:`wait`."""
         ...
 
-    def submit(self, game: Game, shards: list[Shard], children: list[TierRecord]) -> None:
+    @property
+    def ready(self) -> bool:
+        """Whether :meth:`wait` would return at once."""
+        ...
+
+    def submit(self, game: Game, shards: Sequence[Unit], children: list[TierRecord]) -> None:
         """Run *shards* (of one tier, whose solved child tiers are *children*)."""
         ...
 
@@ -691,19 +820,25 @@ class InlineRunner:
     def __init__(self, store: TierStore, ident: str) -> None:
         self.store = store
         self.ident = ident
-        self.queue: deque[tuple[Game, Shard, list[TierRecord]]] = deque()
+        self.queue: deque[tuple[Game, Unit, list[TierRecord]]] = deque()
 
     @property
     def in_flight(self) -> int:
         return len(self.queue)
 
-    def submit(self, game: Game, shards: list[Shard], children: list[TierRecord]) -> None:
+    @property
+    def ready(self) -> bool:
+        return bool(self.queue)  # run when waited for
+
+    def submit(self, game: Game, shards: Sequence[Unit], children: list[TierRecord]) -> None:
         self.queue.extend((game, shard, children) for shard in shards)
 
     def wait(self) -> ShardResult:
-        game, shard, children = self.queue.popleft()
+        game, unit, children = self.queue.popleft()
+        if isinstance(unit, NodeShard):
+            return write_node_shard(game, self.store, unit, worker=worker_name())
         return solve_shard(
-            game, self.store, self.ident, shard, children, worker=worker_name(), keep=True
+            game, self.store, self.ident, unit, children, worker=worker_name(), keep=True
         )
 
     def close(self) -> None:

@@ -32,6 +32,7 @@ from solver.expand import Moves, moves_of
 from solver.game import BatchedRules, Game
 from solver.retrograde import retrograde_arrays
 from solver.store import (
+    NodeShard,
     Shard,
     ShardTarget,
     ShardWriter,
@@ -59,6 +60,9 @@ class SolvedTier:
 class ShardResult:
     """What running a shard did."""
 
+    step: str
+    """``discover`` (a :class:`~solver.store.NodeShard`) or ``solve`` (a
+    :class:`~solver.store.Shard`)."""
     tier: int
     first_id: int
     nodes: int
@@ -68,6 +72,8 @@ class ShardResult:
     """Positions expanded."""
     seconds: float
     worker: str
+    steps: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """Seconds reading (the shard and any child tier not held yet), solving, writing."""
     keys: npt.NDArray[np.int64] | None = None
     """With ``keep``: the shard's positions' keys, in id order ..."""
     values: TierValues | None = None
@@ -109,12 +115,39 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+Unit = Shard | NodeShard
+"""A unit of work: a shard of a tier to solve, or a discovered tier's positions to write."""
+
+
 def run_unit(
-    target: ShardTarget, game: Game, shard: Shard, children: Sequence[TierRecord]
+    target: ShardTarget, game: Game, unit: Unit, children: Sequence[TierRecord]
 ) -> ShardResult:
-    """Run *shard* in this process (a Dask worker's task): open the run's database
-    through *target* and solve and write the shard."""
-    return solve_shard(game, target.open(), target.ident, shard, children, worker=worker_name())
+    """Run *unit* in this process (a Dask worker's task) through the run's database,
+    opened by *target*."""
+    writer = target.open()
+    if isinstance(unit, NodeShard):
+        return write_node_shard(game, writer, unit, worker=worker_name())
+    return solve_shard(game, writer, target.ident, unit, children, worker=worker_name())
+
+
+def write_node_shard(
+    game: Game, writer: ShardWriter, shard: NodeShard, *, worker: str
+) -> ShardResult:
+    """Write the positions of *shard* of a discovered tier."""
+    started = time.monotonic()
+    written = writer.write_nodes(shard, game, worker, started)
+    done = time.monotonic()
+    return ShardResult(
+        "discover",
+        shard.tier,
+        shard.first_id,
+        shard.count,
+        0 if written else None,
+        0,
+        done - started,
+        worker,
+        (0.0, 0.0, done - started),
+    )
 
 
 def solve_shard(
@@ -137,20 +170,25 @@ def solve_shard(
     TABLES.keep(ident, {c.tier for c in children})
     tables = [TABLES.get(ident, writer, c) for c in children]
     nodes = writer.tier_nodes(record, shard.lo, shard.hi)
+    read = time.monotonic()
     if shard.whole:
         own = sorted_tier(record, nodes.keys, _start_values(nodes))
         part, values = _solve_whole(game, record, nodes, own, tables)
     else:
         part, values = _solve_range(game, shard, nodes, tables)
-    edges = writer.write_shard(shard, part, worker, time.monotonic() - started)
+    solved = time.monotonic()
+    edges = writer.write_shard(shard, part, worker, started)
+    done = time.monotonic()
     return ShardResult(
+        "solve",
         record.tier,
         shard.first_id,
         shard.nodes,
         edges,
         int(part.at.size),
-        time.monotonic() - started,
+        done - started,
         worker,
+        (read - started, solved - read, done - solved),
         nodes.keys if keep else None,
         values if keep else None,
     )
@@ -366,13 +404,23 @@ def plan_shards(
     moves within it (or not known not to have any) is one whole shard."""
     if record.inner_moves is not False:
         return [] if written else [Shard(record, 0, record.nodes, seq, whole=True)]
-    shards: list[Shard] = []
-    at = 0
-    for lo, count, _ in [*written, (record.nodes, 0, 0)]:
-        for start in range(at, lo, size):
-            shards.append(Shard(record, start, min(start + size, lo), seq, whole=False))
+    done = [(lo, count) for lo, count, _ in written]
+    return [Shard(record, lo, hi, seq, whole=False) for lo, hi in gaps(0, record.nodes, done, size)]
+
+
+def gaps(
+    start: int, stop: int, written: Sequence[tuple[int, int]], size: int
+) -> list[tuple[int, int]]:
+    """The ranges of *start* .. *stop* - 1 not in *written* (``(first, count)``,
+    ascending), cut every *size*."""
+    found: list[tuple[int, int]] = []
+    at = start
+    for lo, count in [*written, (stop, 0)]:
+        lo = min(max(lo, start), stop)
+        for first in range(at, lo, size):
+            found.append((first, min(first + size, lo)))
         at = max(at, lo + count)
-    return shards
+    return found
 
 
 __all__ = [
@@ -380,11 +428,14 @@ __all__ = [
     "ShardResult",
     "SolvedTier",
     "TierTables",
+    "Unit",
     "expand_keys",
+    "gaps",
     "lookup",
     "plan_shards",
     "run_unit",
     "solve_shard",
+    "write_node_shard",
     "sorted_tier",
     "tiers_of",
     "values_columns",

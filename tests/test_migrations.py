@@ -34,7 +34,7 @@ from solver.negamax import solve
 from tests.db.helpers import pg_database
 
 ROOT = Path(__file__).resolve().parents[1]
-TABLES = {"variants", "nodes", "edges", "solve_runs", "commits", "tiers"}
+TABLES = {"variants", "nodes", "edges", "solve_runs", "commits", "tiers", "tier_shards"}
 VIEW_COLUMNS = [
     "game",
     "params",

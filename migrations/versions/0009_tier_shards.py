@@ -39,8 +39,9 @@ def upgrade() -> None:
     op.create_table(
         "tier_shards",
         sa.Column("variant_id", sa.Integer(), nullable=False),
-        sa.Column("tier", sa.BigInteger(), autoincrement=False, nullable=False),
+        sa.Column("step", sa.Text(), nullable=False),
         sa.Column("first_id", sa.Integer(), nullable=False),
+        sa.Column("tier", sa.BigInteger(), autoincrement=False, nullable=False),
         sa.Column("nodes", sa.Integer(), nullable=False),
         sa.Column("edges", sa.BigInteger(), nullable=False),
         sa.Column("run_id", sa.Integer(), nullable=False),
@@ -53,7 +54,7 @@ def upgrade() -> None:
             name=op.f("fk_tier_shards_variant_id_variants"),
             ondelete="CASCADE",
         ),
-        sa.PrimaryKeyConstraint("variant_id", "first_id", name=op.f("pk_tier_shards")),
+        sa.PrimaryKeyConstraint("variant_id", "step", "first_id", name=op.f("pk_tier_shards")),
     )
     op.add_column("tiers", sa.Column("inner_moves", sa.Boolean(), nullable=True))
     for name in RUN_COLUMNS:

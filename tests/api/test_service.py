@@ -171,6 +171,10 @@ RUN_FIELDS = {
     "resident_nodes",
     "tiers_done",
     "tiers_total",
+    "units_done",
+    "units_total",
+    "workers",
+    "worker_units",
     "pid",
     "hostname",
 }
@@ -198,6 +202,11 @@ def test_solves_list_and_detail(client: FlaskClient) -> None:
     )
     assert ttt["full"] is True and ttt["nodes"] == 5478 and ttt["frontier"] == 0
     assert (ttt["tiers_done"], ttt["tiers_total"]) == (10, 10)  # 0..9 marks
+    # each tier a unit to write, then one to solve, all by this process
+    assert (ttt["units_done"], ttt["units_total"], ttt["workers"]) == (10, 10, 1)
+    [worker] = ttt["worker_units"]
+    assert worker["worker"].endswith(f":{os.getpid()}")
+    assert (worker["units"], worker["positions"]) == (20, 2 * 5478)
     assert ttt["root"] == ".../.../..." and ttt["root_bounds"]["low"] == 0
     one = client.get(f"/api/solves/{ttt['id']}")
     assert one.status_code == 200 and one.get_json() == ttt

@@ -570,7 +570,7 @@ def test_the_solver_names_its_long_steps(tmp_path: Path, mode: str) -> None:
         assert solving[0].startswith("solving tier 12: ") and solving[-1] == (
             "solving tier 0: 1 positions"
         )
-        # a tier is solved and written in one step (big ones a chunk at a time)
+        # a tier is solved and written in units (one here), then marked solved
         assert second[-3:] == ["solving tier 0: 1 positions", "expanding", "closing"]
         return
     assert first[0].startswith("committing ")

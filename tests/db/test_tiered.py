@@ -369,3 +369,49 @@ def test_killed_at_every_commit_resumes_to_the_same_rows(
             assert stored(engine, game)[2] == expected, after
         finally:
             engine.dispose()
+
+
+@pytest.mark.parametrize(
+    "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def test_killed_in_mid_tier_resumes_to_the_same_rows(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Units of 300 positions: 48 slices written, then 48 shards solved, each its own
+    transaction; killed after some of a tier's units, the next run keeps them, runs the
+    rest and ends with the rows of an uninterrupted run."""
+    game = get_game("connect-four", width=4, height=3)
+    reference_url = sqlite_url(tmp_path, "reference.db")
+    assert _cli(reference_url, "--shard-size", "300").returncode == 0
+    ref = make_engine(reference_url)
+    try:
+        expected = stored(ref, game)[2]
+        with ref.connect() as conn:
+            units = conn.execute(text("SELECT step, count(*) FROM tier_shards GROUP BY step"))
+            assert dict(units.all()) == {"discover": 48, "solve": 48}
+    finally:
+        ref.dispose()
+    for after in (5, 30, 50, 90):
+        if backend == "sqlite":
+            url = sqlite_url(tmp_path, f"killed-shard-{after}.db")
+        else:
+            url = request.getfixturevalue("pg_session_url")
+            engine = make_engine(url)
+            with engine.begin() as conn:
+                conn.execute(
+                    text("TRUNCATE edges, nodes, solve_runs, variants RESTART IDENTITY CASCADE")
+                )
+            engine.dispose()
+        killed = _cli(url, "--shard-size", "300", env={CRASH_ENV: f"shard:{after}"})
+        assert killed.returncode == -9, killed.stderr
+        # another shard size on resume: the units written stay, the gaps are cut anew
+        done = _cli(url, "--shard-size", "77")
+        assert done.returncode == 0, done.stderr
+        engine = make_engine(url)
+        try:
+            assert stored(engine, game)[2] == expected, after
+            with engine.connect() as conn:
+                left = conn.execute(text("SELECT count(*) FROM tier_shards WHERE nodes > 300"))
+                assert left.scalar_one() == 0
+        finally:
+            engine.dispose()
