@@ -11,6 +11,7 @@ is read. The two are :class:`db.sqlite_backend.SqliteBackend` and
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -27,6 +28,17 @@ from solver.store import RunOptions
 
 RowLoader = Callable[[Graph, Iterable[list[tuple[Any, ...]]]], None]
 """A row loader of :mod:`db.rows` (graph, chunks of rows)."""
+
+
+@dataclass
+class Staged:
+    """A shard's rows made ready before its transaction (:meth:`Backend.stage`)."""
+
+    node_columns: list[list[Any]]
+    edge_columns: list[list[Any]]
+    updates: list[tuple[Any, ...]]
+    in_database: bool = False
+    """Whether they wait in the connection's own scratch tables (SQLite)."""
 
 
 class Backend:
@@ -99,6 +111,30 @@ class Backend:
             rows.edge_columns(graph, vid, new_edges) if new_edges else (),
             rows.update_rows(graph, dirty) if dirty else (),
             len(dirty),
+        )
+
+    def stage(
+        self,
+        conn: Connection,
+        node_columns: list[list[Any]],
+        edge_columns: list[list[Any]],
+        updates: list[tuple[Any, ...]],
+    ) -> Staged:
+        """Get rows ready for :meth:`write_staged`, outside any transaction (a shard's
+        rows, :mod:`db.shards`): here, as they are."""
+        return Staged(node_columns, edge_columns, updates)
+
+    def write_staged(self, cursor: Any, vid: int, seq: int, staged: Staged) -> None:
+        """Write what :meth:`stage` made ready, inside the transaction (see
+        :meth:`write_rows`)."""
+        self.write_rows(
+            cursor,
+            vid,
+            seq,
+            staged.node_columns,
+            staged.edge_columns,
+            staged.updates,
+            len(staged.updates),
         )
 
     def write_rows(
@@ -218,4 +254,4 @@ def driver(conn: Connection) -> Any:
     return conn.connection.driver_connection
 
 
-__all__ = ["Backend", "backend_for", "driver"]
+__all__ = ["Backend", "Staged", "backend_for", "driver"]

@@ -61,17 +61,20 @@ def write_shard(
 
     :raises VariantLockedError: if run *run_id* no longer holds the variant.
     """
-    # The rows are made before the transaction: SQLite writers queue for its lock.
-    edges = list(rows.tier_edge_columns(vid, part.edges))
-    updates = list(rows.tier_update_rows(shard.record.first_id, part.values, part.at))
+    mark = (SOLVE, shard.record.tier, shard.first_id, shard.nodes, int(part.edges.child.size))
+    # The rows are made ready before the transaction: SQLite writers queue for its lock.
+    staged = backend.stage(
+        conn,
+        [],
+        list(rows.tier_edge_columns(vid, part.edges)),
+        list(rows.tier_update_rows(shard.record.first_id, part.values, part.at)),
+    )
     written = _write_marked(
         conn,
         vid,
         run_id,
-        (SOLVE, shard.record.tier, shard.first_id, shard.nodes, int(part.edges.child.size)),
-        lambda cursor: backend.write_rows(
-            cursor, vid, shard.seq, (), edges, updates, int(part.at.size)
-        ),
+        mark,
+        lambda cursor: backend.write_staged(cursor, vid, shard.seq, staged),
         worker,
         started,
     )
@@ -91,13 +94,16 @@ def write_nodes(
     """Write the positions of *shard* of a discovered tier (unexpanded; terminal ones
     exact and final) with its ``tier_shards`` row; ``False`` if they were written
     already."""
-    nodes = list(rows.tier_node_columns(game, vid, shard.first_id, shard.nodes))
+    mark = (DISCOVER, shard.tier, shard.first_id, shard.count, 0)
+    staged = backend.stage(
+        conn, list(rows.tier_node_columns(game, vid, shard.first_id, shard.nodes)), [], []
+    )
     return _write_marked(
         conn,
         vid,
         run_id,
-        (DISCOVER, shard.tier, shard.first_id, shard.count, 0),
-        lambda cursor: backend.write_rows(cursor, vid, 0, nodes, (), (), 0),
+        mark,
+        lambda cursor: backend.write_staged(cursor, vid, 0, staged),
         worker,
         started,
     )
@@ -287,6 +293,9 @@ class SqlShardWriter:
     engine: Engine = field(init=False)
     backend: Backend = field(init=False)
     conn: Connection = field(init=False)
+    """The writing connection (a SQLite one takes the write lock as it begins)."""
+    reader: Connection = field(init=False)
+    """The reading one (never holds SQLite's write lock: other workers write meanwhile)."""
 
     def __post_init__(self) -> None:
         self.engine = make_engine(self.target.url)
@@ -295,14 +304,16 @@ class SqlShardWriter:
             self.conn = self.engine.connect()
             self.backend.setup(self.conn)
             self.backend.prepare(self.conn)
+            self.reader = self.engine.connect()
 
     def tier_nodes(self, record: TierRecord, lo: int = 0, hi: int | None = None) -> TierNodes:
         with self._errors():
-            return read_tier_nodes(self.conn, self.backend, self.target.variant_id, record, lo, hi)
+            vid = self.target.variant_id
+            return read_tier_nodes(self.reader, self.backend, vid, record, lo, hi)
 
     def tier_values(self, record: TierRecord) -> TierValues:
         with self._errors():
-            return read_tier_values(self.conn, self.backend, self.target.variant_id, record)
+            return read_tier_values(self.reader, self.backend, self.target.variant_id, record)
 
     def write_nodes(self, shard: NodeShard, game: Game, worker: str, started: float) -> bool:
         with self._errors():
@@ -332,6 +343,7 @@ class SqlShardWriter:
 
     def close(self) -> None:
         try:
+            self.reader.close()
             self.conn.close()
         finally:
             self.engine.dispose()

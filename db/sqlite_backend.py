@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql import Executable
 
 from db import resume, rows, sqlite_load
-from db.backend import Backend, driver
+from db.backend import Backend, Staged, driver
 from db.models import NODE_COLUMNS, NODE_UPDATE_COLUMNS
 from solver.graph import EXPANDED, Graph
 
@@ -42,6 +42,30 @@ _UPDATE = (
 )
 """The keyed node update (parameters: the id, then :data:`NODE_UPDATE_COLUMNS`; the
 variant id and the commit's number are formatted in)."""
+
+_STAGED = ("negagraph_stage_nodes", "negagraph_stage_edges", "negagraph_stage_updates")
+"""The connection's scratch tables of a shard's rows (:meth:`SqliteBackend.stage`)."""
+_STAGE_TABLES = (
+    f"CREATE TEMP TABLE IF NOT EXISTS {_STAGED[0]} AS "
+    f"SELECT {rows.NODE_SQL_COLUMNS} FROM main.nodes WHERE 0",
+    f"CREATE TEMP TABLE IF NOT EXISTS {_STAGED[1]} AS "
+    f"SELECT {rows.EDGE_SQL_COLUMNS} FROM main.edges WHERE 0",
+    f"CREATE TEMP TABLE IF NOT EXISTS {_STAGED[2]} ({rows.UPDATE_SQL_COLUMNS})",
+)
+_STAGE_NODE = f"INSERT INTO temp.{_STAGED[0]} VALUES ({', '.join('?' * len(NODE_COLUMNS))})"
+_STAGE_EDGE = f"INSERT INTO temp.{_STAGED[1]} VALUES (?, ?, ?, ?, ?)"
+_STAGE_UPDATE = (
+    f"INSERT INTO temp.{_STAGED[2]} VALUES ({', '.join('?' * (1 + len(NODE_UPDATE_COLUMNS)))})"
+)
+_UPDATE_STAGED = (
+    "UPDATE nodes SET "
+    + ", ".join(f"{c} = u.{c}" for c in NODE_UPDATE_COLUMNS)
+    + f", expanded_in = CASE WHEN u.state = {EXPANDED} "
+    + "THEN coalesce(nodes.expanded_in, {seq}) ELSE NULL END"
+    + f" FROM temp.{_STAGED[2]} AS u"
+    + " WHERE nodes.variant_id = {vid} AND nodes.id = u.id"
+)
+"""The staged node updates, set-based (the variant id and commit's number formatted in)."""
 
 
 class SqliteBackend(Backend):
@@ -73,6 +97,55 @@ class SqliteBackend(Backend):
             cursor.executemany(_EDGE_INSERT, zip(*columns, strict=True))
         if update_count:
             cursor.executemany(_UPDATE.format(vid=int(vid), seq=int(seq)), updates)
+
+    def stage(
+        self,
+        conn: Connection,
+        node_columns: list[list[Any]],
+        edge_columns: list[list[Any]],
+        updates: list[tuple[Any, ...]],
+    ) -> Staged:
+        """Copy a shard's rows into this connection's scratch tables (SQLite's ``temp``
+        database, private to the connection) in a transaction of their own, which takes
+        no lock on the database file: the rows are bound one by one here, while other
+        processes write, and :meth:`write_staged` copies them in with SQL alone, holding
+        the write lock about half as long (``docs/performance.md``, "Workers")."""
+        sqlite = driver(conn)
+        cursor = sqlite.cursor()
+        try:
+            cursor.execute("BEGIN")
+            try:
+                for sql in _STAGE_TABLES:
+                    cursor.execute(sql)
+                for table in _STAGED:
+                    cursor.execute(f"DELETE FROM temp.{table}")
+                for columns in node_columns:
+                    cursor.executemany(_STAGE_NODE, zip(*columns, strict=True))
+                for columns in edge_columns:
+                    cursor.executemany(_STAGE_EDGE, zip(*columns, strict=True))
+                if updates:
+                    cursor.executemany(_STAGE_UPDATE, updates)
+            except BaseException:
+                cursor.execute("ROLLBACK")
+                raise
+            cursor.execute("COMMIT")
+        finally:
+            cursor.close()
+        return Staged([], [], [], in_database=True)
+
+    def write_staged(self, cursor: Any, vid: int, seq: int, staged: Staged) -> None:
+        if not staged.in_database:
+            super().write_staged(cursor, vid, seq, staged)
+            return
+        cursor.execute(
+            f"INSERT INTO nodes ({rows.NODE_SQL_COLUMNS}) SELECT * FROM temp.{_STAGED[0]}"
+        )
+        cursor.execute(
+            f"INSERT INTO edges ({rows.EDGE_SQL_COLUMNS}) SELECT * FROM temp.{_STAGED[1]}"
+        )
+        cursor.execute(_UPDATE_STAGED.format(vid=int(vid), seq=int(seq)))
+        for table in _STAGED:  # part of the transaction: kept if it rolls back
+            cursor.execute(f"DELETE FROM temp.{table}")
 
     def release(self, conn: Connection, variant_id: int | None) -> None:
         if conn.in_transaction():

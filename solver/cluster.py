@@ -24,7 +24,7 @@ from typing import Any
 from solver.errors import InvalidParameterError, NegagraphError, SolveError
 from solver.game import Game
 from solver.store import NodeShard, ShardTarget, TierRecord
-from solver.units import ShardResult, Unit, run_unit
+from solver.units import ShardResult, SolvedTier, Unit, run_unit
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,8 @@ class DaskRunner:
         self.dashboard = self.client.dashboard_link
         self._done: Any = as_completed()
         self._futures: dict[Any, Any] = {}
+        self._sent: dict[tuple[int, int], Any] = {}
+        """The solved tiers sent to the workers (futures), by (tier, first node id)."""
         self.per_worker: Counter[str] = Counter()
         """Units finished, by worker."""
         if tell is not None:
@@ -93,15 +95,33 @@ class DaskRunner:
     def ready(self) -> bool:
         return bool(self._done.has_ready())
 
-    def submit(self, game: Game, shards: Sequence[Unit], children: list[TierRecord]) -> None:
+    def submit(
+        self,
+        game: Game,
+        shards: Sequence[Unit],
+        children: list[TierRecord],
+        tables: Sequence[SolvedTier] = (),
+    ) -> None:
+        sent = self._send(tables)
         for shard in shards:
             step = "discover" if isinstance(shard, NodeShard) else "solve"
             key = f"negagraph-{step}-{self.target.ident}-{shard.first_id}"
             future = self.client.submit(
-                run_unit, self.target, game, shard, children, key=key, pure=False
+                run_unit, self.target, game, shard, children, sent, key=key, pure=False
             )
             self._futures[future.key] = future
             self._done.add(future)
+
+    def _send(self, tables: Sequence[SolvedTier]) -> list[Any]:
+        """The client's solved child tiers on every worker (each sent once, and dropped
+        once no unit submitted after needs it: Dask keeps what a unit in flight uses)."""
+        keys = [(t.record.tier, t.record.first_id) for t in tables]
+        for key in [k for k in self._sent if k not in keys]:
+            del self._sent[key]
+        for key, table in zip(keys, tables, strict=True):
+            if key not in self._sent:
+                self._sent[key] = self.client.scatter(table, broadcast=True, hash=False)
+        return [self._sent[key] for key in keys]
 
     def wait(self) -> ShardResult:
         future = next(self._done)
@@ -125,6 +145,7 @@ class DaskRunner:
         keeps running)."""
         futures = list(self._futures.values())
         self._futures.clear()
+        self._sent.clear()
         try:
             if futures:
                 self.client.cancel(futures)

@@ -654,7 +654,7 @@ class TieredSolve:
                     run = runs[record.tier]
                     self.tell(run.phase)
                     children = [self._record(c) for c in self._stored_children(record.tier)]
-                    self.runner.submit(self.game, run.shards, children)
+                    self.runner.submit(self.game, run.shards, children, self._held(children))
                     if not run.shards:
                         written_tiers.add(record.tier)
                     if inline:
@@ -678,6 +678,9 @@ class TieredSolve:
             self._units_done += 1
             if run.done == len(run.shards):
                 written_tiers.add(result.tier)
+                run.held = run.table(run.record)
+                if run.held is not None:  # for its parents' units, before it is marked
+                    TABLES.put(self.ident, run.held)
             now = time.monotonic()
             if now - self._reported >= REPORT_EVERY:
                 self._reported = now
@@ -685,6 +688,13 @@ class TieredSolve:
             if self.progress_cb is not None:
                 self.progress_cb(self.progress("running", run.phase))
         return ended or "complete"
+
+    def _held(self, children: list[TierRecord]) -> list[SolvedTier]:
+        """The tiers of *children* whose values this process holds (it solved them)."""
+        held = [TABLES.tables.get((self.ident, c.tier)) for c in children]
+        return [
+            t for t, c in zip(held, children, strict=True) if t and t.record.first_id == c.first_id
+        ]
 
     def _stored_children(self, tier: int) -> list[int]:
         stored = {r.tier for r in self.records}
@@ -704,11 +714,12 @@ class TieredSolve:
             self.expansions -= run.expanded
             raise
         self.records[record.ordinal] = solved
-        table = run.table(solved)
-        if table is not None:
-            TABLES.put(self.ident, table)
-            if record.tier == self.root_tier:
-                self._set_root(table.values, _id_ordered_keys(table))
+        table = run.held
+        # held on: the tiers that tiers not solved yet read (this one's parents)
+        waiting = {c for r in self.records if not r.solved for c in self.rules.child_tiers(r.tier)}
+        TABLES.keep(self.ident, waiting)
+        if table is not None and record.tier == self.root_tier:
+            self._set_root(table.values, _id_ordered_keys(table))
         if isinstance(self.runner, InlineRunner):
             self._measure("solve", record.nodes)
         if self.progress_cb is not None:
@@ -748,6 +759,8 @@ class _TierRun:
     done: int = 0
     expanded: int = 0
     results: list[ShardResult] | None = None
+    held: SolvedTier | None = None
+    """The tier's values, once its shards are all written and this run solved them all."""
 
     @property
     def phase(self) -> str:
@@ -799,8 +812,15 @@ class Runner(Protocol):
         """Whether :meth:`wait` would return at once."""
         ...
 
-    def submit(self, game: Game, shards: Sequence[Unit], children: list[TierRecord]) -> None:
-        """Run *shards* (of one tier, whose solved child tiers are *children*)."""
+    def submit(
+        self,
+        game: Game,
+        shards: Sequence[Unit],
+        children: list[TierRecord],
+        tables: Sequence[SolvedTier] = (),
+    ) -> None:
+        """Run *shards* (of one tier, whose solved child tiers are *children*, some of
+        which this process holds: *tables*)."""
         ...
 
     def wait(self) -> ShardResult:
@@ -830,7 +850,14 @@ class InlineRunner:
     def ready(self) -> bool:
         return bool(self.queue)  # run when waited for
 
-    def submit(self, game: Game, shards: Sequence[Unit], children: list[TierRecord]) -> None:
+    def submit(
+        self,
+        game: Game,
+        shards: Sequence[Unit],
+        children: list[TierRecord],
+        tables: Sequence[SolvedTier] = (),
+    ) -> None:
+        # the tables held are this process's own (TABLES): nothing to send
         self.queue.extend((game, shard, children) for shard in shards)
 
     def wait(self) -> ShardResult:

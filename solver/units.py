@@ -120,14 +120,22 @@ Unit = Shard | NodeShard
 
 
 def run_unit(
-    target: ShardTarget, game: Game, unit: Unit, children: Sequence[TierRecord]
+    target: ShardTarget,
+    game: Game,
+    unit: Unit,
+    children: Sequence[TierRecord],
+    tables: Sequence[SolvedTier] = (),
 ) -> ShardResult:
     """Run *unit* in this process (a Dask worker's task) through the run's database,
-    opened by *target*."""
+    opened by *target*. *tables* are child tiers the solving process holds and sent
+    along (the others are read from the database); the result carries the shard's
+    values back, for the solving process to send to the parent tier's units."""
     writer = target.open()
     if isinstance(unit, NodeShard):
         return write_node_shard(game, writer, unit, worker=worker_name())
-    return solve_shard(game, writer, target.ident, unit, children, worker=worker_name())
+    for table in tables:
+        TABLES.put(target.ident, table)
+    return solve_shard(game, writer, target.ident, unit, children, worker=worker_name(), keep=True)
 
 
 def write_node_shard(
