@@ -205,16 +205,14 @@ def written_nodes(conn: Connection, vid: int, from_id: int) -> list[tuple[int, i
     return [(int(first), int(nodes)) for first, nodes in found]
 
 
-def stored_figures(conn: Connection, vid: int) -> tuple[int, int] | None:
-    """The nodes and edges variant *vid* holds by its tiers and the units written for
-    tiers not yet recorded or solved (an interrupted run's), or ``None`` if it has no
-    tiers: what a tiered run's record says at its end."""
+def stored_figures(conn: Connection, vid: int) -> tuple[int, int]:
+    """The nodes and edges tiered variant *vid* holds: by its tiers, and by the units
+    written for tiers not yet recorded or solved (an interrupted run's), which are kept
+    for the next run: what a tiered run's record says at its end."""
     recorded = conn.execute(
-        select(func.count(), func.coalesce(func.sum(Tier.nodes), 0)).where(Tier.variant_id == vid)
+        select(func.coalesce(func.sum(Tier.nodes), 0)).where(Tier.variant_id == vid)
     ).one()
-    if not recorded[0]:
-        return None
-    nodes = int(recorded[1])
+    nodes = int(recorded[0])
     nodes += int(
         conn.execute(
             select(func.coalesce(func.sum(TierShard.nodes), 0)).where(
@@ -272,7 +270,8 @@ class SqlShardTarget:
 
     @property
     def ident(self) -> str:
-        return f"{safe_url(self.url)}#{self.variant_id}"
+        # the run's: what a process holds of an earlier run is not taken for this one's
+        return f"{safe_url(self.url)}#{self.variant_id}#{self.run_id}"
 
     def open(self) -> SqlShardWriter:
         key = (self.url, self.variant_id, self.run_id)

@@ -127,6 +127,8 @@ class SqlStore:
         """The current run's ``solve_runs.id`` (``None`` when no run is open)."""
         self._conn: Connection | None = None
         self._graph: Graph | None = None
+        self._tiered = False
+        """Whether the open run is a tiered full solve (its graph is empty: tiers hold it)."""
         self._game: Game | None = None
         self.backend = backend_for(engine, check_foreign_keys=check_foreign_keys)
         """What differs between SQLite and PostgreSQL (:mod:`db.backend`)."""
@@ -171,6 +173,7 @@ class SqlStore:
                 variant_id = self._find_or_create_variant(conn, game)
                 self._take_lock(conn, variant_id, game, run)
                 with conn.begin():
+                    self._tiered = run.tiered
                     if run.tiered:  # read and written a tier at a time (solver.tiered)
                         graph: Graph | None = Graph()
                     else:
@@ -549,7 +552,7 @@ class SqlStore:
         try:
             try:
                 with self._errors(), conn.begin():
-                    if graph is None and self.variant_id is not None:
+                    if self._tiered and self.variant_id is not None:
                         progress = self._stored_progress(conn, progress)
                     self._fence(conn, progress, final=True, figures=stored)
                 self._crash_point("close")
@@ -578,10 +581,7 @@ class SqlStore:
         """*progress* with a tiered run's nodes and edges as stored: units written for
         tiers not recorded or solved yet (a run stopped in mid-tier) count, being kept."""
         assert self.variant_id is not None
-        found = shards.stored_figures(conn, self.variant_id)
-        if found is None:
-            return progress
-        nodes, edges = found
+        nodes, edges = shards.stored_figures(conn, self.variant_id)
         return replace(
             progress,
             nodes=nodes,
@@ -617,11 +617,9 @@ class SqlStore:
             with self._errors(), self.engine.connect() as fresh, fresh.begin():
                 self.backend.before_apart(fresh)
                 values: dict[str, Any] = {"status": status, "finished_at": utcnow()}
-                found = None
-                if self._graph is None and self.variant_id is not None:
-                    found = shards.stored_figures(fresh, self.variant_id)
-                if found is not None:  # a tiered run: its units written count, being kept
-                    nodes, edges = found
+                if self._tiered and self.variant_id is not None:
+                    # a tiered run: the units it wrote count, being kept
+                    nodes, edges = shards.stored_figures(fresh, self.variant_id)
                     values.update(
                         nodes=nodes,
                         edges=edges,
@@ -798,6 +796,7 @@ class SqlStore:
             self.backend.forget_session()
             self._conn = None
             self._graph = None
+            self._tiered = False
             self._game = None
             self.run_id = None
             conn.close()

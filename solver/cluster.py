@@ -17,14 +17,21 @@ Dask is imported only when a run asks for workers.
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from solver.errors import InvalidParameterError, NegagraphError, SolveError
 from solver.game import Game
 from solver.store import NodeShard, ShardTarget, TierRecord
-from solver.units import ShardResult, SolvedTier, Unit, run_unit
+from solver.units import (
+    ShardResult,
+    SolvedTier,
+    Unit,
+    run_unit,
+    solve_part,
+    values_of,
+    write_part,
+)
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +89,6 @@ class DaskRunner:
         self._futures: dict[Any, Any] = {}
         self._sent: dict[tuple[int, int], Any] = {}
         """The solved tiers sent to the workers (futures), by (tier, first node id)."""
-        self.per_worker: Counter[str] = Counter()
-        """Units finished, by worker."""
         if tell is not None:
             tell(f"Dask: {self.workers} workers, dashboard {self.dashboard}")
 
@@ -103,14 +108,35 @@ class DaskRunner:
         tables: Sequence[SolvedTier] = (),
     ) -> None:
         sent = self._send(tables)
+        client, target = self.client, self.target
         for shard in shards:
-            step = "discover" if isinstance(shard, NodeShard) else "solve"
-            key = f"negagraph-{step}-{self.target.ident}-{shard.first_id}"
-            future = self.client.submit(
-                run_unit, self.target, game, shard, children, sent, key=key, pure=False
+            name = f"{target.ident}-{shard.first_id}"
+            if isinstance(shard, NodeShard):
+                key = f"negagraph-discover-{name}"
+                self._track(client.submit(run_unit, target, game, shard, [], key=key, pure=False))
+                continue
+            # Solving first (the next tiers wait for it), the values back at once, the
+            # rows written when a worker is free; Dask keeps the solved shard on its
+            # worker until written (and solves it again if that worker is lost).
+            solved = client.submit(
+                solve_part,
+                target,
+                game,
+                shard,
+                children,
+                sent,
+                key=f"negagraph-solve-{name}",
+                pure=False,
+                priority=1,
             )
-            self._futures[future.key] = future
-            self._done.add(future)
+            self._track(
+                client.submit(values_of, solved, key=f"negagraph-values-{name}", priority=2)
+            )
+            self._track(client.submit(write_part, target, solved, key=f"negagraph-write-{name}"))
+
+    def _track(self, future: Any) -> None:
+        self._futures[future.key] = future
+        self._done.add(future)
 
     def _send(self, tables: Sequence[SolvedTier]) -> list[Any]:
         """The client's solved child tiers on every worker (each sent once, and dropped
@@ -137,7 +163,6 @@ class DaskRunner:
                 f"the Dask cluster failed a unit ({type(exc).__name__}: {exc}); what the "
                 "workers wrote is kept: run the same command again to go on"
             ) from exc
-        self.per_worker[result.worker] += 1
         return result
 
     def close(self) -> None:

@@ -220,6 +220,7 @@ class TieredSolve:
         self._solve_started: tuple[float, int] | None = None
         """(time, nodes solved) when this run started solving: the ETA's rate."""
         self.ident = store.shard_target().ident
+        TABLES.clear()  # an earlier run's, in this process
         self.runner: Runner = runner if runner is not None else InlineRunner(store, self.ident)
         self.shard_size = shard_size or SOLVE_CHUNK
         self._units = 0
@@ -620,9 +621,11 @@ class TieredSolve:
 
     def _solve_tiers(self) -> RunStatus:
         """Solve the tiers not solved yet, children first: each tier's shards
-        (:mod:`solver.units`) once its child tiers' are all written, through the runner
-        (this process, or Dask workers: several tiers at once where the tiers allow),
-        and each tier marked solved, in that order, once its shards are."""
+        (:mod:`solver.units`) once its child tiers' values are known (their shards all
+        solved by this run, or all written), through the runner (this process, or Dask
+        workers: several tiers at once where the tiers allow, a tier's shards solved
+        while its child tiers' rows are still being written), and each tier marked
+        solved, in that order, once its shards are written."""
         todo = [r for r in reversed(self.records) if not r.solved]
         base = self.store.next_commit()
         runs: dict[int, _TierRun] = {}
@@ -633,6 +636,8 @@ class TieredSolve:
         self._units = sum(len(r.shards) + r.done for r in runs.values())
         self._units_done = sum(r.done_before for r in runs.values())
         written_tiers = {r.tier for r in self.records if r.solved}
+        ready = set(written_tiers)
+        """Tiers whose values the units of their parents can have."""
         started: set[int] = set()
         inline = self.runner.workers == 1 and isinstance(self.runner, InlineRunner)
         ended: RunStatus | None = None
@@ -642,7 +647,7 @@ class TieredSolve:
                 for record in todo:
                     if record.tier in started:
                         continue
-                    if not written_tiers.issuperset(self._stored_children(record.tier)):
+                    if not ready.issuperset(self._stored_children(record.tier)):
                         if inline:
                             break
                         continue
@@ -657,6 +662,7 @@ class TieredSolve:
                     self.runner.submit(self.game, run.shards, children, self._held(children))
                     if not run.shards:
                         written_tiers.add(record.tier)
+                        ready.add(record.tier)
                     if inline:
                         break
             while committed < len(todo) and todo[committed].tier in written_tiers:
@@ -674,13 +680,18 @@ class TieredSolve:
             for j, step in enumerate(("read", "solve", "write")):
                 self.unit_seconds[step] += result.steps[j]
             run = runs[result.tier]
-            run.add(result)
-            self._units_done += 1
-            if run.done == len(run.shards):
-                written_tiers.add(result.tier)
-                run.held = run.table(run.record)
-                if run.held is not None:  # for its parents' units, before it is marked
-                    TABLES.put(self.ident, run.held)
+            if result.keys is not None and result.values is not None:
+                if run.add_values(result) == len(run.shards):
+                    run.held = run.table(run.record)
+                    if run.held is not None:  # for its parents' units, before it is marked
+                        TABLES.put(self.ident, run.held)
+                        ready.add(result.tier)
+            if result.step == "solve":  # written
+                run.add_written(result)
+                self._units_done += 1
+                if run.done == len(run.shards):
+                    written_tiers.add(result.tier)
+                    ready.add(result.tier)
             now = time.monotonic()
             if now - self._reported >= REPORT_EVERY:
                 self._reported = now
@@ -757,27 +768,32 @@ class _TierRun:
     complete: bool
     """Whether this run solves every shard (and so holds the whole tier's values)."""
     done: int = 0
+    """Shards written by this run."""
+    valued: int = 0
+    """Shards whose values came back."""
     expanded: int = 0
     results: list[ShardResult] | None = None
     held: SolvedTier | None = None
-    """The tier's values, once its shards are all written and this run solved them all."""
+    """The tier's values, once this run has solved all its shards."""
 
     @property
     def phase(self) -> str:
         return f"solving tier {self.record.tier}: {self.record.nodes:,} positions"
 
-    def add(self, result: ShardResult) -> None:
-        self.done += 1
-        if result.edges is None:  # written by another run of the same unit
-            self.complete = False
-        else:
-            self.expanded += result.expanded
-        if result.keys is None or result.values is None:
-            self.complete = False
+    def add_values(self, result: ShardResult) -> int:
+        """Keep a shard's values (the same whoever solved or wrote it: the shard's
+        solution is deterministic); returns the shards whose values are in."""
+        self.valued += 1
         if self.complete:
             if self.results is None:
                 self.results = []
             self.results.append(result)
+        return self.valued
+
+    def add_written(self, result: ShardResult) -> None:
+        self.done += 1
+        if result.edges is not None:  # else written by another run of the same unit
+            self.expanded += result.expanded
 
     def table(self, record: TierRecord) -> SolvedTier | None:
         """The tier's values from its shards, when this process solved them all."""
@@ -864,9 +880,7 @@ class InlineRunner:
         game, unit, children = self.queue.popleft()
         if isinstance(unit, NodeShard):
             return write_node_shard(game, self.store, unit, worker=worker_name())
-        return solve_shard(
-            game, self.store, self.ident, unit, children, worker=worker_name(), keep=True
-        )
+        return solve_shard(game, self.store, self.ident, unit, children)
 
     def close(self) -> None:
         self.queue.clear()

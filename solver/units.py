@@ -61,8 +61,10 @@ class ShardResult:
     """What running a shard did."""
 
     step: str
-    """``discover`` (a :class:`~solver.store.NodeShard`) or ``solve`` (a
-    :class:`~solver.store.Shard`)."""
+    """``discover`` (a :class:`~solver.store.NodeShard` written), ``solve`` (a
+    :class:`~solver.store.Shard` written) or ``values`` (a shard solved on a Dask
+    worker, its values on their way to the solving process before its rows are
+    written: :func:`values_of`)."""
     tier: int
     first_id: int
     nodes: int
@@ -89,7 +91,10 @@ class TierTables:
 
     def get(self, ident: str, writer: ShardWriter, record: TierRecord) -> SolvedTier:
         table = self.tables.get((ident, record.tier))
-        if table is None or table.record.first_id != record.first_id:
+        if table is None or (table.record.first_id, table.record.nodes) != (
+            record.first_id,
+            record.nodes,
+        ):
             nodes = writer.tier_nodes(record)
             table = sorted_tier(record, nodes.keys, writer.tier_values(record))
             self.tables[(ident, record.tier)] = table
@@ -135,7 +140,122 @@ def run_unit(
         return write_node_shard(game, writer, unit, worker=worker_name())
     for table in tables:
         TABLES.put(target.ident, table)
-    return solve_shard(game, writer, target.ident, unit, children, worker=worker_name(), keep=True)
+    return solve_shard(game, writer, target.ident, unit, children)
+
+
+@dataclass(frozen=True)
+class SolvedShard:
+    """A shard solved and not yet written (:func:`solve_part`): what :func:`write_part`
+    writes, kept by the Dask worker that solved it until then."""
+
+    shard: Shard
+    part: TierPart
+    keys: npt.NDArray[np.int64]
+    """The shard's positions' keys, in id order ..."""
+    values: TierValues
+    """... and their bounds and depths."""
+    spent: float
+    """Seconds spent reading and solving (the unit's time before writing)."""
+    steps: tuple[float, float]
+    """Of which reading, solving."""
+    worker: str
+
+
+def solve_part(
+    target: ShardTarget,
+    game: Game,
+    shard: Shard,
+    children: Sequence[TierRecord],
+    tables: Sequence[SolvedTier] = (),
+) -> SolvedShard:
+    """The first half of a shard's unit on a Dask worker: solve it (the child tiers from
+    *tables* or the database), write nothing. Its values go to the solving process
+    (:func:`values_of`) as soon as they are known, so that the parent tier's units can
+    start while this shard's rows are still being written (:func:`write_part`)."""
+    writer = target.open()
+    for table in tables:
+        TABLES.put(target.ident, table)
+    return _solve(game, writer, target.ident, shard, children)
+
+
+def _solve(
+    game: Game, writer: ShardWriter, ident: str, shard: Shard, children: Sequence[TierRecord]
+) -> SolvedShard:
+    """Solve *shard*, its child tiers being *children* (solved, written): from this
+    process's :data:`TABLES`, else read through *writer*.
+
+    :raises ContractError: if a move of a tier solved in shards stays within it.
+    :raises SolveError: if a child is not where the tiers say it is.
+    """
+    started = time.monotonic()
+    record = shard.record
+    TABLES.keep(ident, {c.tier for c in children})
+    found = [TABLES.get(ident, writer, c) for c in children]
+    nodes = writer.tier_nodes(record, shard.lo, shard.hi)
+    read = time.monotonic()
+    if shard.whole:
+        own = sorted_tier(record, nodes.keys, _start_values(nodes))
+        part, values = _solve_whole(game, record, nodes, own, found)
+    else:
+        part, values = _solve_range(game, shard, nodes, found)
+    done = time.monotonic()
+    return SolvedShard(
+        shard,
+        part,
+        nodes.keys,
+        values,
+        done - started,
+        (read - started, done - read),
+        worker_name(),
+    )
+
+
+def values_of(solved: SolvedShard) -> ShardResult:
+    """What the solving process needs of a solved shard at once: its values (step
+    ``values``: nothing written yet)."""
+    shard = solved.shard
+    return ShardResult(
+        "values",
+        shard.record.tier,
+        shard.first_id,
+        shard.nodes,
+        None,
+        0,
+        solved.spent,
+        solved.worker,
+        (*solved.steps, 0.0),
+        solved.keys,
+        solved.values,
+    )
+
+
+def write_part(target: ShardTarget, solved: SolvedShard) -> ShardResult:
+    """The second half of a shard's unit: write what :func:`solve_part` found (nothing if
+    the shard is written already)."""
+    return _write(target.open(), solved, keep=False)
+
+
+def _write(writer: ShardWriter, solved: SolvedShard, *, keep: bool) -> ShardResult:
+    """Write *solved* through *writer*; the unit's result (with *keep*, the shard's
+    values too)."""
+    shard = solved.shard
+    started = time.monotonic()
+    worker = worker_name()
+    edges = writer.write_shard(shard, solved.part, worker, started - solved.spent)
+    done = time.monotonic()
+    return ShardResult(
+        "solve",
+        shard.record.tier,
+        shard.first_id,
+        shard.nodes,
+        edges,
+        int(solved.part.at.size),
+        solved.spent + done - started,
+        worker,
+        (*solved.steps, done - started) if keep else (0.0, 0.0, done - started),
+        solved.keys if keep else None,
+        solved.values if keep else None,
+    )
 
 
 def write_node_shard(
@@ -164,42 +284,14 @@ def solve_shard(
     ident: str,
     shard: Shard,
     children: Sequence[TierRecord],
-    *,
-    worker: str,
-    keep: bool = False,
 ) -> ShardResult:
-    """Solve and write *shard*, its child tiers being *children* (solved, written).
+    """Solve and write *shard* in this process (its child tiers being *children*),
+    the result carrying its values (for this process's :data:`TABLES`).
 
     :raises ContractError: if a move of a tier solved in shards stays within it.
     :raises SolveError: if a child is not where the tiers say it is.
     """
-    started = time.monotonic()
-    record = shard.record
-    TABLES.keep(ident, {c.tier for c in children})
-    tables = [TABLES.get(ident, writer, c) for c in children]
-    nodes = writer.tier_nodes(record, shard.lo, shard.hi)
-    read = time.monotonic()
-    if shard.whole:
-        own = sorted_tier(record, nodes.keys, _start_values(nodes))
-        part, values = _solve_whole(game, record, nodes, own, tables)
-    else:
-        part, values = _solve_range(game, shard, nodes, tables)
-    solved = time.monotonic()
-    edges = writer.write_shard(shard, part, worker, started)
-    done = time.monotonic()
-    return ShardResult(
-        "solve",
-        record.tier,
-        shard.first_id,
-        shard.nodes,
-        edges,
-        int(part.at.size),
-        done - started,
-        worker,
-        (read - started, solved - read, done - solved),
-        nodes.keys if keep else None,
-        values if keep else None,
-    )
+    return _write(writer, _solve(game, writer, ident, shard, children), keep=True)
 
 
 def _start_values(nodes: TierNodes) -> TierValues:
@@ -442,6 +534,10 @@ __all__ = [
     "lookup",
     "plan_shards",
     "run_unit",
+    "solve_part",
+    "values_of",
+    "write_part",
+    "SolvedShard",
     "solve_shard",
     "write_node_shard",
     "sorted_tier",

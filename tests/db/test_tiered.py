@@ -9,9 +9,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -24,8 +26,10 @@ from solver import tiered
 from solver.errors import ContractError, InvalidParameterError, SolveError
 from solver.game import GameBase, Param, PositionKey
 from solver.games import get_game
+from solver.graph import Graph
 from solver.negamax import solve
-from solver.store import MemoryStore
+from solver.store import MemoryStore, NodeShard, RunOptions, TierNodes
+from tests.db.helpers import progress_of
 from tests.solver.test_tiers import SMALL
 
 NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
@@ -415,3 +419,30 @@ def test_killed_in_mid_tier_resumes_to_the_same_rows(
                 assert left.scalar_one() == 0
         finally:
             engine.dispose()
+
+
+def test_a_stopped_run_records_the_units_it_wrote(db_url: str) -> None:
+    """A run stopped after a unit was written and before its tier was recorded (Ctrl-C
+    in between) records what is stored, units included, not what it had counted."""
+    c4 = get_game("connect-four", width=4, height=3)
+    root = c4.initial()
+    engine = make_engine(db_url)
+    try:
+        store = SqlStore(engine)
+        store.open(c4, RunOptions(root, True, None, None, tiered=True))
+        one = TierNodes(
+            np.array([root], np.int64),
+            np.zeros(1, np.int32),
+            np.zeros(1, bool),
+            np.zeros(1, np.int64),
+        )
+        assert store.write_nodes(NodeShard(0, 0, one), c4, "here", time.monotonic())
+        store.close(progress_of(Graph(), "stopped"))
+        with engine.connect() as conn:
+            nodes, added, status = conn.execute(
+                text("SELECT nodes, nodes_added, status FROM solve_runs")
+            ).one()
+            stored = conn.execute(text("SELECT count(*) FROM nodes")).scalar_one()
+    finally:
+        engine.dispose()
+    assert (nodes, added, status) == (stored, stored, "stopped") == (1, 1, "stopped")
