@@ -725,7 +725,7 @@ class TieredSolve:
             self.expansions -= run.expanded
             raise
         self.records[record.ordinal] = solved
-        table = run.held
+        table, run.held = run.held, None  # TABLES holds it while its parents need it
         # held on: the tiers that tiers not solved yet read (this one's parents)
         waiting = {c for r in self.records if not r.solved for c in self.rules.child_tiers(r.tier)}
         TABLES.keep(self.ident, waiting)
