@@ -309,6 +309,19 @@ def test_refusals(tmp_path: Path) -> None:
         engine.dispose()
 
 
+def _fresh_url(backend: str, tmp_path: Path, request: pytest.FixtureRequest, name: str) -> str:
+    """An empty database: a new SQLite file *name*, or the session's PostgreSQL one
+    emptied."""
+    if backend == "sqlite":
+        return sqlite_url(tmp_path, name)
+    url: str = request.getfixturevalue("pg_session_url")
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("TRUNCATE edges, nodes, solve_runs, variants RESTART IDENTITY CASCADE"))
+    engine.dispose()
+    return url
+
+
 # -- kill -9 at every commit -------------------------------------------------------------
 
 
@@ -354,16 +367,7 @@ def test_killed_at_every_commit_resumes_to_the_same_rows(
         ref.dispose()
     # 13 tiers: 13 discovery commits, then 13 solving commits
     for after in (1, 5, 13, 14, 20, 26):
-        if backend == "sqlite":
-            url = sqlite_url(tmp_path, f"killed-{after}.db")
-        else:
-            url = request.getfixturevalue("pg_session_url")
-            engine = make_engine(url)
-            with engine.begin() as conn:
-                conn.execute(
-                    text("TRUNCATE edges, nodes, solve_runs, variants RESTART IDENTITY CASCADE")
-                )
-            engine.dispose()
+        url = _fresh_url(backend, tmp_path, request, f"killed-{after}.db")
         killed = _cli(url, env={CRASH_ENV: f"commit:{after}"})
         assert killed.returncode == -9, killed.stderr
         done = _cli(url)
@@ -396,16 +400,7 @@ def test_killed_in_mid_tier_resumes_to_the_same_rows(
     finally:
         ref.dispose()
     for after in (5, 30, 50, 90):
-        if backend == "sqlite":
-            url = sqlite_url(tmp_path, f"killed-shard-{after}.db")
-        else:
-            url = request.getfixturevalue("pg_session_url")
-            engine = make_engine(url)
-            with engine.begin() as conn:
-                conn.execute(
-                    text("TRUNCATE edges, nodes, solve_runs, variants RESTART IDENTITY CASCADE")
-                )
-            engine.dispose()
+        url = _fresh_url(backend, tmp_path, request, f"killed-shard-{after}.db")
         killed = _cli(url, "--shard-size", "300", env={CRASH_ENV: f"shard:{after}"})
         assert killed.returncode == -9, killed.stderr
         # another shard size on resume: the units written stay, the gaps are cut anew
