@@ -156,9 +156,8 @@ class DaskRunner:
             result: ShardResult = future.result()
         except NegagraphError:
             raise  # the unit's own error (a database's, the game's contract), as it is
-        except (
-            Exception
-        ) as exc:  # the cluster's: a lost scheduler, a unit that kept killing workers
+        except Exception as exc:
+            # the cluster's: a lost scheduler, a unit that kept killing workers
             raise SolveError(
                 f"the Dask cluster failed a unit ({type(exc).__name__}: {exc}); what the "
                 "workers wrote is kept: run the same command again to go on"
