@@ -1,15 +1,15 @@
 """Running a tiered solve's units on Dask (``solve --full --workers N`` or
 ``--scheduler ADDRESS``; ``docs/distributed.md``).
 
-negagraph writes no scheduler of its own: :class:`DaskRunner` submits each shard
-(:func:`solver.units.run_unit`) to a Dask cluster, a local one of *N* worker processes
+negagraph writes no scheduler of its own: :class:`DaskRunner` submits each unit
+(:mod:`solver.units`) to a Dask cluster, a local one of *N* worker processes
 (``distributed.LocalCluster``) or an existing one whose workers run on other machines,
 and hands results back to :class:`~solver.tiered.TieredSolve` as they finish. The
 database stays the single source of truth: a worker writes its shard itself, in its own
 transaction, and a unit whose worker died is run again by Dask (writing a shard twice
 writes nothing the second time). The order of tiers, and which tiers may run at once,
 stays with :class:`~solver.tiered.TieredSolve`, which submits a tier's shards once its
-child tiers are written.
+child tiers' values are in (their rows may still be being written).
 
 Dask is imported only when a run asks for workers.
 """
@@ -27,9 +27,9 @@ from solver.units import (
     ShardResult,
     SolvedTier,
     Unit,
-    run_unit,
     solve_part,
     values_of,
+    write_nodes_part,
     write_part,
 )
 
@@ -113,7 +113,7 @@ class DaskRunner:
             name = f"{target.ident}-{shard.first_id}"
             if isinstance(shard, NodeShard):
                 key = f"negagraph-discover-{name}"
-                self._track(client.submit(run_unit, target, game, shard, [], key=key, pure=False))
+                self._track(client.submit(write_nodes_part, target, game, shard, key=key))
                 continue
             # Solving first (the next tiers wait for it), the values back at once, the
             # rows written when a worker is free; Dask keeps the solved shard on its

@@ -12,8 +12,10 @@ whole (cycles and all). Writing a shard twice writes nothing the second time, so
 lost with its worker simply runs again.
 
 The solving process runs the units itself (:class:`~solver.tiered.TieredSolve`) or hands
-them to Dask workers (:mod:`solver.cluster`), which call :func:`run_unit`; each process
-keeps the child tiers it read (:class:`TierTables`) for the next shards of the same tier.
+them to Dask workers (:mod:`solver.cluster`), which run a shard in two tasks
+(:func:`solve_part`, then :func:`write_part`, its values sent back by :func:`values_of`)
+and a discovered tier's slice in one (:func:`write_nodes_part`); each process keeps the
+child tiers it was sent or read (:class:`TierTables`) for the next shards.
 """
 
 from __future__ import annotations
@@ -124,23 +126,10 @@ Unit = Shard | NodeShard
 """A unit of work: a shard of a tier to solve, or a discovered tier's positions to write."""
 
 
-def run_unit(
-    target: ShardTarget,
-    game: Game,
-    unit: Unit,
-    children: Sequence[TierRecord],
-    tables: Sequence[SolvedTier] = (),
-) -> ShardResult:
-    """Run *unit* in this process (a Dask worker's task) through the run's database,
-    opened by *target*. *tables* are child tiers the solving process holds and sent
-    along (the others are read from the database); the result carries the shard's
-    values back, for the solving process to send to the parent tier's units."""
-    writer = target.open()
-    if isinstance(unit, NodeShard):
-        return write_node_shard(game, writer, unit, worker=worker_name())
-    for table in tables:
-        TABLES.put(target.ident, table)
-    return solve_shard(game, writer, target.ident, unit, children)
+def write_nodes_part(target: ShardTarget, game: Game, shard: NodeShard) -> ShardResult:
+    """A discovery unit on a Dask worker: write *shard*'s positions through the run's
+    database, opened by *target*."""
+    return write_node_shard(game, target.open(), shard, worker=worker_name())
 
 
 @dataclass(frozen=True)
@@ -533,7 +522,7 @@ __all__ = [
     "gaps",
     "lookup",
     "plan_shards",
-    "run_unit",
+    "write_nodes_part",
     "solve_part",
     "values_of",
     "write_part",
