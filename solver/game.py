@@ -21,6 +21,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, ClassVar, Literal, Protocol, TypeAlias, TypeGuard, runtime_checkable
 
 import numpy as np
@@ -28,14 +29,15 @@ import numpy.typing as npt
 
 from solver.errors import ContractError, InvalidParameterError
 
-CONTRACT_VERSION = 2
+CONTRACT_VERSION = 3
 """The version of the Game contract this negagraph implements. A game declares the one it
 was written for (:attr:`GameBase.contract`); games written for a later one are refused.
 Version 2 added tiers (:attr:`GameFacts.tiers` and the hooks :meth:`GameBase.tier`,
 :meth:`GameBase.child_tiers`, :meth:`GameBase.tier_positions`) and batched rules
 (:meth:`GameBase.children_batch`, :meth:`GameBase.terminal_values_batch`,
-:meth:`GameBase.canonical_batch`, :meth:`GameBase.tiers_batch`); games written for
-version 1 are unchanged by it."""
+:meth:`GameBase.canonical_batch`, :meth:`GameBase.tiers_batch`); version 3 chance nodes
+(:attr:`GameFacts.chance` and the hook :meth:`GameBase.probabilities`). Games written for
+an earlier version are unchanged by a later one."""
 
 Tier: TypeAlias = int
 """A tier's number (see :attr:`GameFacts.tiers`), e.g. connect-four's stones on the board."""
@@ -163,8 +165,7 @@ class GameFacts:
     ``negagraph check`` tests them on sampled positions.
 
     Every field has the safe default: a game that declares nothing is solved correctly,
-    only perhaps more slowly. Fields for later contract extensions (``chance``, ``tiers``)
-    are reserved: declaring them true is refused by this version.
+    only perhaps more slowly.
     """
 
     finite: bool = True
@@ -190,7 +191,11 @@ class GameFacts:
     """What people call the first player and the second (who is which at a position:
     :meth:`Game.player_to_move`), e.g. ``("White", "Black")``; for what the CLI prints."""
     chance: bool = False
-    """Reserved for chance nodes (a later contract version); must be false."""
+    """True if some positions are *chance* nodes (contract 3): an outcome is drawn with
+    the probabilities :meth:`GameBase.probabilities` gives, and every position says whose
+    it is (:meth:`GameBase.player_to_move`), since players need not alternate. A chance
+    game must declare a symmetric ``value_range`` (endless play starts at its ends); it
+    is solved by :mod:`solver.chance` (``docs/design.md`` §10)."""
     tiers: bool = False
     """True if the game splits its positions into *tiers* (:meth:`GameBase.tier`): every
     move stays in its tier or leads to one of the tier's *child tiers*
@@ -237,9 +242,13 @@ class GameFacts:
             if not isinstance(flag, bool):
                 raise ContractError(f"{name} must be true or false, not {flag!r}")
         if self.chance:
-            raise ContractError(
-                f"chance nodes are not supported by Game contract {CONTRACT_VERSION}"
-            )
+            if self.value_range is None or self.value_range[0] != -self.value_range[1]:
+                raise ContractError(
+                    "a game with chance nodes must declare a value_range (-r, r), "
+                    f"not {self.value_range!r}"
+                )
+            if self.tiers:
+                raise ContractError("a game with chance nodes cannot declare tiers (yet)")
 
 
 def _is_int(value: object) -> TypeGuard[int]:
@@ -340,6 +349,13 @@ class Game(Protocol):
         ...
 
 
+class ChanceRules(Protocol):
+    """The hook of chance games (contract 3): which positions are chance nodes and the
+    probabilities of their outcomes (see :meth:`GameBase.probabilities`)."""
+
+    def probabilities(self, key: PositionKey) -> Sequence[Fraction] | None: ...
+
+
 @runtime_checkable
 class BatchedRules(Protocol):
     """The optional batched rules (contract 2): a game that has these members (every
@@ -406,6 +422,7 @@ class GameBase(ABC):
     leak_order: ClassVar[LeakOrder] = "depth"
     players: ClassVar[tuple[str, str]] = ("MAX", "MIN")
     tiers: ClassVar[bool] = False
+    chance: ClassVar[bool] = False
     repetition_value: int | None = None
     value_range: tuple[int, int] | None = None
     uses_symmetry: bool = False
@@ -427,6 +444,7 @@ class GameBase(ABC):
             uses_symmetry=self.uses_symmetry,
             leak_order=self.leak_order,
             players=self.players,
+            chance=self.chance,
             tiers=self.tiers,
         )
 
@@ -560,6 +578,13 @@ class GameBase(ABC):
         reach."""
         return None
 
+    def probabilities(self, key: PositionKey) -> Sequence[Fraction] | None:
+        """At a chance node (contract 3, games that declare ``chance``): the probability
+        of each of :meth:`children`'s outcomes, in the same order, as positive fractions
+        summing to 1; ``None`` (the default) at a decision node, where the player to move
+        chooses."""
+        return None
+
     def player_to_move(self, key: PositionKey) -> int | None:
         """0 if the first player (MAX) is to move at *key*, 1 for the second (MIN), or
         ``None`` if the game does not say. Values stay from the mover's point of view; this
@@ -616,6 +641,7 @@ __all__ = [
     "BatchMoves",
     "BatchedRules",
     "CONTRACT_VERSION",
+    "ChanceRules",
     "LEAK_ORDERS",
     "Game",
     "GameBase",

@@ -282,6 +282,11 @@ def solve(
             f"solve() takes a game object (see solver.game.Game), not {type(game).__name__}"
             ": use solver.games.get_game(name, ...)"
         )
+    if game.facts.chance:
+        raise SolveError(
+            f"{game.name} has chance nodes: solve it with solver.chance "
+            "(stored solves of games of chance are not implemented yet)"
+        )
     limits = Limits(max_expansions, max_seconds, stop, memory_limit)
     if until not in UNTIL:
         raise InvalidParameterError(f"until must be 'bounds' or 'value', not {until!r}")

@@ -7,7 +7,8 @@ and exhaustive strategy checks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import ClassVar
 
 from solver.errors import InvalidPositionError
@@ -158,3 +159,181 @@ def check_low_strategy(
             walk(c, ply + 1)
 
     walk(start, 0)
+
+
+# -- games of chance ---------------------------------------------------------------------
+
+
+class ExplicitChanceGame(GameBase):
+    """A game of chance given as an explicit graph: node ``i`` belongs to ``player[i]``;
+    it is terminal (``leaf[i]``, its value for its player) when ``succ[i]`` is empty, a
+    chance node when ``odds[i]`` is given (the probability of each successor), else a
+    decision node."""
+
+    name: ClassVar[str] = "explicit-chance"
+    chance: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        succ: Sequence[Sequence[int]],
+        leaf: dict[int, int],
+        player: Sequence[int],
+        odds: Mapping[int, Sequence[Fraction]],
+        value_range: tuple[int, int],
+    ) -> None:
+        super().__init__()
+        self.value_range = value_range
+        self.succ = [list(s) for s in succ]
+        self.leaf = dict(leaf)
+        self.player = list(player)
+        self.odds = {i: tuple(p) for i, p in odds.items()}
+
+    def initial(self) -> int:
+        return 0
+
+    def children(self, key: int) -> list[tuple[str, int]]:
+        return [(f"{i}:{c}", c) for i, c in enumerate(self.succ[key])]
+
+    def terminal_value(self, key: int) -> int | None:
+        return self.leaf[key] if not self.succ[key] else None
+
+    def probabilities(self, key: int) -> Sequence[Fraction] | None:
+        return self.odds.get(key)
+
+    def player_to_move(self, key: int) -> int:
+        return self.player[key]
+
+    def parse(self, text: str) -> int:
+        return int(text)
+
+    def format(self, key: int) -> str:
+        return str(key)
+
+
+def expectiminimax(game: ExplicitChanceGame, node: int) -> Fraction:
+    """The lecture notes' recursion on an acyclic game, from the first player's (MAX's)
+    side: a terminal's utility, a chance node's probability-weighted sum, the largest
+    child at MAX's nodes and the smallest at MIN's."""
+    succ = game.succ[node]
+    if not succ:
+        value = Fraction(game.leaf[node])
+        return value if game.player[node] == 0 else -value
+    values = [expectiminimax(game, c) for c in succ]
+    if node in game.odds:
+        return sum((p * v for p, v in zip(game.odds[node], values, strict=True)), Fraction(0))
+    return max(values) if game.player[node] == 0 else min(values)
+
+
+def _solve_exact(rows: list[list[Fraction]], rhs: list[Fraction]) -> list[Fraction]:
+    """Gaussian elimination over the rationals (the matrix is non-singular)."""
+    n = len(rhs)
+    a = [row[:] + [b] for row, b in zip(rows, rhs, strict=True)]
+    for col in range(n):
+        pivot = next(r for r in range(col, n) if a[r][col] != 0)
+        a[col], a[pivot] = a[pivot], a[col]
+        for r in range(n):
+            if r != col and a[r][col] != 0:
+                f = a[r][col] / a[col][col]
+                a[r] = [x - f * y for x, y in zip(a[r], a[col], strict=True)]
+    return [a[i][n] / a[i][i] for i in range(n)]
+
+
+def _chain_value(
+    game: ExplicitChanceGame, me: int, choice: dict[int, int], endless: Fraction
+) -> dict[int, Fraction]:
+    """Every node's expected result for player *me* when every decision node plays
+    ``choice[node]`` (a successor), with endless play worth *endless*: absorption
+    probabilities of the Markov chain, solved exactly."""
+    n = len(game.succ)
+    step: dict[int, list[tuple[int, Fraction]]] = {}
+    for i in range(n):
+        if not game.succ[i]:
+            continue
+        if i in game.odds:
+            step[i] = list(zip(game.succ[i], game.odds[i], strict=True))
+        else:
+            step[i] = [(choice[i], Fraction(1))]
+    # States that reach a terminal with positive probability; the others never end.
+    ends = {i for i in range(n) if not game.succ[i]}
+    reach = set(ends)
+    grew = True
+    while grew:
+        grew = False
+        for i, moves in step.items():
+            if i not in reach and any(c in reach for c, _ in moves):
+                reach.add(i)
+                grew = True
+    payoff = {
+        i: Fraction(game.leaf[i] if game.player[i] == me else -game.leaf[i]) - endless for i in ends
+    }
+    live = sorted(reach - ends)
+    pos = {s: k for k, s in enumerate(live)}
+    rows = [[Fraction(0)] * len(live) for _ in live]
+    rhs = [Fraction(0)] * len(live)
+    for s in live:
+        rows[pos[s]][pos[s]] += 1
+        for c, p in step[s]:
+            if c in ends:
+                rhs[pos[s]] += p * payoff[c]
+            elif c in pos:
+                rows[pos[s]][pos[c]] -= p
+    y = _solve_exact(rows, rhs) if live else []
+    out = {i: endless for i in range(n)}
+    for i in ends:
+        out[i] = payoff[i] + endless
+    for s in live:
+        out[s] = y[pos[s]] + endless
+    return out
+
+
+def stochastic_value(game: ExplicitChanceGame, node: int, endless: Fraction) -> Fraction:
+    """The value of *node* for its player when endless play is worth *endless* to him,
+    by exhaustive search over both players' stationary strategies (turn-based stochastic
+    games have optimal ones): the best over his strategies of the worst over the
+    opponent's. Asserts that max-min equals min-max, which that theory promises."""
+    me = game.player[node]
+    decisions = [i for i in range(len(game.succ)) if game.succ[i] and i not in game.odds]
+    mine = [i for i in decisions if game.player[i] == me]
+    theirs = [i for i in decisions if game.player[i] != me]
+
+    def strategies(nodes: list[int]) -> list[dict[int, int]]:
+        out: list[dict[int, int]] = [{}]
+        for i in nodes:
+            out = [{**s, i: c} for s in out for c in dict.fromkeys(game.succ[i])]
+        return out
+
+    table = [
+        [_chain_value(game, me, {**a, **b}, endless)[node] for b in strategies(theirs)]
+        for a in strategies(mine)
+    ]
+    maxmin = max(min(row) for row in table)
+    minmax = min(max(col) for col in zip(*table, strict=True))
+    assert maxmin == minmax, f"no saddle point at {node}: {maxmin} < {minmax}"
+    return maxmin
+
+
+def value_iteration(game: ExplicitChanceGame, sweeps: int) -> tuple[list[float], list[float]]:
+    """Plain value iteration in floats (Gauss-Seidel, from the range's ends): every
+    node's (low, high) after *sweeps* sweeps, from its player's side."""
+    vmin, vmax = game.value_range  # type: ignore[misc]
+    n = len(game.succ)
+    low = [float(vmin)] * n
+    high = [float(vmax)] * n
+    for i in range(n):
+        if not game.succ[i]:
+            low[i] = high[i] = float(game.leaf[i])
+    for _ in range(sweeps):
+        for i in range(n):
+            if not game.succ[i]:
+                continue
+            seen = [
+                (low[c], high[c]) if game.player[c] == game.player[i] else (-high[c], -low[c])
+                for c in game.succ[i]
+            ]
+            if i in game.odds:
+                low[i] = sum(float(p) * lo for p, (lo, _) in zip(game.odds[i], seen, strict=True))
+                high[i] = sum(float(p) * hi for p, (_, hi) in zip(game.odds[i], seen, strict=True))
+            else:
+                low[i] = max(lo for lo, _ in seen)
+                high[i] = max(hi for _, hi in seen)
+    return low, high

@@ -132,6 +132,7 @@ def check_game_class(obj: object) -> type[GameBase]:
             value_range=cls.value_range,
             repetition_value=cls.repetition_value,
             uses_symmetry=cls.uses_symmetry,
+            chance=cls.chance,
             tiers=cls.tiers,
         )
     except ContractError as e:
@@ -146,6 +147,16 @@ def check_game_class(obj: object) -> type[GameBase]:
             raise ContractError(
                 f"game {name!r} declares tiers, which Game contract 2 added; "
                 f"it says it is written for contract {cls.contract}"
+            )
+    if cls.chance:
+        if cls.contract < 3:
+            raise ContractError(
+                f"game {name!r} declares chance nodes, which Game contract 3 added; "
+                f"it says it is written for contract {cls.contract}"
+            )
+        if cls.probabilities is GameBase.probabilities:
+            raise ContractError(
+                f"game {name!r} declares chance nodes but does not implement probabilities"
             )
     return cls
 

@@ -70,7 +70,9 @@ def test_builtin_games_declare_their_facts(
         ({"repetition_value": "draw"}, "repetition_value"),
         ({"leak_order": "random"}, "leak_order must be one of depth, breadth"),
         ({"acyclic": 1}, "acyclic must be true or false"),
-        ({"chance": True}, "chance nodes are not supported"),
+        ({"chance": True}, r"chance nodes must declare a value_range \(-r, r\)"),
+        ({"chance": True, "value_range": (0, 1)}, "value_range"),
+        ({"chance": True, "value_range": (-1, 1), "tiers": True}, "cannot declare tiers"),
         ({"tiers": 1}, "tiers must be true or false"),
     ],
 )

@@ -1,0 +1,699 @@
+"""Games of chance: expectiminimax on graphs, with sound bounds, cycles included.
+
+A game that declares ``chance`` (contract 3) has two kinds of non-terminal positions: at a
+**decision** node a player chooses a move; at a **chance** node an outcome is drawn with
+the probabilities :meth:`~solver.game.GameBase.probabilities` gives (positive fractions
+summing to 1). Players no longer alternate strictly (in Pig a roll keeps the turn), so
+every position says whose it is (:meth:`~solver.game.GameBase.player_to_move`: a chance
+node's player is the one whose turn goes on when the outcome is drawn: the player who
+rolls), and an edge changes the point of view exactly when its two ends have different
+players. Values stay from the point of view of the position's player (negamax).
+
+Bounds, as for deterministic games (``docs/design.md`` §10): ``low(n)`` is what ``n``'s
+player can expect if endless play counted as the worst value of the game's range for him,
+``high(n)`` if it counted as the best. With ``v(c)`` the child's bound seen from ``n``
+(``low(c)`` / ``high(c)`` for the same player, ``-high(c)`` / ``-low(c)`` across a change):
+
+* decision node: ``low(n) = max_c v_low(c)``, ``high(n) = max_c v_high(c)``;
+* chance node: ``low(n) = sum_c p(c) v_low(c)``, ``high(n)`` likewise.
+
+They are the limits of value iteration started from the range's ends (lows from the
+bottom, highs from the top); every iterate is a sound bound (a ``low`` never above the
+limit, a ``high`` never below it), since the equations are monotone.
+
+:func:`solve_graph` computes them one strongly connected component (SCC) of the graph at
+a time, children first:
+
+* a position outside every cycle, or on cycles of decision nodes only, gets its **exact**
+  bounds as fractions (Python's :class:`~fractions.Fraction`) whenever its children's are
+  exact: without a chance node on a cycle the iteration settles after finitely many steps;
+* on a cycle through a chance node the iteration converges only in the limit: it runs in
+  floating point, rounding every chance node's sum outwards by a proven bound on its
+  error (:func:`_margins`), until both bounds of every position of the component are
+  within the *tolerance* of each other (or stop moving), and those positions are marked
+  inexact.
+
+So a reported ``low`` is never above the true least fixpoint and a ``high`` never below the
+greatest, whatever the tolerance; only their distance depends on it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from solver.errors import ContractError, SolveError
+from solver.game import ChanceRules, Game, MoveLabel, PositionKey
+
+TERMINAL, DECISION, CHANCE = 0, 1, 2
+"""The kinds of position (:attr:`ChanceGraph.kind`)."""
+
+KIND_NAMES = ("terminal", "decision", "chance")
+
+UNIT_ROUNDOFF = 2.0**-53
+"""Half a unit in the last place of 1.0: the relative error of one float64 operation."""
+
+TINY = 2.0**-1000
+"""Added to every margin: covers underflow, far below any tolerance anyone asks for."""
+
+DEFAULT_TOLERANCE = 1e-9
+"""How close the two bounds of a position on a chance cycle are brought by default."""
+
+DEFAULT_MAX_SWEEPS = 1_000_000
+"""Most sweeps of value iteration per level of components (a safety stop: the bounds stay
+sound; the positions left wider than the tolerance are reported as such)."""
+
+
+@dataclass
+class ChanceGraph:
+    """A chance game's graph, fully expanded, in columns indexed by node id (discovery
+    order, breadth first from the root).
+
+    Edges are grouped by parent (``start[n]:start[n + 1]``), in the game's move order.
+    """
+
+    game: Game
+    keys: list[PositionKey]
+    kind: npt.NDArray[np.int8]
+    player: npt.NDArray[np.int8]
+    terminal: dict[int, int]
+    """Terminal node id -> its value for its player."""
+    start: npt.NDArray[np.int64]
+    child: npt.NDArray[np.int64]
+    sign: npt.NDArray[np.int8]
+    """+1 if the edge's child has its parent's player, -1 if the point of view changes."""
+    probability: list[Fraction | None]
+    """The outcome's probability on a chance node's edges, ``None`` on a decision node's."""
+    labels: list[MoveLabel]
+    index: dict[PositionKey, int] = field(repr=False)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    @property
+    def edges(self) -> int:
+        return len(self.child)
+
+    def moves(self, node: int) -> range:
+        """The edge indices of *node*."""
+        return range(int(self.start[node]), int(self.start[node + 1]))
+
+
+def value_range_of(game: Game) -> tuple[int, int]:
+    """The game's declared value range, which a chance game must declare.
+
+    :raises ContractError: if it declares none.
+    """
+    vr = game.facts.value_range
+    if vr is None:
+        raise ContractError(
+            f"{game.name}: a game with chance nodes must declare its value_range "
+            "(endless play and unexplored positions start at its ends)"
+        )
+    return vr
+
+
+def _player(game: Game, key: PositionKey) -> int:
+    p = game.player_to_move(key)
+    if p not in (0, 1):
+        raise ContractError(
+            f"{game.name}: player_to_move({game.format(key)!r}) is {p!r}; a game with "
+            "chance nodes must say whose every position is (0 or 1)"
+        )
+    return int(p)
+
+
+def _probabilities(game: Game, key: PositionKey, moves: int) -> list[Fraction] | None:
+    raw = cast(ChanceRules, game).probabilities(key)
+    if raw is None:
+        return None
+    probs: list[Fraction] = []
+    for p in raw:
+        if isinstance(p, bool) or not isinstance(p, (int, Fraction)) or p <= 0:
+            raise ContractError(
+                f"{game.name}: probabilities({game.format(key)!r}) holds {p!r}; each must "
+                "be a positive Fraction (or int)"
+            )
+        probs.append(Fraction(p))
+    if len(probs) != moves:
+        raise ContractError(
+            f"{game.name}: position {game.format(key)!r} has {moves} outcomes but "
+            f"{len(probs)} probabilities"
+        )
+    if sum(probs) != 1:
+        raise ContractError(
+            f"{game.name}: the probabilities of {game.format(key)!r} sum to {sum(probs)}, not 1"
+        )
+    return probs
+
+
+def expand_all(
+    game: Game, root: PositionKey | None = None, max_nodes: int | None = None
+) -> ChanceGraph:
+    """Every position reachable from *root* (default: the game's initial position), breadth
+    first, with each position's kind, player, moves and probabilities.
+
+    :raises ContractError: if the game breaks the chance contract (no player, bad
+        probabilities, a terminal value outside the declared range).
+    :raises SolveError: if a non-terminal position has no moves, or the graph outgrows
+        *max_nodes*.
+    """
+    lo, hi = value_range_of(game)
+    symmetric = game.facts.uses_symmetry
+    start_key = game.initial() if root is None else root
+    if symmetric:
+        start_key = game.canonical(start_key)
+    keys: list[PositionKey] = [start_key]
+    index: dict[PositionKey, int] = {start_key: 0}
+    kinds: list[int] = []
+    players: list[int] = [_player(game, start_key)]
+    terminal: dict[int, int] = {}
+    start: list[int] = [0]
+    child: list[int] = []
+    sign: list[int] = []
+    probability: list[Fraction | None] = []
+    labels: list[MoveLabel] = []
+    label_pool: dict[MoveLabel, MoveLabel] = {}  # one string per distinct label
+    queue = deque([0])
+    while queue:
+        node = queue.popleft()
+        key = keys[node]
+        value = game.terminal_value(key)
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+                raise ContractError(
+                    f"{game.name}: terminal value {value!r} of {game.format(key)!r} is not an "
+                    f"integer within the declared value_range ({lo}, {hi})"
+                )
+            kinds.append(TERMINAL)
+            terminal[node] = value
+            start.append(len(child))
+            continue
+        moves = game.children(key)
+        if not moves:
+            raise SolveError(
+                f"{game.name}: position {game.format(key)!r} has no moves "
+                "but terminal_value() is None"
+            )
+        probs = _probabilities(game, key, len(moves))
+        kinds.append(DECISION if probs is None else CHANCE)
+        me = players[node]
+        for i, (label, raw) in enumerate(moves):
+            turn = _player(game, raw)
+            ckey = game.canonical(raw) if symmetric else raw
+            c = index.get(ckey)
+            if c is None:
+                c = len(keys)
+                if max_nodes is not None and c >= max_nodes:
+                    raise SolveError(
+                        f"{game.name}: more than {max_nodes:,} positions; "
+                        "the chance solver keeps its graph in memory"
+                    )
+                index[ckey] = c
+                keys.append(ckey)
+                players.append(_player(game, ckey))
+                queue.append(c)
+            # The sign is the raw child's: its canonical image has the same value for its
+            # own player, who may be the other one (a symmetry that swaps the players).
+            sign.append(1 if turn == me else -1)
+            child.append(c)
+            probability.append(None if probs is None else probs[i])
+            labels.append(label_pool.setdefault(label, label))
+        start.append(len(child))
+    return ChanceGraph(
+        game=game,
+        keys=keys,
+        kind=np.array(kinds, dtype=np.int8),
+        player=np.array(players, dtype=np.int8),
+        terminal=terminal,
+        start=np.array(start, dtype=np.int64),
+        child=np.array(child, dtype=np.int64),
+        sign=np.array(sign, dtype=np.int8),
+        probability=probability,
+        labels=labels,
+        index=index,
+    )
+
+
+def strongly_connected(graph: ChanceGraph) -> tuple[npt.NDArray[np.int64], int]:
+    """Each node's strongly connected component, numbered children first: every edge
+    goes to a component with a number no larger than its parent's (Tarjan's algorithm,
+    without recursion). Returns the component of each node and the count."""
+    n = len(graph)
+    start = graph.start.tolist()
+    child = graph.child.tolist()
+    order = [-1] * n
+    low = [0] * n
+    comp = [-1] * n
+    on_stack = [False] * n
+    stack: list[int] = []
+    counter = 0
+    ncomp = 0
+    for root in range(n):
+        if order[root] >= 0:
+            continue
+        work = [(root, start[root])]
+        order[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = True
+        while work:
+            v, e = work[-1]
+            end = start[v + 1]
+            while e < end:
+                w = child[e]
+                e += 1
+                if order[w] < 0:
+                    work[-1] = (v, e)
+                    order[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack[w] = True
+                    work.append((w, start[w]))
+                    break
+                if on_stack[w] and order[w] < low[v]:
+                    low[v] = order[w]
+            else:
+                work.pop()
+                if work:
+                    u = work[-1][0]
+                    if low[v] < low[u]:
+                        low[u] = low[v]
+                if low[v] == order[v]:
+                    while True:
+                        w = stack.pop()
+                        on_stack[w] = False
+                        comp[w] = ncomp
+                        if w == v:
+                            break
+                    ncomp += 1
+    return np.array(comp, dtype=np.int64), ncomp
+
+
+@dataclass
+class ChanceSolution:
+    """The bounds of every position of a :class:`ChanceGraph`.
+
+    ``low`` and ``high`` are floats rounded outwards (``low`` down, ``high`` up), so they
+    bracket the true bounds; ``exact_low`` / ``exact_high`` hold the exact fractions where
+    they are known (``None`` elsewhere: positions on a cycle through a chance node).
+    """
+
+    graph: ChanceGraph
+    low: npt.NDArray[np.float64]
+    high: npt.NDArray[np.float64]
+    exact_low: list[Fraction | None]
+    exact_high: list[Fraction | None]
+    tolerance: float
+    components: int
+    levels: int
+    sweeps: int
+    """Sweeps of value iteration, summed over the levels that needed any."""
+    wide: int
+    """Positions whose bounds ended further apart than the tolerance without being exact
+    (endless play matters there, or the sweep limit was reached)."""
+
+    def exact(self, node: int) -> bool:
+        return self.exact_low[node] is not None and self.exact_high[node] is not None
+
+    def bounds(self, node: int) -> tuple[Fraction | float, Fraction | float]:
+        """The node's bounds: exact fractions where known, else the sound floats."""
+        lo = self.exact_low[node]
+        hi = self.exact_high[node]
+        return (
+            float(self.low[node]) if lo is None else lo,
+            float(self.high[node]) if hi is None else hi,
+        )
+
+    def value(self, node: int = 0) -> Fraction | float:
+        """The node's value when its bounds meet exactly, else their midpoint (within
+        the tolerance of both when the node is not :attr:`wide`)."""
+        lo = self.exact_low[node]
+        if lo is not None and lo == self.exact_high[node]:
+            return lo
+        return (float(self.low[node]) + float(self.high[node])) / 2
+
+    def move_values(self, node: int) -> list[tuple[MoveLabel, float, float]]:
+        """Each move's (or outcome's) bounds seen from *node*'s player, in move order."""
+        g = self.graph
+        out = []
+        for e in g.moves(node):
+            c = int(g.child[e])
+            if g.sign[e] > 0:
+                lo, hi = float(self.low[c]), float(self.high[c])
+            else:
+                lo, hi = -float(self.high[c]), -float(self.low[c])
+            out.append((g.labels[e], lo, hi))
+        return out
+
+    def best_move(self, node: int) -> MoveLabel | None:
+        """The decision node's best move: the largest ``low`` (ties: the largest ``high``,
+        then move order); ``None`` at terminal and chance nodes."""
+        if self.graph.kind[node] != DECISION:
+            return None
+        moves = self.move_values(node)
+        best = max(range(len(moves)), key=lambda i: (moves[i][1], moves[i][2], -i))
+        return moves[best][0]
+
+
+def round_down(q: Fraction) -> float:
+    """The largest float not above *q*."""
+    x = float(q)
+    return math.nextafter(x, -math.inf) if Fraction(x) > q else x
+
+
+def round_up(q: Fraction) -> float:
+    """The smallest float not below *q*."""
+    x = float(q)
+    return math.nextafter(x, math.inf) if Fraction(x) < q else x
+
+
+def _margins(
+    weighted_abs: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]
+) -> npt.NDArray[np.float64]:
+    """A bound on the rounding error of a chance node's float sum ``sum_i p_i * v_i``.
+
+    Each probability is stored as the nearest float (relative error at most ``u``, the
+    unit roundoff), each product adds at most ``u`` and a sum of ``k`` terms at most
+    ``(k - 1) u`` times the sum of the terms' magnitudes, so the computed sum is within
+    ``(k + 1) u (1 + u)^(k+1) * sum |p_i v_i|`` of the exact one. Doubling that covers the
+    higher-order terms for any ``k < 2^50`` and the rounding of the margin's own
+    subtraction; :data:`TINY` covers underflow.
+    """
+    return 2.0 * (counts + 2) * UNIT_ROUNDOFF * weighted_abs + TINY
+
+
+def solve_graph(
+    graph: ChanceGraph,
+    tolerance: float = DEFAULT_TOLERANCE,
+    max_sweeps: int = DEFAULT_MAX_SWEEPS,
+) -> ChanceSolution:
+    """Every position's bounds (see the module docstring).
+
+    :raises InvalidParameterError: never; *tolerance* must be positive (checked by the
+        callers that take it from users).
+    """
+    game = graph.game
+    vmin, vmax = value_range_of(game)
+    n = len(graph)
+    comp, ncomp = strongly_connected(graph)
+    start = graph.start
+    child = graph.child
+    sign = graph.sign
+    kind = graph.kind
+    probability = graph.probability
+
+    members: list[list[int]] = [[] for _ in range(ncomp)]
+    for v, c in enumerate(comp.tolist()):
+        members[c].append(v)
+    # Levels of the components' DAG: a component's level is one more than its children's
+    # highest, so the components of one level depend only on lower levels.
+    level = [0] * ncomp
+    cyclic = [False] * ncomp
+    has_chance = [False] * ncomp
+    comp_list = comp.tolist()
+    child_list = child.tolist()
+    start_list = start.tolist()
+    kind_list = kind.tolist()
+    for c in range(ncomp):
+        top = 0
+        nodes = members[c]
+        if len(nodes) > 1:
+            cyclic[c] = True
+        for v in nodes:
+            if kind_list[v] == CHANCE:
+                has_chance[c] = True
+            for e in range(start_list[v], start_list[v + 1]):
+                d = comp_list[child_list[e]]
+                if d == c:
+                    cyclic[c] = True
+                elif level[d] + 1 > top:
+                    top = level[d] + 1
+        level[c] = top
+    nlevels = max(level, default=-1) + 1
+    by_level: list[list[int]] = [[] for _ in range(nlevels)]
+    for c in range(ncomp):
+        by_level[level[c]].append(c)
+
+    low = np.full(n, float(vmin))
+    high = np.full(n, float(vmax))
+    exact_low: list[Fraction | None] = [None] * n
+    exact_high: list[Fraction | None] = [None] * n
+    for v, value in graph.terminal.items():
+        exact_low[v] = exact_high[v] = Fraction(value)
+        low[v] = high[v] = float(value)
+    sign_list = sign.tolist()
+
+    def seen(e: int) -> tuple[Fraction | None, Fraction | None]:
+        """Edge *e*'s child's exact bounds (low side, high side) seen from the parent."""
+        c = child_list[e]
+        if sign_list[e] > 0:
+            return exact_low[c], exact_high[c]
+        lo, hi = exact_high[c], exact_low[c]
+        return (None if lo is None else -lo), (None if hi is None else -hi)
+
+    def combine(v: int, side: int) -> Fraction | None:
+        """The exact bound (0: low, 1: high) of *v* from its children's, if all known."""
+        values = []
+        for e in range(start_list[v], start_list[v + 1]):
+            x = seen(e)[side]
+            if x is None:
+                return None
+            values.append((x, e))
+        if kind_list[v] == DECISION:
+            return max(x for x, _ in values)
+        total = Fraction(0)
+        for x, e in values:
+            p = probability[e]
+            assert p is not None
+            total += p * x
+        return total
+
+    sweeps = 0
+    float_nodes_by_level: list[list[int]] = []
+    for lvl in range(nlevels):
+        iterate: list[int] = []
+        for c in by_level[lvl]:
+            nodes = members[c]
+            if kind_list[nodes[0]] == TERMINAL:
+                continue
+            if not cyclic[c]:
+                v = nodes[0]
+                for side in (0, 1):
+                    q = combine(v, side)
+                    if q is not None:
+                        if side == 0:
+                            exact_low[v] = q
+                        else:
+                            exact_high[v] = q
+                if exact_low[v] is not None and exact_high[v] is not None:
+                    low[v] = round_down(exact_low[v])  # type: ignore[arg-type]
+                    high[v] = round_up(exact_high[v])  # type: ignore[arg-type]
+                    continue
+                iterate.append(v)
+            elif not has_chance[c] and _exact_cycle(
+                nodes, start_list, combine, exact_low, exact_high, vmin, vmax
+            ):
+                for v in nodes:
+                    low[v] = round_down(exact_low[v])  # type: ignore[arg-type]
+                    high[v] = round_up(exact_high[v])  # type: ignore[arg-type]
+            else:
+                iterate.extend(nodes)
+        if iterate:
+            sweeps += _iterate(graph, iterate, low, high, tolerance, max_sweeps)
+            # A node with one exact side (a chance-free node whose other side waits on an
+            # inexact child) keeps its exact side in the floats too.
+            for v in iterate:
+                if exact_low[v] is not None:
+                    low[v] = max(low[v], round_down(exact_low[v]))  # type: ignore[arg-type]
+                if exact_high[v] is not None:
+                    high[v] = min(high[v], round_up(exact_high[v]))  # type: ignore[arg-type]
+        float_nodes_by_level.append(iterate)
+    wide = sum(
+        1 for nodes in float_nodes_by_level for v in nodes if not (high[v] - low[v] <= tolerance)
+    )
+    return ChanceSolution(
+        graph=graph,
+        low=low,
+        high=high,
+        exact_low=exact_low,
+        exact_high=exact_high,
+        tolerance=tolerance,
+        components=ncomp,
+        levels=nlevels,
+        sweeps=sweeps,
+        wide=wide,
+    )
+
+
+def _exact_cycle(
+    nodes: list[int],
+    start_list: list[int],
+    combine: Any,
+    exact_low: list[Fraction | None],
+    exact_high: list[Fraction | None],
+    vmin: int,
+    vmax: int,
+) -> bool:
+    """Solve a component of decision nodes exactly, if its outside children are exact:
+    start at the range's ends and apply the equations until nothing changes (max and
+    negation only pick among finitely many values, so this ends). Returns whether it
+    could (on False nothing is written)."""
+    saved = [(exact_low[v], exact_high[v]) for v in nodes]
+    for v in nodes:
+        exact_low[v] = Fraction(vmin)
+        exact_high[v] = Fraction(vmax)
+    changed = True
+    while changed:
+        changed = False
+        for v in nodes:
+            lo = combine(v, 0)
+            hi = combine(v, 1)
+            if lo is None or hi is None:
+                for u, (a, b) in zip(nodes, saved, strict=True):
+                    exact_low[u], exact_high[u] = a, b
+                return False
+            if lo > exact_low[v]:
+                exact_low[v] = lo
+                changed = True
+            if hi < exact_high[v]:
+                exact_high[v] = hi
+                changed = True
+    return True
+
+
+def _layers(graph: ChanceGraph, nodes: npt.NDArray[np.int64]) -> list[npt.NDArray[np.int64]]:
+    """*nodes* (sorted) in layers for Gauss-Seidel sweeps: an edge to a node of a higher
+    id (discovery order: mostly a move forward) puts its parent in a later layer than its
+    child, so most children are updated before their parents within one sweep; edges
+    back to lower ids (the moves that close cycles) use the previous sweep's values."""
+    inside = set(nodes.tolist())
+    start = graph.start.tolist()
+    child = graph.child.tolist()
+    layer: dict[int, int] = {}
+    for v in reversed(nodes.tolist()):
+        top = 0
+        for e in range(start[v], start[v + 1]):
+            c = child[e]
+            if c > v and c in inside:
+                d = layer[c] + 1
+                if d > top:
+                    top = d
+        layer[v] = top
+    count = max(layer.values()) + 1
+    groups: list[list[int]] = [[] for _ in range(count)]
+    for v in nodes.tolist():
+        groups[layer[v]].append(v)
+    return [np.array(g, dtype=np.int64) for g in groups]
+
+
+@dataclass
+class _Sweep:
+    """One layer's nodes and edges, laid out for vectorised updates."""
+
+    nodes: npt.NDArray[np.int64]
+    offsets: npt.NDArray[np.int64]
+    counts: npt.NDArray[np.int64]
+    kids: npt.NDArray[np.int64]
+    positive: npt.NDArray[np.bool_]
+    prob: npt.NDArray[np.float64]
+    chance: npt.NDArray[np.bool_]
+    any_chance: bool
+
+    @classmethod
+    def of(cls, graph: ChanceGraph, nodes: npt.NDArray[np.int64]) -> _Sweep:
+        first = graph.start[nodes]
+        counts = graph.start[nodes + 1] - first
+        offsets = np.zeros(len(nodes), dtype=np.int64)
+        np.cumsum(counts[:-1], out=offsets[1:])
+        edge = np.repeat(first - offsets, counts) + np.arange(int(counts.sum()), dtype=np.int64)
+        probability = graph.probability
+        prob = np.array(
+            [0.0 if (p := probability[e]) is None else float(p) for e in edge.tolist()],
+            dtype=np.float64,
+        )
+        chance = graph.kind[nodes] == CHANCE
+        return cls(
+            nodes=nodes,
+            offsets=offsets,
+            counts=counts,
+            kids=graph.child[edge],
+            positive=graph.sign[edge] > 0,
+            prob=prob,
+            chance=chance,
+            any_chance=bool(chance.any()),
+        )
+
+    def update(self, low: npt.NDArray[np.float64], high: npt.NDArray[np.float64]) -> bool:
+        """Apply the equations once to this layer's nodes; whether anything moved."""
+        cl = low[self.kids]
+        ch = high[self.kids]
+        v_low = np.where(self.positive, cl, -ch)
+        v_high = np.where(self.positive, ch, -cl)
+        new_low = np.maximum.reduceat(v_low, self.offsets)
+        new_high = np.maximum.reduceat(v_high, self.offsets)
+        if self.any_chance:
+            prob, offsets, counts = self.prob, self.offsets, self.counts
+            s_low = np.add.reduceat(prob * v_low, offsets)
+            s_high = np.add.reduceat(prob * v_high, offsets)
+            m_low = _margins(np.add.reduceat(prob * np.abs(v_low), offsets), counts)
+            m_high = _margins(np.add.reduceat(prob * np.abs(v_high), offsets), counts)
+            new_low = np.where(self.chance, s_low - m_low, new_low)
+            new_high = np.where(self.chance, s_high + m_high, new_high)
+        old_low = low[self.nodes]
+        old_high = high[self.nodes]
+        moved = bool((new_low > old_low).any() or (new_high < old_high).any())
+        if moved:
+            low[self.nodes] = np.maximum(old_low, new_low)
+            high[self.nodes] = np.minimum(old_high, new_high)
+        return moved
+
+
+def _iterate(
+    graph: ChanceGraph,
+    nodes_list: Sequence[int],
+    low: npt.NDArray[np.float64],
+    high: npt.NDArray[np.float64],
+    tolerance: float,
+    max_sweeps: int,
+) -> int:
+    """Value iteration over *nodes_list*, whose children are either among them or
+    already final in *low* / *high*; returns the sweeps it took.
+
+    Gauss-Seidel by layers (:func:`_layers`), each layer vectorised. Lows only rise and
+    highs only fall, each step rounded outwards, so every value written is a sound bound.
+    Stops when every node's bounds are within *tolerance*, when a sweep changes nothing,
+    or after *max_sweeps*."""
+    nodes = np.array(sorted(nodes_list), dtype=np.int64)
+    sweeps = [_Sweep.of(graph, layer) for layer in _layers(graph, nodes)]
+    done = 0
+    while done < max_sweeps:
+        done += 1
+        moved = False
+        for sweep in sweeps:
+            moved |= sweep.update(low, high)
+        if not moved or float(np.max(high[nodes] - low[nodes])) <= tolerance:
+            break
+    return done
+
+
+__all__ = [
+    "CHANCE",
+    "DECISION",
+    "DEFAULT_TOLERANCE",
+    "TERMINAL",
+    "ChanceGraph",
+    "ChanceSolution",
+    "expand_all",
+    "round_down",
+    "round_up",
+    "solve_graph",
+    "strongly_connected",
+]

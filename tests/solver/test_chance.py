@@ -1,0 +1,282 @@
+"""Chance nodes (solver/chance.py) against independent oracles: the lecture notes'
+expectiminimax recursion on random acyclic games (exact fractions), exhaustive stationary
+strategies with exact Markov-chain values on random cyclic ones (the solver's float bounds
+must bracket them), and the built-in games of chance."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from solver.chance import (
+    CHANCE,
+    DECISION,
+    TERMINAL,
+    expand_all,
+    round_down,
+    round_up,
+    solve_graph,
+    strongly_connected,
+)
+from solver.errors import ContractError, InvalidPositionError, SolveError
+from solver.game import GameBase
+from solver.games.coin_nim import CoinNim
+from solver.games.dice_race import DiceRace
+from solver.games.pig import Pig
+from tests.oracles import ExplicitChanceGame, expectiminimax, stochastic_value, value_iteration
+
+RANGE = (-2, 2)
+
+
+@st.composite
+def chance_games(draw: st.DrawFn, acyclic: bool) -> ExplicitChanceGame:
+    """A random game of up to 8 nodes: terminals worth -2..2, decision nodes of one or
+    two moves, chance nodes of two or three outcomes with random probabilities; acyclic
+    games only move to higher-numbered nodes (the last node is terminal)."""
+    n = draw(st.integers(2, 8))
+    succ: list[list[int]] = []
+    leaf: dict[int, int] = {}
+    odds: dict[int, list[Fraction]] = {}
+    player = [draw(st.integers(0, 1)) for _ in range(n)]
+    for i in range(n):
+        targets = st.integers(i + 1, n - 1) if acyclic else st.integers(0, n - 1)
+        kind = (
+            "terminal"
+            if (acyclic and i == n - 1)
+            else draw(st.sampled_from(["terminal", "decision", "chance", "chance"]))
+        )
+        if i == 0 and kind == "terminal" and n > 1:
+            kind = "chance"
+        if kind == "terminal":
+            succ.append([])
+            leaf[i] = draw(st.integers(*RANGE))
+        elif kind == "decision":
+            succ.append(draw(st.lists(targets, min_size=1, max_size=2)))
+        else:
+            kids = draw(st.lists(targets, min_size=2, max_size=3))
+            weights = draw(st.lists(st.integers(1, 5), min_size=len(kids), max_size=len(kids)))
+            succ.append(kids)
+            odds[i] = [Fraction(w, sum(weights)) for w in weights]
+    if not leaf:  # at least one way to end
+        succ[n - 1] = []
+        odds.pop(n - 1, None)
+        leaf[n - 1] = draw(st.integers(*RANGE))
+    return ExplicitChanceGame(succ, leaf, player, odds, RANGE)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chance_games(acyclic=True))
+def test_acyclic_values_are_the_exact_expectiminimax(game: ExplicitChanceGame) -> None:
+    graph = expand_all(game)
+    solution = solve_graph(graph)
+    for node, key in enumerate(graph.keys):
+        expected = expectiminimax(game, key)
+        if game.player[key] == 1:
+            expected = -expected
+        assert solution.exact_low[node] == expected
+        assert solution.exact_high[node] == expected
+        assert solution.low[node] <= expected <= solution.high[node]
+    assert solution.wide == 0
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chance_games(acyclic=False))
+def test_cyclic_bounds_bracket_the_exact_values(game: ExplicitChanceGame) -> None:
+    """low is the value when endless play is the worst result for the node's player,
+    high when it is the best: the solver's floats must bracket both exact values, within
+    the tolerance where it says it converged, and its exact fractions must equal them."""
+    tolerance = 1e-9
+    graph = expand_all(game)
+    solution = solve_graph(graph, tolerance=tolerance)
+    lo_vi, hi_vi = value_iteration(game, sweeps=3000)
+    for node, key in enumerate(graph.keys):
+        true_low = stochastic_value(game, key, Fraction(RANGE[0]))
+        true_high = stochastic_value(game, key, Fraction(RANGE[1]))
+        assert true_low - 1e-7 <= solution.low[node] <= true_low
+        assert true_high <= solution.high[node] <= true_high + 1e-7
+        if solution.exact_low[node] is not None:
+            assert solution.exact_low[node] == true_low
+        if solution.exact_high[node] is not None:
+            assert solution.exact_high[node] == true_high
+        # Plain value iteration from the range's ends agrees (to its own precision).
+        assert lo_vi[key] == pytest.approx(float(true_low), abs=1e-6)
+        assert hi_vi[key] == pytest.approx(float(true_high), abs=1e-6)
+        if true_low == true_high:
+            # Where the two meet, the iteration brings the bounds within the tolerance
+            # (unless the sweep limit stopped it, which 'wide' would count).
+            assert solution.high[node] - solution.low[node] <= tolerance or solution.wide
+
+
+def test_components_are_numbered_children_first() -> None:
+    game = ExplicitChanceGame(
+        succ=[[1, 2], [0, 3], [3], []],
+        leaf={3: 1},
+        player=[0, 1, 1, 0],
+        odds={},
+        value_range=(-1, 1),
+    )
+    comp, count = strongly_connected(expand_all(game))
+    assert count == 3
+    assert comp[0] == comp[1]  # the cycle 0 <-> 1
+    assert comp[3] < comp[2] < comp[0]
+
+
+def test_rounding_is_outwards() -> None:
+    third = Fraction(1, 3)
+    assert Fraction(round_down(third)) < third < Fraction(round_up(third))
+    assert round_down(Fraction(1, 2)) == round_up(Fraction(1, 2)) == 0.5
+
+
+@pytest.mark.parametrize(
+    ("n", "value"),
+    [(0, "-1"), (1, "1"), (2, "1"), (3, "0"), (4, "-1/2"), (10, "3/16"), (15, "17/512")],
+)
+def test_coin_nim_values(n: int, value: str) -> None:
+    game = CoinNim(n=n)
+    solution = solve_graph(expand_all(game))
+    assert solution.value(0) == Fraction(value)
+    assert solution.exact(0)
+
+
+def test_coin_nim_strategy() -> None:
+    game = CoinNim(n=10)
+    graph = expand_all(game)
+    solution = solve_graph(graph)
+    assert graph.kind[0] == CHANCE and graph.player[0] == 0
+    # With 4 stones and heads, take 1 (leave 3: worth 0 to the opponent) rather than 2
+    # (leave 2: he wins): the lecture notes' MAX node after the toss.
+    node = graph.index[game.parse("4 first heads")]
+    assert graph.kind[node] == DECISION
+    assert solution.best_move(node) == "take 1"
+    assert solution.move_values(node) == [("take 1", 0.0, 0.0), ("take 2", -1.0, -1.0)]
+    assert solution.best_move(0) is None  # a chance node has no move to choose
+
+
+def test_dice_race_has_chance_inside_cycles() -> None:
+    game = DiceRace(goal=6, faces=4)
+    graph = expand_all(game)
+    comp, count = strongly_connected(graph)
+    biggest = max(range(count), key=lambda c: int((comp == c).sum()))
+    inside = [v for v in range(len(graph)) if comp[v] == biggest]
+    assert any(graph.kind[v] == CHANCE for v in inside) and len(inside) > 10
+    solution = solve_graph(graph, tolerance=1e-12)
+    assert solution.wide == 0
+    assert 0 < solution.high[0] - solution.low[0] <= 1e-12
+    # Independent value iteration converges to the same value.
+    explicit = _explicit(game, graph)
+    lo, hi = value_iteration(explicit, sweeps=400)
+    assert lo[0] == pytest.approx(solution.value(0), abs=1e-9)
+    assert hi[0] == pytest.approx(solution.value(0), abs=1e-9)
+
+
+def _explicit(game: DiceRace | Pig, graph: object) -> ExplicitChanceGame:
+    from solver.chance import ChanceGraph
+
+    assert isinstance(graph, ChanceGraph)
+    succ = [[int(graph.child[e]) for e in graph.moves(v)] for v in range(len(graph))]
+    odds = {
+        v: [p for e in graph.moves(v) if (p := graph.probability[e]) is not None]
+        for v in range(len(graph))
+        if graph.kind[v] == CHANCE
+    }
+    return ExplicitChanceGame(
+        succ,
+        dict(graph.terminal),
+        graph.player.tolist(),
+        odds,
+        (-1, 1),
+    )
+
+
+def test_pig_small_target_against_value_iteration() -> None:
+    game = Pig(target=8, faces=4)
+    graph = expand_all(game)
+    solution = solve_graph(graph)
+    assert graph.kind[0] == DECISION
+    assert all(graph.kind[v] == TERMINAL for v in graph.terminal)
+    lo, hi = value_iteration(_explicit(game, graph), sweeps=2000)
+    for v in range(len(graph)):
+        assert solution.low[v] <= lo[v] + 1e-12
+        assert solution.high[v] >= hi[v] - 1e-12
+        assert solution.high[v] - solution.low[v] <= 1e-9
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "12-30", "12-30 third 5", "100-0 first 0", "0-0 first 1", "98-0 first 5 rolling"],
+)
+def test_pig_refuses_malformed_positions(text: str) -> None:
+    with pytest.raises(InvalidPositionError):
+        Pig().parse(text)
+
+
+def test_pig_notation_round_trips() -> None:
+    game = Pig(target=20)
+    graph = expand_all(game)
+    for key in graph.keys:
+        assert game.parse(game.format(key)) == key
+
+
+def test_chance_games_must_say_whose_positions_are() -> None:
+    game = ExplicitChanceGame([[1], []], {1: 1}, [0, 2], {}, (-1, 1))
+    with pytest.raises(ContractError, match="must say whose every position is"):
+        expand_all(game)
+
+
+@pytest.mark.parametrize(
+    ("odds", "message"),
+    [
+        ({0: [Fraction(1, 2), Fraction(1, 3)]}, "sum to 5/6, not 1"),
+        ({0: [Fraction(1)]}, "2 outcomes but 1 probabilities"),
+        ({0: [Fraction(3, 2), Fraction(-1, 2)]}, "each must be a positive Fraction"),
+        ({0: [0.5, 0.5]}, "each must be a positive Fraction"),
+    ],
+)
+def test_bad_probabilities_are_refused(odds: dict[int, list[Fraction]], message: str) -> None:
+    game = ExplicitChanceGame([[1, 2], [], []], {1: 1, 2: -1}, [0, 0, 1], odds, (-1, 1))
+    with pytest.raises(ContractError, match=message):
+        expand_all(game)
+
+
+class DeadEnd(ExplicitChanceGame):
+    """Node 1 has no moves and no value: a broken game."""
+
+    def terminal_value(self, key: int) -> int | None:
+        return None
+
+
+def test_bad_terminal_values_and_dead_ends_are_refused() -> None:
+    game = ExplicitChanceGame([[1], []], {1: 5}, [0, 0], {}, (-1, 1))
+    with pytest.raises(ContractError, match="within the declared value_range"):
+        expand_all(game)
+    with pytest.raises(SolveError, match="'1' has no moves but terminal_value"):
+        expand_all(DeadEnd([[1], []], {}, [0, 0], {}, (-1, 1)))
+
+
+def test_the_deterministic_solver_refuses_games_of_chance() -> None:
+    from solver import solve
+
+    with pytest.raises(SolveError, match="pig has chance nodes: solve it with solver.chance"):
+        solve(Pig(target=10))
+
+
+def test_a_game_class_declaring_chance_needs_the_hook_and_contract_3() -> None:
+    from solver.games import check_game_class
+
+    assert check_game_class(Pig) is Pig
+
+    class NoOdds(DiceRace):
+        name = "no-odds"
+        probabilities = GameBase.probabilities
+
+    class OldContract(DiceRace):
+        name = "old-contract"
+        contract = 2
+
+    with pytest.raises(ContractError, match="declares chance nodes but does not implement"):
+        check_game_class(NoOdds)
+    with pytest.raises(ContractError, match="which Game contract 3 added"):
+        check_game_class(OldContract)
