@@ -19,13 +19,15 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from fractions import Fraction
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
 from solver.errors import NegagraphError
 from solver.game import (
     BatchedRules,
+    ChanceRules,
     Game,
     GameBase,
     GameFacts,
@@ -46,7 +48,8 @@ class Violation:
 
     check: str
     """Which check: ``notation``, ``moves``, ``terminal``, ``range``, ``determinism``,
-    ``canonical``, ``symmetry``, ``acyclic``, ``finite``, ``tiers`` or ``error``."""
+    ``canonical``, ``symmetry``, ``acyclic``, ``finite``, ``tiers``, ``chance`` or
+    ``error``."""
     message: str
     witness: str
     """The position in the game's notation (its key if it cannot be written)."""
@@ -175,8 +178,31 @@ def check_position(
             bad("canonical", "canonical() changes the key but uses_symmetry is false")
         if facts.tiers:
             out.extend(_check_tiers(game, key, children, facts.uses_symmetry))
+        if facts.chance:
+            for message in _chance_problems(game, key, len(children)):
+                bad("chance", message)
     except Exception as e:
         bad("error", f"{type(e).__name__}: {e}")
+    return out
+
+
+def _chance_problems(game: Game, key: PositionKey, moves: int) -> list[str]:
+    """What breaks the chance contract at *key*: whose the position is (0 or 1) and, at
+    a chance node, one positive fraction per outcome, summing to 1."""
+    out = []
+    player = game.player_to_move(key)
+    if player not in (0, 1):
+        out.append(f"player_to_move() is {player!r}, not 0 or 1 (a chance game must say)")
+    probs = cast(ChanceRules, game).probabilities(key)
+    if probs is None:
+        return out
+    probs = list(probs)
+    if not all(isinstance(p, (int, Fraction)) and not isinstance(p, bool) and p > 0 for p in probs):
+        out.append(f"probabilities() gave {probs!r}: each must be a positive Fraction")
+    elif sum(probs) != 1:
+        out.append(f"the probabilities sum to {sum(probs)}, not 1")
+    if len(probs) != moves:
+        out.append(f"{len(probs)} probabilities for {moves} outcomes")
     return out
 
 
@@ -640,7 +666,9 @@ def check_game(
         report.notes.append(
             f"finite is declared; not confirmed: more than {sampled} positions are reachable"
         )
-    if facts.uses_symmetry and symmetry_pairs > 0:
+    if facts.uses_symmetry and facts.chance:
+        report.notes.append("the symmetry of a game of chance is not checked by solving yet")
+    elif facts.uses_symmetry and symmetry_pairs > 0:
         found, report.symmetry_pairs = check_symmetry(  # the playouts' deep positions first
             game,
             keys[::-1],

@@ -280,3 +280,58 @@ def test_a_game_class_declaring_chance_needs_the_hook_and_contract_3() -> None:
         check_game_class(NoOdds)
     with pytest.raises(ContractError, match="which Game contract 3 added"):
         check_game_class(OldContract)
+
+
+class BadOdds(ExplicitChanceGame):
+    """Position 0 is a chance node whose probabilities sum to 5/6; position 2 belongs
+    to nobody."""
+
+    def player_to_move(self, key: int) -> int:
+        return 7 if key == 2 else self.player[key]
+
+
+@pytest.mark.parametrize("game", [Pig(target=12), CoinNim(n=6), DiceRace(goal=5)])
+def test_check_passes_the_games_of_chance(game: Pig | CoinNim | DiceRace) -> None:
+    from solver.check import check_game
+
+    report = check_game(game, max_positions=500)
+    assert report.ok, report.violations
+
+
+def test_check_reports_broken_chance_contracts() -> None:
+    from solver.check import check_game
+
+    game = BadOdds(
+        [[1, 2], [], []], {1: 1, 2: -1}, [0, 0, 1], {0: [Fraction(1, 2), Fraction(1, 3)]}, (-1, 1)
+    )
+    report = check_game(game, max_positions=10)
+    found = {(v.check, v.witness, v.message) for v in report.violations}
+    assert ("chance", "0", "the probabilities sum to 5/6, not 1") in found
+    assert ("chance", "2", "player_to_move() is 7, not 0 or 1 (a chance game must say)") in found
+
+
+@pytest.mark.slow
+def test_pig_to_100_matches_the_published_optimum() -> None:
+    """Neller and Presser (2004): under optimal play the first player wins 53.06% of
+    games. Their optimal policy at a score of 41 against 49: roll until the turn total is
+    22 or more, except at exactly 27, where one more roll is right (a published sample of
+    the policy's irregular thresholds)."""
+    game = Pig(target=100)
+    graph = expand_all(game)
+    solution = solve_graph(graph)
+    assert solution.wide == 0
+    low, high = solution.low[0], solution.high[0]
+    assert high - low <= 1e-9
+    assert round((low + 1) / 2, 4) == round((high + 1) / 2, 4) == 0.5306
+
+    def decision(text: str) -> str:
+        node = graph.index[game.parse(text)]
+        (roll, roll_low, roll_high), (hold, hold_low, hold_high) = solution.move_values(node)
+        assert (roll, hold) == ("roll", "hold")
+        # The decision is proved: one move's lower bound is above the other's upper.
+        assert roll_low > hold_high or hold_low > roll_high
+        return "roll" if roll_low > hold_high else "hold"
+
+    expected = {k: "roll" for k in range(2, 22)} | {k: "hold" for k in range(22, 27)}
+    expected |= {27: "roll", 28: "hold", 30: "hold"}
+    assert {k: decision(f"41-49 first {k}") for k in expected} == expected
