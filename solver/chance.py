@@ -91,6 +91,8 @@ class ChanceGraph:
     """+1 if the edge's child has its parent's player, -1 if the point of view changes."""
     probability: list[Fraction | None]
     """The outcome's probability on a chance node's edges, ``None`` on a decision node's."""
+    weight: npt.NDArray[np.float64]
+    """The same as the nearest float64 (0 on a decision node's edges)."""
     labels: list[MoveLabel]
     index: dict[PositionKey, int] = field(repr=False)
 
@@ -130,10 +132,18 @@ def _player(game: Game, key: PositionKey) -> int:
     return int(p)
 
 
-def _probabilities(game: Game, key: PositionKey, moves: int) -> list[Fraction] | None:
+def _probabilities(
+    game: Game, key: PositionKey, moves: int, seen: dict[int, tuple[object, list[Fraction]]]
+) -> list[Fraction] | None:
+    """The probabilities of *key*'s outcomes, checked. *seen* remembers the sequences
+    already checked by identity (games usually return one shared tuple per kind of
+    throw), which saves most of the checking."""
     raw = cast(ChanceRules, game).probabilities(key)
     if raw is None:
         return None
+    known = seen.get(id(raw))
+    if known is not None and known[0] is raw and len(known[1]) == moves:
+        return known[1]
     probs: list[Fraction] = []
     for p in raw:
         if isinstance(p, bool) or not isinstance(p, (int, Fraction)) or p <= 0:
@@ -151,6 +161,7 @@ def _probabilities(game: Game, key: PositionKey, moves: int) -> list[Fraction] |
         raise ContractError(
             f"{game.name}: the probabilities of {game.format(key)!r} sum to {sum(probs)}, not 1"
         )
+    seen[id(raw)] = (raw, probs)
     return probs
 
 
@@ -179,6 +190,8 @@ def expand_all(
     child: list[int] = []
     sign: list[int] = []
     probability: list[Fraction | None] = []
+    weights: list[float] = []
+    checked: dict[int, tuple[object, list[Fraction]]] = {}
     labels: list[MoveLabel] = []
     label_pool: dict[MoveLabel, MoveLabel] = {}  # one string per distinct label
     queue = deque([0])
@@ -202,7 +215,7 @@ def expand_all(
                 f"{game.name}: position {game.format(key)!r} has no moves "
                 "but terminal_value() is None"
             )
-        probs = _probabilities(game, key, len(moves))
+        probs = _probabilities(game, key, len(moves), checked)
         kinds.append(DECISION if probs is None else CHANCE)
         me = players[node]
         for i, (label, raw) in enumerate(moves):
@@ -224,7 +237,12 @@ def expand_all(
             # own player, who may be the other one (a symmetry that swaps the players).
             sign.append(1 if turn == me else -1)
             child.append(c)
-            probability.append(None if probs is None else probs[i])
+            if probs is None:
+                probability.append(None)
+                weights.append(0.0)
+            else:
+                probability.append(probs[i])
+                weights.append(float(probs[i]))
             labels.append(label_pool.setdefault(label, label))
         start.append(len(child))
     return ChanceGraph(
@@ -237,6 +255,7 @@ def expand_all(
         child=np.array(child, dtype=np.int64),
         sign=np.array(sign, dtype=np.int8),
         probability=probability,
+        weight=np.array(weights, dtype=np.float64),
         labels=labels,
         index=index,
     )
@@ -507,7 +526,9 @@ def solve_graph(
             else:
                 iterate.extend(nodes)
         if iterate:
-            sweeps += _iterate(graph, iterate, low, high, tolerance, max_sweeps)
+            sweeps += _iterate(
+                graph, iterate, low, high, tolerance, max_sweeps, start_list, child_list
+            )
             # A node with one exact side (a chance-free node whose other side waits on an
             # inexact child) keeps its exact side in the floats too.
             for v in iterate:
@@ -569,14 +590,14 @@ def _exact_cycle(
     return True
 
 
-def _layers(graph: ChanceGraph, nodes: npt.NDArray[np.int64]) -> list[npt.NDArray[np.int64]]:
+def _layers(
+    nodes: npt.NDArray[np.int64], start: list[int], child: list[int]
+) -> list[npt.NDArray[np.int64]]:
     """*nodes* (sorted) in layers for Gauss-Seidel sweeps: an edge to a node of a higher
     id (discovery order: mostly a move forward) puts its parent in a later layer than its
     child, so most children are updated before their parents within one sweep; edges
     back to lower ids (the moves that close cycles) use the previous sweep's values."""
     inside = set(nodes.tolist())
-    start = graph.start.tolist()
-    child = graph.child.tolist()
     layer: dict[int, int] = {}
     for v in reversed(nodes.tolist()):
         top = 0
@@ -614,11 +635,7 @@ class _Sweep:
         offsets = np.zeros(len(nodes), dtype=np.int64)
         np.cumsum(counts[:-1], out=offsets[1:])
         edge = np.repeat(first - offsets, counts) + np.arange(int(counts.sum()), dtype=np.int64)
-        probability = graph.probability
-        prob = np.array(
-            [0.0 if (p := probability[e]) is None else float(p) for e in edge.tolist()],
-            dtype=np.float64,
-        )
+        prob = graph.weight[edge]
         chance = graph.kind[nodes] == CHANCE
         return cls(
             nodes=nodes,
@@ -663,6 +680,8 @@ def _iterate(
     high: npt.NDArray[np.float64],
     tolerance: float,
     max_sweeps: int,
+    start: list[int],
+    child: list[int],
 ) -> int:
     """Value iteration over *nodes_list*, whose children are either among them or
     already final in *low* / *high*; returns the sweeps it took.
@@ -672,7 +691,7 @@ def _iterate(
     Stops when every node's bounds are within *tolerance*, when a sweep changes nothing,
     or after *max_sweeps*."""
     nodes = np.array(sorted(nodes_list), dtype=np.int64)
-    sweeps = [_Sweep.of(graph, layer) for layer in _layers(graph, nodes)]
+    sweeps = [_Sweep.of(graph, layer) for layer in _layers(nodes, start, child)]
     done = 0
     while done < max_sweeps:
         done += 1
