@@ -432,7 +432,8 @@ def given_root(game: GameBase, r: SolveResult, root: str | None) -> str:
 
 
 def result_json(game: GameBase, r: SolveResult, root: str | None = None) -> dict[str, Any]:
-    bound = public_to_json
+    # A game of chance's bounds are floats (rounded outwards), never infinite.
+    bound = float if "chance" in r.extra else public_to_json
     return {
         "game": r.game,
         "params": r.params,
@@ -458,6 +459,7 @@ def result_json(game: GameBase, r: SolveResult, root: str | None = None) -> dict
         "peak_rss": r.peak_rss,
         "memory_limit": r.memory_limit,
         "tiered": dict(r.extra) if r.extra.get("tiers") else None,
+        "chance": r.extra.get("chance"),
     }
 
 
@@ -467,6 +469,30 @@ def describe_result(game: GameBase, r: SolveResult, root: str | None = None) -> 
     stored = "" if given == r.root_text else f" (stored as its symmetric image {r.root_text})"
     lines = [f"{r.game}{f' ({params})' if params else ''} from {given}{stored}"]
     flag = {True: "final", False: "not final"}
+    chance = r.extra.get("chance")
+    if chance is not None:
+        lo = fraction_or_float(chance["low_exact"], float(r.low))
+        hi = fraction_or_float(chance["high_exact"], float(r.high))
+        mover = game.facts.players[chance["player"]]
+        lines.append(
+            f"  value for {mover} ({chance['kind']} node): {chance_span(lo, hi)}"
+            + ("" if chance["exact"] else f" (within {chance['tolerance']:g}, outwards-rounded)")
+        )
+        if game.facts.value_range == (-1, 1):
+            first = chance["value"] if chance["player"] == 0 else -chance["value"]
+            lines.append(
+                f"  {game.facts.players[0]} wins with probability {(first + 1) / 2:.6f} "
+                "under optimal play"
+            )
+        if chance["best_move"] is not None:
+            lines.append(f"  best move: {chance['best_move']}")
+        if chance["wide"]:
+            lines.append(f"  {number(chance['wide'])} positions wider than the tolerance")
+        lines.append(
+            f"  {number(r.nodes)} nodes, {number(r.edges)} edges in {r.seconds:.2f} s "
+            f"({number(chance['components'])} components, {number(chance['sweeps'])} sweeps)"
+        )
+        return lines
     if r.value is not None:
         lines.append(f"  value {r.value}" + (" (exact)" if r.complete else ""))
     lines.append(
@@ -817,6 +843,8 @@ def describe_view(view: dict[str, Any], players: tuple[str, str] = ("MAX", "MIN"
         return "inf" if v is None else str(v)
 
     lines = [f"{view['position']}  ({view['state']})"]
+    if "chance" in view:
+        return lines + chance_view_lines(view, players)
     if "max_low" in view:
         lo, hi = b(view["max_low"], "-inf"), b(view["max_high"], "+inf")
         mover = players[0] if view["to_move"] == "MAX" else players[1]
@@ -845,6 +873,52 @@ def describe_view(view: dict[str, Any], players: tuple[str, str] = ("MAX", "MIN"
                 f"    {m['move'].ljust(width)}  {span:<10} plies {plies_low}/{plies_high}"
                 f"  -> {m['position']} ({m['state']})"
             )
+    return lines
+
+
+def fraction_or_float(exact: str | None, approx: float) -> str:
+    """A chance bound as shown: its exact fraction when known, else the float."""
+    return exact if exact is not None else f"{approx:.10g}"
+
+
+def chance_span(low: str, high: str) -> str:
+    return low if low == high else f"[{low}, {high}]"
+
+
+def chance_view_lines(view: dict[str, Any], players: tuple[str, str]) -> list[str]:
+    """``query``'s text for a position of a game of chance."""
+    c = view["chance"]
+    lo = fraction_or_float(c["low_exact"], c["low"])
+    hi = fraction_or_float(c["high_exact"], c["high"])
+    lines = [
+        f"  {c['kind']} node, {players[c['player']]}'s; value for {players[c['player']]}: "
+        + chance_span(lo, hi)
+        + ("" if c["low_exact"] is not None else " (floats rounded outwards)")
+    ]
+    first_lo, first_hi = c["first_player_low"], c["first_player_high"]
+    lines.append(
+        f"  from {players[0]}'s side: {chance_span(f'{first_lo:.10g}', f'{first_hi:.10g}')}"
+    )
+    if view["moves"]:
+        header = (
+            "outcomes (probability, value for the mover)"
+            if c["kind"] == "chance"
+            else ("moves, best first (value for the mover)")
+        )
+        lines.append(f"  {header}:")
+        width = max(len(m["move"]) for m in view["moves"])
+        for m in view["moves"]:
+            mc = m.get("chance")
+            if mc is None:
+                span = "unknown"
+            else:
+                span = chance_span(
+                    fraction_or_float(mc["move_low_exact"], mc["move_low"]),
+                    fraction_or_float(mc["move_high_exact"], mc["move_high"]),
+                )
+                if mc["probability"] is not None:
+                    span = f"{mc['probability']:>5}  {span}"
+            lines.append(f"    {m['move'].ljust(width)}  {span}  -> {m['position']} ({m['state']})")
     return lines
 
 

@@ -46,6 +46,13 @@ class Bounds(_Model):
 
 
 class _Values(Bounds):
+    to_move: Literal["MAX", "MIN"] | None = Field(
+        default=None,
+        description="MAX: the first player is to move (games that say who is to move)",
+    )
+    max_low: Bound = Field(default=None, description="low from the first player's side")
+    max_high: Bound = Field(default=None, description="high from the first player's side")
+    max_value: int | None = Field(default=None, description="value from the first player's side")
     value: int | None = Field(description="the exact value when low = high, else null")
     repetition_value: int | None = Field(
         description="the value when endless play scores the game's repetition value "
@@ -56,6 +63,38 @@ class _Values(Bounds):
     state: State = Field(
         description="unknown: not in the database (a move from an unexpanded position)"
     )
+
+
+class ChanceFields(_Model):
+    """A position of a game of chance (``docs/design.md`` §10): its bounds for its
+    player as floats rounded outwards (the true bounds lie between), and as exact
+    fractions where they are known."""
+
+    kind: Literal["decision", "chance", "terminal"] = Field(
+        description="decision: the player chooses; chance: an outcome is drawn"
+    )
+    player: int = Field(ge=0, le=1, description="whose position it is: 0 first, 1 second")
+    low: float = Field(description="lower bound (endless play the worst), rounded down")
+    high: float = Field(description="upper bound (endless play the best), rounded up")
+    low_exact: str | None = Field(description="low as an exact fraction, if known")
+    high_exact: str | None = Field(description="high as an exact fraction, if known")
+    value: str | None = Field(description="the exact value when the exact bounds meet")
+    first_player_low: float = Field(description="the bounds from the first player's side")
+    first_player_high: float
+
+
+class ChanceMoveFields(ChanceFields):
+    """A move of a game of chance: the resulting position's fields, the outcome's
+    probability and the move's bounds for the mover."""
+
+    probability: str | None = Field(
+        description="the outcome's probability as a fraction at a chance node, else null"
+    )
+    keeps_turn: bool = Field(description="the mover is also the resulting position's player")
+    move_low: float = Field(description="the move's lower bound for the mover")
+    move_high: float = Field(description="the move's upper bound for the mover")
+    move_low_exact: str | None
+    move_high_exact: str | None
 
 
 class PositionFields(_Values):
@@ -72,6 +111,7 @@ class Move(_Values):
     position: str = Field(description="the resulting position")
     move_low: Bound = Field(description="the move's lower bound for the mover: -high of the child")
     move_high: Bound = Field(description="the move's upper bound for the mover: -low of the child")
+    chance: ChanceMoveFields | None = Field(default=None, description="games of chance only")
 
 
 class Position(_Values):
@@ -79,6 +119,7 @@ class Position(_Values):
     params: Params
     position: str = Field(description="the position, normalised")
     moves: list[Move] = Field(description="best first for the player to move")
+    chance: ChanceFields | None = Field(default=None, description="games of chance only")
 
 
 class PositionError(_Model):

@@ -10,15 +10,18 @@ symmetric representative; each resulting position is then found by its canonical
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from fractions import Fraction
+from typing import Any, cast
 
 from db.errors import PositionNotFoundError, RulesVersionError
 from db.records import PositionRecord, VariantRecord
 from db.repository import Reader, find_variant, probe_position, stored_positions
+from solver.errors import InvalidParameterError
 from solver.fixpoint import decided
-from solver.game import Game, MoveLabel, ParamValue, PositionKey, params_text
+from solver.game import ChanceRules, Game, MoveLabel, ParamValue, PositionKey, params_text
 from solver.strategy import BOUNDS, Child, move_sort_key, principal_line
 from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp, depth_from_json, from_public, to_json
 
@@ -57,6 +60,32 @@ def position_fields(game: Game, rec: PositionRecord | None) -> dict[str, Any]:
         "depth_high": rec.depth_high,
         "state": rec.state,
         **max_view(game, rec.key, low, high),
+        **({} if rec.chance is None else {"chance": chance_fields(game, rec.key, rec)}),
+    }
+
+
+def chance_fields(game: Game, key: PositionKey, rec: PositionRecord) -> dict[str, Any]:
+    """A game of chance's own fields of a stored position (``docs/api.md``): its kind,
+    whose it is, its bounds as floats rounded outwards and as exact fractions where they
+    are known, and the bounds from the first player's side."""
+    c = rec.chance
+    assert c is not None
+    player = game.player_to_move(key)
+    if rec.state == "terminal":
+        kind = "terminal"
+    else:
+        kind = "decision" if cast(ChanceRules, game).probabilities(key) is None else "chance"
+    exact = c.low_exact if c.low_exact is not None and c.low_exact == c.high_exact else None
+    return {
+        "kind": kind,
+        "player": player,
+        "low": c.low,
+        "high": c.high,
+        "low_exact": c.low_exact,
+        "high_exact": c.high_exact,
+        "value": exact,
+        "first_player_low": (c.low if player == 0 else -c.high) + 0.0,  # never -0.0
+        "first_player_high": (c.high if player == 0 else -c.low) + 0.0,
     }
 
 
@@ -117,7 +146,7 @@ def describe_stored_position(
         raise PositionNotFoundError(not_found_message(game, key, variant))
     out: dict[str, Any] = {"position": game.format(key)}
     out.update(position_fields(game, rec))
-    out["moves"] = [] if rec.state == "terminal" else _ranked_moves(game, moves, found)
+    out["moves"] = [] if rec.state == "terminal" else _moves_view(game, key, moves, found)
     return out
 
 
@@ -137,6 +166,70 @@ def _moves_of(game: Game, key: PositionKey) -> list[Move]:
         canon = game.canonical
         return [(move, child, canon(child)) for move, child in game.children(key)]
     return [(move, child, child) for move, child in game.children(key)]
+
+
+def _moves_view(
+    game: Game, key: PositionKey, moves: Sequence[Move], found: Mapping[PositionKey, PositionRecord]
+) -> list[dict[str, Any]]:
+    """The JSON entries of the moves from *key* (see :func:`_ranked_moves`)."""
+    if game.facts.chance:
+        return _chance_moves(game, key, moves, found)
+    return _ranked_moves(game, moves, found)
+
+
+def _chance_moves(
+    game: Game, key: PositionKey, moves: Sequence[Move], found: Mapping[PositionKey, PositionRecord]
+) -> list[dict[str, Any]]:
+    """The moves of a game of chance: at a decision node best first for its player (by
+    the move's lower bound, then its upper bound, then move order); at a chance node the
+    outcomes in the game's order, each with its probability. A move that keeps the turn
+    keeps the child's bounds; one that passes it negates them."""
+    player = game.player_to_move(key)
+    odds = cast(ChanceRules, game).probabilities(key)
+    ranked = []
+    for order, (move, child_key, stored_key) in enumerate(moves):
+        crec = found.get(stored_key)
+        keeps = game.player_to_move(child_key) == player
+        entry: dict[str, Any] = {
+            "move": move,
+            "position": game.format(child_key)
+            if crec is None or stored_key != child_key
+            else crec.position,
+        }
+        entry.update(position_fields(game, crec))
+        if crec is None:
+            low, high = NEG_INF, POS_INF
+        else:
+            low, high = from_public(crec.bounds.low), from_public(crec.bounds.high)
+        entry["move_low"], entry["move_high"] = (
+            (to_json(low), to_json(high)) if keeps else (to_json(-high), to_json(-low))
+        )
+        c = entry.get("chance")
+        if c is not None:
+            c = entry["chance"] = dict(c)
+            c["probability"] = None if odds is None else str(odds[order])
+            c["keeps_turn"] = keeps
+            c["move_low"], c["move_high"] = (
+                (c["low"], c["high"]) if keeps else (-c["high"] + 0.0, -c["low"] + 0.0)
+            )
+            c["move_low_exact"], c["move_high_exact"] = (
+                (c["low_exact"], c["high_exact"])
+                if keeps
+                else (_negated(c["high_exact"]), _negated(c["low_exact"]))
+            )
+            rank = (
+                (0.0, 0.0, order) if odds is not None else (-c["move_low"], -c["move_high"], order)
+            )
+        else:
+            rank = (math.inf, math.inf, order)
+        ranked.append((rank, entry))
+    ranked.sort(key=lambda item: item[0])
+    return [entry for _, entry in ranked]
+
+
+def _negated(exact: str | None) -> str | None:
+    """An exact fraction's opposite, as text (``None`` stays ``None``)."""
+    return None if exact is None else str(-Fraction(exact))
 
 
 def _ranked_moves(
@@ -238,7 +331,7 @@ def describe_positions(
             continue
         view: dict[str, Any] = {"position": game.format(key)}
         view.update(position_fields(game, rec))
-        view["moves"] = _ranked_moves(game, moves[key], children) if key in moves else []
+        view["moves"] = _moves_view(game, key, moves[key], children) if key in moves else []
         out.append(view)
     return out
 
@@ -273,6 +366,11 @@ def describe_line(
     """
     if bound not in BOUNDS:
         raise ValueError(f"bound must be one of {', '.join(BOUNDS)}, not {bound!r}")
+    if game.facts.chance:
+        raise InvalidParameterError(
+            f"{game.name} has chance nodes: its optimal play is a strategy (a best move "
+            "for every outcome), which is not served as a line yet; ask for positions"
+        )
     start = probe_position(session, game, key)
     records: dict[PositionKey, PositionRecord | None] = {start.key: start}
 

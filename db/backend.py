@@ -152,6 +152,14 @@ class Backend:
         and *update_count* node updates (:func:`db.rows.update_rows` order)."""
         raise NotImplementedError
 
+    def write_table(
+        self, cursor: Any, table: str, columns: Sequence[str], values: Iterable[tuple[Any, ...]]
+    ) -> None:
+        """Insert rows *values* (tuples in *columns*' order) into *table*, inside the
+        batch's transaction: the few tables a batch writes besides nodes and edges (the
+        chance tables)."""
+        raise NotImplementedError
+
     def forget_session(self) -> None:
         """The writer connection is gone (given back or dropped), and with it what its
         session held."""

@@ -26,6 +26,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     DateTime,
+    Double,
     Float,
     ForeignKey,
     ForeignKeyConstraint,
@@ -226,6 +227,64 @@ class Edge(Base):
 
     def __repr__(self) -> str:
         return f"<Edge {self.variant_id}:{self.parent}[{self.move_order}] {self.move!r}>"
+
+
+class ChanceNode(Base):
+    """A position of a game of chance (``docs/design.md`` §10): whose it is, whether it
+    is a chance node, and its bounds as the chance solver found them. One row per node of
+    a variant whose game has chance nodes; ``nodes.low`` / ``nodes.high`` hold the same
+    bounds rounded outwards to integers (sound, coarse), so that readers that know
+    nothing of chance read true bounds."""
+
+    __tablename__ = "chance_nodes"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["variant_id", "id"], ["nodes.variant_id", "nodes.id"], ondelete="CASCADE"
+        ),
+        {"sqlite_with_rowid": False},
+    )
+
+    variant_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    low: Mapped[float] = mapped_column(Double)
+    """The lower bound from the node's player's side, rounded down (never above the
+    true bound): what he can expect if endless play counted as the worst result."""
+    high: Mapped[float] = mapped_column(Double)
+    """The upper bound, rounded up (never below the true bound)."""
+    low_exact: Mapped[str | None] = mapped_column(Text)
+    """The lower bound as an exact fraction (``'3/16'``, ``'-1'``) where it is known;
+    ``NULL`` on cycles through chance nodes (then ``low`` is within the solve's
+    tolerance)."""
+    high_exact: Mapped[str | None] = mapped_column(Text)
+    player: Mapped[int] = mapped_column(SmallInteger)
+    """0 for the first player, 1 for the second (a chance node's: the one whose turn goes
+    on while the outcome is drawn)."""
+    chance: Mapped[bool] = mapped_column(Boolean)
+    """Whether an outcome is drawn here (else the player chooses, or the game is over)."""
+
+
+class ChanceEdge(Base):
+    """A move of a game of chance: the outcome's probability at a chance node, and
+    whether the move keeps the turn (the point of view does not change)."""
+
+    __tablename__ = "chance_edges"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["variant_id", "parent", "move_order"],
+            ["edges.variant_id", "edges.parent", "edges.move_order"],
+            ondelete="CASCADE",
+        ),
+        {"sqlite_with_rowid": False},
+    )
+
+    variant_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    parent: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    move_order: Mapped[int] = mapped_column(SmallInteger, primary_key=True, autoincrement=False)
+    probability: Mapped[str | None] = mapped_column(Text)
+    """The outcome's probability as an exact fraction (``'1/6'``) at a chance node,
+    ``NULL`` at a decision node."""
+    keeps_turn: Mapped[bool] = mapped_column(Boolean)
+    """True if the child belongs to the parent's player (no change of point of view)."""
 
 
 class SolveRun(Base):

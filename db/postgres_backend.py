@@ -106,6 +106,13 @@ class PostgresBackend(Backend):
             return
         self.unchecked = True
 
+    def write_table(
+        self, cursor: Any, table: str, columns: Sequence[str], values: Iterable[tuple[Any, ...]]
+    ) -> None:
+        with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in values:
+                copy.write_row(row)
+
     def write_rows(
         self,
         cursor: Any,

@@ -139,6 +139,17 @@ class VariantSummary:
 
 
 @dataclass(frozen=True)
+class ChanceValues:
+    """A position of a game of chance: its bounds as the chance solver stored them
+    (``chance_nodes``), floats rounded outwards with the exact fractions where known."""
+
+    low: float
+    high: float
+    low_exact: str | None
+    high_exact: str | None
+
+
+@dataclass(frozen=True)
 class PositionRecord:
     """A stored position with its bounds (from the point of view of the player to move)."""
 
@@ -157,6 +168,8 @@ class PositionRecord:
     """``unexpanded``, ``expanded`` or ``terminal``."""
     dist: int
     """Plies from the solve root where the position was first reached."""
+    chance: ChanceValues | None = None
+    """A game of chance's own values (``None`` for other games)."""
 
     @property
     def value(self) -> int | None:
@@ -182,6 +195,7 @@ class ChildRecord:
 
 
 __all__ = [
+    "ChanceValues",
     "ChildRecord",
     "PositionRecord",
     "RunRecord",

@@ -21,8 +21,19 @@ from sqlalchemy.orm import Session, aliased
 
 from db.errors import PositionNotFoundError, RulesVersionError
 from db.lock import PG_LOCK_CLASS, stale_reason
-from db.models import Edge, Node, SolveRun, TierShard, Variant, decode_key, encode_key, utcnow
+from db.models import (
+    ChanceNode,
+    Edge,
+    Node,
+    SolveRun,
+    TierShard,
+    Variant,
+    decode_key,
+    encode_key,
+    utcnow,
+)
 from db.records import (
+    ChanceValues,
     ChildRecord,
     PositionRecord,
     RunRecord,
@@ -56,7 +67,14 @@ _NODE_COLUMNS = (
     Node.depth_high,
     Node.state,
     Node.dist,
+    ChanceNode.low,
+    ChanceNode.high,
+    ChanceNode.low_exact,
+    ChanceNode.high_exact,
 )
+_CHANCE_JOIN = (ChanceNode.variant_id == Node.variant_id) & (ChanceNode.id == Node.id)
+"""Positions of games of chance have a ``chance_nodes`` row (other games: none, and the
+outer join finds nothing)."""
 
 
 def find_variant(session: Reader, game: Game) -> VariantRecord | None:
@@ -241,7 +259,9 @@ def probe_position(session: Reader, game: Game, key: PositionKey) -> PositionRec
         raise RulesVersionError.for_variant(game, variant.rules_version)
     stored = game.canonical(key) if game.uses_symmetry else key
     row = session.execute(
-        select(*_NODE_COLUMNS).where(Node.variant_id == variant.id, Node.key == encode_key(stored))
+        select(*_NODE_COLUMNS)
+        .outerjoin(ChanceNode, _CHANCE_JOIN)
+        .where(Node.variant_id == variant.id, Node.key == encode_key(stored))
     ).first()
     if row is None:
         raise PositionNotFoundError(
@@ -271,7 +291,9 @@ def get_position(session: Reader, game: Game, key: PositionKey, default: object 
 def get_node(session: Reader, variant_id: int, node_id: int) -> PositionRecord | None:
     """The position with node id *node_id* in variant *variant_id*, or ``None``."""
     row = session.execute(
-        select(*_NODE_COLUMNS).where(Node.variant_id == variant_id, Node.id == node_id)
+        select(*_NODE_COLUMNS)
+        .outerjoin(ChanceNode, _CHANCE_JOIN)
+        .where(Node.variant_id == variant_id, Node.id == node_id)
     ).first()
     return None if row is None else _position(row)
 
@@ -298,8 +320,15 @@ def position_children(session: Reader, variant_id: int, node_id: int) -> list[Ch
             child.depth_high,
             child.state,
             child.dist,
+            ChanceNode.low,
+            ChanceNode.high,
+            ChanceNode.low_exact,
+            ChanceNode.high_exact,
         )
         .join(child, (child.variant_id == Edge.variant_id) & (child.id == Edge.child))
+        .outerjoin(
+            ChanceNode, (ChanceNode.variant_id == child.variant_id) & (ChanceNode.id == child.id)
+        )
         .where(Edge.variant_id == variant_id, Edge.parent == node_id)
         .order_by(Edge.move_order)
     )
@@ -311,6 +340,7 @@ def position_parents(session: Reader, variant_id: int, node_id: int) -> list[Pos
     query = (
         select(*_NODE_COLUMNS)
         .join(Edge, (Edge.variant_id == Node.variant_id) & (Edge.parent == Node.id))
+        .outerjoin(ChanceNode, _CHANCE_JOIN)
         .where(Edge.variant_id == variant_id, Edge.child == node_id)
         .distinct()
         .order_by(Node.id)
@@ -410,8 +440,9 @@ def _lookup_sql(keys: list[str], variant: str) -> str:
     return (
         f'WITH wanted ("key") AS (VALUES {rows}) '
         'SELECT n.id, n."key", n.notation, n.low, n.high, n.low_final, n.high_final, '
-        "n.depth_low, n.depth_high, n.state, n.dist "
-        f'FROM wanted JOIN nodes AS n ON n.variant_id = {variant} AND n."key" = wanted."key"'
+        "n.depth_low, n.depth_high, n.state, n.dist, c.low, c.high, c.low_exact, c.high_exact "
+        f'FROM wanted JOIN nodes AS n ON n.variant_id = {variant} AND n."key" = wanted."key" '
+        "LEFT JOIN chance_nodes AS c ON c.variant_id = n.variant_id AND c.id = n.id"
     )
 
 
@@ -489,7 +520,10 @@ def _run(r: Any) -> RunRecord:
 
 
 def _position(row: Any) -> PositionRecord:
-    vid, nid, key, notation, low, high, lf, hf, dl, dh, state, dist = row
+    vid, nid, key, notation, low, high, lf, hf, dl, dh, state, dist, *extra = row
+    chance = None
+    if extra and extra[0] is not None:  # a game of chance's row (an outer join)
+        chance = ChanceValues(float(extra[0]), float(extra[1]), extra[2], extra[3])
     return PositionRecord(
         variant_id=vid,
         node_id=nid,
@@ -500,6 +534,7 @@ def _position(row: Any) -> PositionRecord:
         depth_high=dh,
         state=STATE_NAMES[state],
         dist=dist,
+        chance=chance,
     )
 
 

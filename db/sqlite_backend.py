@@ -11,7 +11,7 @@ cleanly stopped run keeps its graph in a resume file (:mod:`db.resume`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +97,12 @@ class SqliteBackend(Backend):
             cursor.executemany(_EDGE_INSERT, zip(*columns, strict=True))
         if update_count:
             cursor.executemany(_UPDATE.format(vid=int(vid), seq=int(seq)), updates)
+
+    def write_table(
+        self, cursor: Any, table: str, columns: Sequence[str], values: Iterable[tuple[Any, ...]]
+    ) -> None:
+        marks = ", ".join("?" * len(columns))
+        cursor.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", values)
 
     def stage(
         self,

@@ -47,6 +47,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from sqlalchemy import Engine, func, insert, select, update
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection
@@ -289,11 +290,56 @@ class SqlStore:
             if graph.settled != self._settled:
                 conn.execute(update(Variant).where(Variant.id == vid).values(settled=graph.settled))
             self.backend.write(cursor, graph, game, vid, seq, new_nodes, new_edges, dirty)
+            if graph.chance is not None:
+                self._write_chance(cursor, graph, vid, new_nodes, new_edges)
 
         self._batch(progress, graph.num_nodes, graph.total_edges, write)
         graph.mark_committed()
         self._settled = graph.settled
         self._after_batch()
+
+    def _write_chance(
+        self, cursor: Any, graph: Graph, vid: int, nodes: range, edges: range
+    ) -> None:
+        """A game of chance's own rows (``chance_nodes``, ``chance_edges``) for the new
+        nodes and edges, from ``graph.chance`` (:class:`solver.chance.ChanceColumns`)."""
+        c = graph.chance
+        if nodes:
+            lo, hi = nodes.start, nodes.stop
+            self.backend.write_table(
+                cursor,
+                "chance_nodes",
+                ("variant_id", "id", "low", "high", "low_exact", "high_exact", "player", "chance"),
+                zip(
+                    [vid] * len(nodes),
+                    nodes,
+                    c.low[lo:hi].tolist(),
+                    c.high[lo:hi].tolist(),
+                    c.low_exact[lo:hi],
+                    c.high_exact[lo:hi],
+                    c.player[lo:hi].tolist(),
+                    c.chance[lo:hi].tolist(),
+                    strict=True,
+                ),
+            )
+        if edges:
+            lo, hi = edges.start, edges.stop
+            first = np.frombuffer(graph.first_edge, dtype=np.int32)
+            parent = np.frombuffer(graph.edge_parent, dtype=np.int32)[lo:hi]
+            order = np.arange(lo, hi, dtype=np.int64) - first[parent]
+            self.backend.write_table(
+                cursor,
+                "chance_edges",
+                ("variant_id", "parent", "move_order", "probability", "keeps_turn"),
+                zip(
+                    [vid] * len(edges),
+                    parent.tolist(),
+                    order.tolist(),
+                    c.probability[lo:hi],
+                    c.keeps_turn[lo:hi].tolist(),
+                    strict=True,
+                ),
+            )
 
     def _batch(
         self,

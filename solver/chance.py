@@ -40,9 +40,10 @@ greatest, whatever the tolerance; only their distance depends on it.
 from __future__ import annotations
 
 import math
+import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, cast
 
@@ -51,6 +52,11 @@ import numpy.typing as npt
 
 from solver.errors import ContractError, SolveError
 from solver.game import ChanceRules, Game, MoveLabel, PositionKey
+from solver.graph import Graph, NodeState
+from solver.memory import rss
+from solver.negamax import ProgressCallback, SolveResult
+from solver.store import Progress, RunOptions, RunStatus, Store
+from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 TERMINAL, DECISION, CHANCE = 0, 1, 2
 """The kinds of position (:attr:`ChanceGraph.kind`)."""
@@ -83,6 +89,8 @@ class ChanceGraph:
     keys: list[PositionKey]
     kind: npt.NDArray[np.int8]
     player: npt.NDArray[np.int8]
+    dist: npt.NDArray[np.int32]
+    """Plies from the root (breadth first: the fewest)."""
     terminal: dict[int, int]
     """Terminal node id -> its value for its player."""
     start: npt.NDArray[np.int64]
@@ -185,6 +193,7 @@ def expand_all(
     index: dict[PositionKey, int] = {start_key: 0}
     kinds: list[int] = []
     players: list[int] = [_player(game, start_key)]
+    dist: list[int] = [0]
     terminal: dict[int, int] = {}
     start: list[int] = [0]
     child: list[int] = []
@@ -232,6 +241,7 @@ def expand_all(
                 index[ckey] = c
                 keys.append(ckey)
                 players.append(_player(game, ckey))
+                dist.append(dist[node] + 1)
                 queue.append(c)
             # The sign is the raw child's: its canonical image has the same value for its
             # own player, who may be the other one (a symmetry that swaps the players).
@@ -250,6 +260,7 @@ def expand_all(
         keys=keys,
         kind=np.array(kinds, dtype=np.int8),
         player=np.array(players, dtype=np.int8),
+        dist=np.array(dist, dtype=np.int32),
         terminal=terminal,
         start=np.array(start, dtype=np.int64),
         child=np.array(child, dtype=np.int64),
@@ -703,14 +714,222 @@ def _iterate(
     return done
 
 
+@dataclass
+class ChanceColumns:
+    """What a store writes for a game of chance besides the graph's own columns, by node
+    id and by edge index (the ``chance_nodes`` and ``chance_edges`` tables)."""
+
+    low: npt.NDArray[np.float64]
+    high: npt.NDArray[np.float64]
+    low_exact: list[str | None]
+    high_exact: list[str | None]
+    player: npt.NDArray[np.int8]
+    chance: npt.NDArray[np.bool_]
+    probability: list[str | None]
+    keeps_turn: npt.NDArray[np.bool_]
+
+
+def fraction_text(q: Fraction | None) -> str | None:
+    """An exact value as stored: ``'3/16'``, ``'-1'`` (``None`` stays ``None``).
+
+    >>> fraction_text(Fraction(3, 16)), fraction_text(Fraction(-1)), fraction_text(None)
+    ('3/16', '-1', None)
+    """
+    return None if q is None else str(q)
+
+
+def to_graph(solution: ChanceSolution, graph: Graph | None = None) -> Graph:
+    """The solved chance graph as a :class:`~solver.graph.Graph` (what stores write),
+    appended to *graph* (empty: the one a store's ``open`` returned) or a new one:
+    every node expanded or terminal, both flags final (nothing is left to expand), the
+    bounds rounded outwards to integers, depths unknown, and the chance columns (floats,
+    exact fractions, players, probabilities) in :attr:`Graph.chance`."""
+    g = solution.graph
+    n = len(g)
+    graph = Graph() if graph is None else graph
+    if graph.num_nodes:
+        raise ValueError("to_graph() fills an empty graph")
+    graph.append_keys(g.keys)
+    state = np.where(g.kind == TERMINAL, int(NodeState.TERMINAL), int(NodeState.EXPANDED))
+    graph.append_nodes(
+        n,
+        {
+            "state": state.astype(np.uint8).tobytes(),
+            "low": np.floor(solution.low).astype(np.int64).tobytes(),
+            "high": np.ceil(solution.high).astype(np.int64).tobytes(),
+            "low_final": bytes([1]) * n,
+            "high_final": bytes([1]) * n,
+            "depth_low": np.where(g.kind == TERMINAL, 0, DEPTH_INF).astype(np.int32).tobytes(),
+            "depth_high": np.where(g.kind == TERMINAL, 0, DEPTH_INF).astype(np.int32).tobytes(),
+            "dist": g.dist.astype(np.int32).tobytes(),
+        },
+    )
+    counts = np.diff(g.start)
+    parents = np.repeat(np.arange(n, dtype=np.int32), counts)
+    graph.append_edges(parents, g.child.astype(np.int32), g.labels)
+    graph.chance = ChanceColumns(
+        low=solution.low,
+        high=solution.high,
+        low_exact=[fraction_text(q) for q in solution.exact_low],
+        high_exact=[fraction_text(q) for q in solution.exact_high],
+        player=g.player,
+        chance=g.kind == CHANCE,
+        probability=[fraction_text(p) for p in g.probability],
+        keeps_turn=g.sign > 0,
+    )
+    return graph
+
+
+def solve_chance(
+    game: Game,
+    root_key: PositionKey,
+    store: Store,
+    progress: ProgressCallback | None = None,
+    tolerance: float = DEFAULT_TOLERANCE,
+) -> SolveResult:
+    """A full solve of a game of chance into *store*: expand everything reachable from
+    *root_key*, solve it (:func:`solve_graph`) and commit it as one batch.
+
+    The whole graph is solved in memory and written in one transaction, so a stored
+    variant is always complete; solving it again recomputes it and writes nothing.
+
+    :raises SolveError: if the stored graph differs from the one computed (another rules
+        version of the game would be refused before that).
+    """
+    started = time.monotonic()
+    run = RunOptions(root_key, True, None, None)
+    graph = store.open(game, run)
+    peak = 0
+
+    def snapshot(
+        status: RunStatus,
+        nodes: int,
+        edges: int,
+        added: int,
+        added_edges: int,
+        low: int = NEG_INF,
+        high: int = POS_INF,
+        final: bool = False,
+        phase: str = "expanding",
+    ) -> Progress:
+        nonlocal peak
+        used = rss()
+        peak = max(peak, used)
+        return Progress(
+            status=status,
+            expansions=added,
+            nodes=nodes,
+            edges=edges,
+            nodes_added=added,
+            edges_added=added_edges,
+            frontier=0,
+            root_low=low,
+            root_high=high,
+            root_low_final=final,
+            root_high_final=final,
+            seconds=time.monotonic() - started,
+            rss=used,
+            resident_nodes=nodes,
+            phase=phase,
+        )
+
+    stored = graph.num_nodes
+    try:
+        if progress is not None:
+            progress(snapshot("running", stored, graph.total_edges, 0, 0, phase="expanding"))
+        chance_graph = expand_all(game, root_key)
+        if progress is not None:
+            progress(
+                snapshot("running", len(chance_graph), chance_graph.edges, 0, 0, phase="solving")
+            )
+        solution = solve_graph(chance_graph, tolerance=tolerance)
+        solved = to_graph(solution, None if stored else graph)
+        low = int(solved.low[0])
+        high = int(solved.high[0])
+        if stored:
+            if stored != solved.num_nodes or graph.total_edges != solved.total_edges:
+                raise SolveError(
+                    f"{game.name}: the stored graph ({stored:,} nodes, "
+                    f"{graph.total_edges:,} edges) is not the one solving it gives "
+                    f"({solved.num_nodes:,} nodes, {solved.total_edges:,} edges)"
+                )
+            final = snapshot("complete", stored, graph.total_edges, 0, 0, low, high, True)
+        else:
+            final = snapshot(
+                "complete",
+                solved.num_nodes,
+                solved.total_edges,
+                solved.num_nodes,
+                solved.total_edges,
+                low,
+                high,
+                True,
+            )
+            if progress is not None:
+                progress(
+                    replace(final, status="running", phase=f"committing {solved.num_nodes:,} nodes")
+                )
+            solved.settled = True
+            store.commit(solved, final)
+    except BaseException as exc:
+        status: RunStatus = "stopped" if isinstance(exc, KeyboardInterrupt) else "failed"
+        store.close(snapshot(status, stored, graph.total_edges, 0, 0))
+        raise
+    store.close(final)
+    if progress is not None:
+        progress(final)
+    lo, hi = solution.bounds(0)
+    value = solution.value(0)
+    exact = solution.exact(0)
+    return SolveResult(
+        game=game.name,
+        params=dict(game.params),
+        root=root_key,
+        root_text=game.format(root_key),
+        low=float(solution.low[0]),
+        high=float(solution.high[0]),
+        low_final=True,
+        high_final=True,
+        depth_low=None,
+        depth_high=None,
+        expansions=final.expansions,
+        nodes=final.nodes,
+        edges=final.edges,
+        status="complete",
+        seconds=time.monotonic() - started,
+        full=True,
+        peak_rss=peak,
+        extra={
+            "chance": {
+                "low_exact": fraction_text(lo) if isinstance(lo, Fraction) else None,
+                "high_exact": fraction_text(hi) if isinstance(hi, Fraction) else None,
+                "exact": exact,
+                "value": float(value),
+                "tolerance": tolerance,
+                "wide": solution.wide,
+                "components": solution.components,
+                "levels": solution.levels,
+                "sweeps": solution.sweeps,
+                "player": int(chance_graph.player[0]),
+                "kind": KIND_NAMES[int(chance_graph.kind[0])],
+                "best_move": solution.best_move(0),
+            }
+        },
+    )
+
+
 __all__ = [
     "CHANCE",
     "DECISION",
     "DEFAULT_TOLERANCE",
     "TERMINAL",
+    "ChanceColumns",
     "ChanceGraph",
     "ChanceSolution",
     "expand_all",
+    "fraction_text",
+    "solve_chance",
+    "to_graph",
     "round_down",
     "round_up",
     "solve_graph",

@@ -228,6 +228,10 @@ class Graph:
         :attr:`edge_loader` when :meth:`require_edges` asks."""
         self.edge_loader: Callable[[Graph], None] | None = None
 
+        self.chance: Any = None
+        """A game of chance's own columns (:class:`solver.chance.ChanceColumns`), which
+        a store writes with the graph's first commit; ``None`` for other games."""
+
         self.key_order: np.ndarray | None = None
         """Node ids in key order (int32), when whoever built the graph knew it (a full
         run's key index, a resume file): :func:`solver.expand.key_index` starts from it

@@ -282,11 +282,6 @@ def solve(
             f"solve() takes a game object (see solver.game.Game), not {type(game).__name__}"
             ": use solver.games.get_game(name, ...)"
         )
-    if game.facts.chance:
-        raise SolveError(
-            f"{game.name} has chance nodes: solve it with solver.chance "
-            "(stored solves of games of chance are not implemented yet)"
-        )
     limits = Limits(max_expansions, max_seconds, stop, memory_limit)
     if until not in UNTIL:
         raise InvalidParameterError(f"until must be 'bounds' or 'value', not {until!r}")
@@ -308,6 +303,8 @@ def solve(
     if game.uses_symmetry:
         root_key = game.canonical(root_key)
     store = store if store is not None else MemoryStore()
+    if game.facts.chance:
+        return _solve_chance(game, root_key, store, full, tiers, workers, scheduler, progress)
     if tiers is None:
         tiers = (
             full
@@ -354,6 +351,32 @@ def solve(
         raise
     store.close(final)
     return solver.result(status)
+
+
+def _solve_chance(
+    game: Game,
+    root_key: PositionKey,
+    store: Store,
+    full: bool,
+    tiers: bool | None,
+    workers: int,
+    scheduler: str | None,
+    progress: ProgressCallback | None,
+) -> SolveResult:
+    """A game of chance: only full solves, in one process (:mod:`solver.chance`)."""
+    if not full:
+        raise SolveError(
+            f"{game.name} has chance nodes: solve it with --full (partial solves of games "
+            "of chance are not implemented yet)"
+        )
+    if tiers or workers > 1 or scheduler is not None:
+        raise InvalidParameterError(
+            f"{game.name} has chance nodes: its full solve runs in one process, without "
+            "tiers or workers"
+        )
+    from solver.chance import solve_chance  # it imports this module
+
+    return solve_chance(game, root_key, store, progress)
 
 
 def _check_tiered(game: Game, store: Store, full: bool) -> None:

@@ -36,13 +36,16 @@ from pathlib import Path
 from solver.errors import ContractError, UnknownGameError
 from solver.game import CONTRACT_VERSION, Game, GameBase, GameFacts, Param
 from solver.games.chess_endgame import ChessGame
+from solver.games.coin_nim import CoinNim
 from solver.games.connect_four import ConnectFour
+from solver.games.dice_race import DiceRace
 from solver.games.domino_tiling import DominoTiling
 from solver.games.e_valuate import EValuate
 from solver.games.graph_share import GraphShare
 from solver.games.grundy import Grundy
 from solver.games.nap import Nap
 from solver.games.number_game import NumberGame
+from solver.games.pig import Pig
 from solver.games.tic_tac_toe import TicTacToe
 
 log = logging.getLogger(__name__)
@@ -69,6 +72,9 @@ BUILTIN_GAMES: dict[str, type[GameBase]] = {
         EValuate,
         DominoTiling,
         GraphShare,
+        Pig,
+        CoinNim,
+        DiceRace,
     )
 }
 """Every built-in game class by name."""

@@ -256,11 +256,25 @@ def test_bad_terminal_values_and_dead_ends_are_refused() -> None:
         expand_all(DeadEnd([[1], []], {}, [0, 0], {}, (-1, 1)))
 
 
-def test_the_deterministic_solver_refuses_games_of_chance() -> None:
+def test_partial_solves_tiers_and_workers_are_refused_for_games_of_chance() -> None:
+    from solver import solve
+    from solver.errors import InvalidParameterError
+
+    with pytest.raises(SolveError, match="pig has chance nodes: solve it with --full"):
+        solve(Pig(target=10))
+    with pytest.raises(InvalidParameterError, match="runs in one process, without tiers"):
+        solve(Pig(target=10), full=True, workers=2)
+
+
+def test_a_full_solve_in_memory_reports_the_chance_values() -> None:
     from solver import solve
 
-    with pytest.raises(SolveError, match="pig has chance nodes: solve it with solver.chance"):
-        solve(Pig(target=10))
+    result = solve(CoinNim(n=10), full=True)
+    assert result.complete and result.full
+    assert result.extra["chance"]["low_exact"] == result.extra["chance"]["high_exact"] == "3/16"
+    assert result.extra["chance"]["exact"] is True
+    assert result.low == result.high == 3 / 16
+    assert result.extra["chance"]["kind"] == "chance"
 
 
 def test_a_game_class_declaring_chance_needs_the_hook_and_contract_3() -> None:

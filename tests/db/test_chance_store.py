@@ -1,0 +1,142 @@
+"""Games of chance in the database (migration 0010): a full solve through the real
+``negagraph solve`` writes every position's bounds exactly as the in-memory chance solver
+finds them (``chance_nodes``: floats rounded outwards, exact fractions where known) and
+every move's probability and change of player (``chance_edges``), on SQLite and
+PostgreSQL; solving again writes nothing; what chance games cannot do yet is refused with
+one line."""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from db.session import make_engine
+from solver.chance import expand_all, fraction_text, solve_graph
+from solver.games import get_game
+from tests.db.test_solve_cli import run
+
+CASES = [
+    ("coin-nim", {"n": 10}),  # acyclic: exact fractions
+    ("dice-race", {"goal": 6, "faces": 4}),  # chance inside cycles: floats
+]
+
+
+def rows(url: str, sql: str) -> list[Any]:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return list(conn.execute(text(sql)))
+    finally:
+        engine.dispose()
+
+
+def param_args(params: dict[str, int]) -> list[str]:
+    return [arg for k, v in params.items() for arg in ("-p", f"{k}={v}")]
+
+
+@pytest.mark.parametrize(("name", "params"), CASES)
+def test_a_stored_solve_holds_the_chance_solvers_values(
+    db_url: str, name: str, params: dict[str, int]
+) -> None:
+    code, out, err = run("solve", name, *param_args(params), "--full", "--db", db_url, "--json")
+    assert code == 0, err
+    answer = json.loads(out)
+    game = get_game(name, **params)
+    graph = expand_all(game)
+    solution = solve_graph(graph)
+    assert answer["complete"] and answer["nodes"] == len(graph)
+    assert answer["edges"] == graph.edges
+    assert answer["chance"]["exact"] == solution.exact(0)
+    assert answer["low"] == solution.low[0] and answer["high"] == solution.high[0]
+
+    stored = rows(
+        db_url,
+        "SELECT c.id, c.low, c.high, c.low_exact, c.high_exact, c.player, c.chance, "
+        "n.low, n.high, n.state, n.notation FROM chance_nodes c "
+        "JOIN nodes n ON n.variant_id = c.variant_id AND n.id = c.id ORDER BY c.id",
+    )
+    assert [r[0] for r in stored] == list(range(len(graph)))
+    for (
+        node,
+        low,
+        high,
+        low_exact,
+        high_exact,
+        player,
+        chance,
+        ilow,
+        ihigh,
+        state,
+        notation,
+    ) in stored:
+        assert (low, high) == (solution.low[node], solution.high[node])
+        assert low_exact == fraction_text(solution.exact_low[node])
+        assert high_exact == fraction_text(solution.exact_high[node])
+        assert player == graph.player[node]
+        assert bool(chance) == (graph.kind[node] == 2)
+        # The integer bounds every reader knows are the same, rounded outwards.
+        assert (ilow, ihigh) == (math.floor(low), math.ceil(high))
+        assert notation == game.format(graph.keys[node])
+        assert state == (2 if node in graph.terminal else 1)
+    edges = rows(
+        db_url,
+        "SELECT e.parent, e.move_order, e.child, c.probability, c.keeps_turn FROM edges e "
+        "JOIN chance_edges c ON c.variant_id = e.variant_id AND c.parent = e.parent "
+        "AND c.move_order = e.move_order ORDER BY e.parent, e.move_order",
+    )
+    assert len(edges) == graph.edges
+    for i, (parent, order, child, probability, keeps) in enumerate(edges):
+        assert i == graph.start[parent] + order and child == graph.child[i]
+        assert probability == fraction_text(graph.probability[i])
+        assert bool(keeps) == (graph.sign[i] > 0)
+    # The analysts' view: the root's value.
+    (view,) = rows(
+        db_url,
+        "SELECT kind, low, high, value, first_player_low FROM chance_values WHERE node_id = 0",
+    )
+    assert view[0] == answer["chance"]["kind"]
+    assert view[1:3] == (solution.low[0], solution.high[0])
+    if solution.exact(0):
+        assert Fraction(view[3]) == solution.value(0)
+
+    # Solving again recomputes and writes nothing.
+    code, out, err = run("solve", name, *param_args(params), "--full", "--db", db_url, "--json")
+    assert code == 0, err
+    again = json.loads(out)
+    assert again["expansions"] == 0 and again["nodes"] == answer["nodes"]
+    assert rows(db_url, "SELECT count(*) FROM chance_nodes")[0][0] == len(graph)
+    assert [r[0] for r in rows(db_url, "SELECT status FROM solve_runs ORDER BY id")] == [
+        "complete",
+        "complete",
+    ]
+
+
+def test_what_games_of_chance_cannot_do_yet_is_one_error_line(db_url: str) -> None:
+    code, out, err = run("solve", "pig", "-p", "target=10", "--db", db_url)
+    assert code == 1
+    assert err.strip() == (
+        "error: pig has chance nodes: solve it with --full (partial solves of games of "
+        "chance are not implemented yet)"
+    )
+    code, out, err = run(
+        "solve", "pig", "-p", "target=10", "--full", "--workers", "2", "--db", db_url
+    )
+    assert code == 1 and err.startswith("error: ") and "\n" not in err.strip()
+
+
+def test_query_shows_exact_values_and_probabilities(db_url: str) -> None:
+    code, _, err = run("solve", "coin-nim", "-p", "n=10", "--full", "--db", db_url)
+    assert code == 0, err
+    code, out, err = run("query", "coin-nim", "10 first", "-p", "n=10", "--db", db_url)
+    assert code == 0, err
+    assert "chance node, first's; value for first: 3/16" in out
+    assert "heads    1/2  3/16" in out
+    code, out, err = run("query", "coin-nim", "4 first heads", "-p", "n=10", "--db", db_url)
+    assert code == 0, err
+    moves = [line.split()[:3] for line in out.splitlines() if line.startswith("    take")]
+    assert moves == [["take", "1", "0"], ["take", "2", "-1"]]
