@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, cast
@@ -173,8 +173,15 @@ def _probabilities(
     return probs
 
 
+REPORT_EVERY = 1 << 16
+"""Positions between two progress reports of :func:`expand_all`."""
+
+
 def expand_all(
-    game: Game, root: PositionKey | None = None, max_nodes: int | None = None
+    game: Game,
+    root: PositionKey | None = None,
+    max_nodes: int | None = None,
+    report: Callable[[int, int], None] | None = None,
 ) -> ChanceGraph:
     """Every position reachable from *root* (default: the game's initial position), breadth
     first, with each position's kind, player, moves and probabilities.
@@ -183,6 +190,9 @@ def expand_all(
         probabilities, a terminal value outside the declared range).
     :raises SolveError: if a non-terminal position has no moves, or the graph outgrows
         *max_nodes*.
+
+    *report* is called with the positions expanded and found so far, every
+    :data:`REPORT_EVERY` expansions.
     """
     lo, hi = value_range_of(game)
     symmetric = game.facts.uses_symmetry
@@ -206,6 +216,8 @@ def expand_all(
     queue = deque([0])
     while queue:
         node = queue.popleft()
+        if report is not None and node % REPORT_EVERY == 0 and node:
+            report(node, len(keys))
         key = keys[node]
         value = game.terminal_value(key)
         if value is not None:
@@ -424,11 +436,12 @@ def solve_graph(
     graph: ChanceGraph,
     tolerance: float = DEFAULT_TOLERANCE,
     max_sweeps: int = DEFAULT_MAX_SWEEPS,
+    report: Callable[[int, int], None] | None = None,
 ) -> ChanceSolution:
     """Every position's bounds (see the module docstring).
 
-    :raises InvalidParameterError: never; *tolerance* must be positive (checked by the
-        callers that take it from users).
+    *tolerance* must be positive. *report* is called with the levels of components
+    done and their number, after each level.
     """
     game = graph.game
     vmin, vmax = value_range_of(game)
@@ -548,6 +561,8 @@ def solve_graph(
                 if exact_high[v] is not None:
                     high[v] = min(high[v], round_up(exact_high[v]))  # type: ignore[arg-type]
         float_nodes_by_level.append(iterate)
+        if report is not None:
+            report(lvl + 1, nlevels)
     wide = sum(
         1 for nodes in float_nodes_by_level for v in nodes if not (high[v] - low[v] <= tolerance)
     )

@@ -92,6 +92,7 @@ SOLVED: list[tuple[str, dict[str, Any], bool, int | None]] = [
     ("tic-tac-toe", {}, True, None),
     ("e-valuate", {}, False, None),  # says who is to move
     ("chess", {"material": "KRvK"}, False, 40),  # a partial solve cut short
+    ("coin-nim", {"n": 6}, True, None),  # a game of chance
 ]
 """(game, parameters, tablebase mode, expansion budget)."""
 
@@ -132,6 +133,8 @@ def positions_asked(url: str) -> list[tuple[str, dict[str, Any], str]]:
         ("e-valuate", {}, "x=?,y=?,z=?"),
         ("chess", {"material": "KRvK"}, chess.format(chess.initial())),
         ("chess", {"material": "KRvK"}, frontier_position(url)),
+        ("coin-nim", {"n": 6}, "6 first"),  # a chance node
+        ("coin-nim", {"n": 6}, "6 first tails"),  # a decision node
     ]
 
 
@@ -178,6 +181,11 @@ def test_position_and_move_fields_are_the_documented_ones(answers: list[dict[str
     assert_documented("move", doc, [m for a in answers for m in a["moves"]])
     chess = [a for a in answers if a["game"] == "chess"]
     assert chess and all(a["to_move"] in ("MAX", "MIN") for a in chess)
+    # Games of chance: the chance object of moves (a superset of the position's).
+    moves = [m["chance"] for a in answers for m in a["moves"] if "chance" in m]
+    assert_documented("chance-move", doc, moves)
+    own = [a["chance"] for a in answers if "chance" in a]
+    assert own and union(own) < doc["chance-move"]
 
 
 def test_query_json_is_the_lookup_answer(solved_url: str, client: FlaskClient) -> None:
@@ -239,10 +247,12 @@ def test_line_fields_are_the_documented_ones(client: FlaskClient) -> None:
         lines.append(r.get_json())
     assert_documented("line", doc, lines)
     assert_documented("line-step", doc, [s for line in lines for s in line["steps"]])
-    # the start is a lookup's position fields without the moves
+    # the start is a lookup's position fields without the moves (and without the chance
+    # object: a game of chance has no line, which tests/api/test_chance_api.py checks)
+    start = doc["position"] - {"game", "params", "moves", "chance"}
     for line in lines:
-        assert set(line["start"]) <= doc["position"] - {"game", "params", "moves"}
-    assert union(line["start"] for line in lines) == doc["position"] - {"game", "params", "moves"}
+        assert set(line["start"]) <= start
+    assert union(line["start"] for line in lines) == start
 
 
 def test_games_fields_are_the_documented_ones(client: FlaskClient) -> None:
