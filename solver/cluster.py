@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from concurrent.futures import CancelledError
 from typing import Any
 
 from solver.errors import InvalidParameterError, NegagraphError, SolveError
@@ -37,6 +38,22 @@ log = logging.getLogger(__name__)
 
 WORKER_THREADS = 1
 """Threads per local worker process: the units are CPU-bound Python and numpy."""
+
+MAX_ATTEMPTS = 3
+"""Times a unit whose task Dask cancelled is submitted again before the solve fails."""
+
+
+def _failed(exc: BaseException) -> SolveError:
+    """The cluster's failure (a lost scheduler, a unit that kept killing workers)."""
+    return SolveError(
+        f"the Dask cluster failed a unit ({type(exc).__name__}: {exc}); what the "
+        "workers wrote is kept: run the same command again to go on"
+    )
+
+
+def _key(step: str, name: str, attempt: int) -> str:
+    """A task's Dask key: its step and unit, and the attempt after the first."""
+    return f"negagraph-{step}-{name}" + (f"-again{attempt}" if attempt else "")
 
 
 class DaskRunner:
@@ -87,7 +104,18 @@ class DaskRunner:
         self.dashboard = self.client.dashboard_link
         self._done: Any = as_completed()
         self._futures: dict[Any, Any] = {}
+        self._again: dict[Any, Callable[[int], Any]] = {}
+        """How to submit each tracked task anew (given the attempt's number), should Dask
+        cancel it: a result lost with a worker that Dask does not recompute (its input
+        forgotten already) is run again from scratch: writing a unit twice writes
+        nothing the second time."""
+        self._attempts: dict[Any, int] = {}
+        self._holding: dict[Any, Any] = {}
+        """Each solved shard's future, held until its rows are written: while the client
+        wants it, Dask solves the shard again if the worker holding it is lost."""
         self._sent: dict[tuple[int, int], Any] = {}
+        self._resent: dict[tuple[int, int], int] = {}
+        """The attempt for which each solved tier was last sent anew (:meth:`_resend`)."""
         """The solved tiers sent to the workers (futures), by (tier, first node id)."""
         if tell is not None:
             tell(f"Dask: {self.workers} workers, dashboard {self.dashboard}")
@@ -112,30 +140,53 @@ class DaskRunner:
         for shard in shards:
             name = f"{target.ident}-{shard.first_id}"
             if isinstance(shard, NodeShard):
-                key = f"negagraph-discover-{name}"
-                self._track(client.submit(write_nodes_part, target, game, shard, key=key))
+
+                def discover(attempt: int, shard: NodeShard = shard, name: str = name) -> Any:
+                    return client.submit(
+                        write_nodes_part, target, game, shard, key=_key("discover", name, attempt)
+                    )
+
+                self._track(discover(0), discover)
                 continue
             # Solving first (the next tiers wait for it), the values back at once, the
             # rows written when a worker is free; Dask keeps the solved shard on its
             # worker until written (and solves it again if that worker is lost).
-            solved = client.submit(
-                solve_part,
-                target,
-                game,
-                shard,
-                children,
-                sent,
-                key=f"negagraph-solve-{name}",
-                pure=False,
-                priority=1,
-            )
-            self._track(
-                client.submit(values_of, solved, key=f"negagraph-values-{name}", priority=2)
-            )
-            self._track(client.submit(write_part, target, solved, key=f"negagraph-write-{name}"))
 
-    def _track(self, future: Any) -> None:
+            def solve(attempt: int, shard: Unit = shard, name: str = name) -> Any:
+                return client.submit(
+                    solve_part,
+                    target,
+                    game,
+                    shard,
+                    children,
+                    sent if not attempt else self._resend(tables, attempt),
+                    key=_key("solve", name, attempt),
+                    pure=False,
+                    priority=1,
+                )
+
+            def values(attempt: int, name: str = name, solve: Any = solve) -> Any:
+                return client.submit(
+                    values_of, solve(attempt), key=_key("values", name, attempt), priority=2
+                )
+
+            def write(attempt: int, name: str = name, solve: Any = solve) -> Any:
+                solved = solve(attempt)
+                future = client.submit(write_part, target, solved, key=_key("write", name, attempt))
+                self._holding[future.key] = solved
+                return future
+
+            solved = solve(0)
+            self._track(
+                client.submit(values_of, solved, key=_key("values", name, 0), priority=2), values
+            )
+            written = client.submit(write_part, target, solved, key=_key("write", name, 0))
+            self._holding[written.key] = solved
+            self._track(written, write)
+
+    def _track(self, future: Any, again: Callable[[int], Any]) -> None:
         self._futures[future.key] = future
+        self._again[future.key] = again
         self._done.add(future)
 
     def _send(self, tables: Sequence[SolvedTier]) -> list[Any]:
@@ -146,29 +197,70 @@ class DaskRunner:
             del self._sent[key]
         for key, table in zip(keys, tables, strict=True):
             if key not in self._sent:
-                self._sent[key] = self.client.scatter(table, broadcast=True, hash=False)
+                self._sent[key] = self._scatter(table)
         return [self._sent[key] for key in keys]
 
+    def _resend(self, tables: Sequence[SolvedTier], attempt: int) -> list[Any]:
+        """:meth:`_send`'s tables for a unit submitted again: those whose copies were all
+        lost with workers (Dask cannot compute scattered data again) are sent anew, and
+        from a unit's third attempt on all of them (once per attempt)."""
+        out = []
+        for table in tables:
+            key = (table.record.tier, table.record.first_id)
+            future = self._sent.get(key)
+            stale = attempt >= 2 and self._resent.get(key, 0) < attempt
+            if future is None or future.status != "finished" or stale:
+                future = self._sent[key] = self._scatter(table)
+                self._resent[key] = attempt
+            out.append(future)
+        return out
+
+    def _scatter(self, table: SolvedTier) -> Any:
+        """*table* copied to every worker. A worker lost while it is copied can make the
+        scheduler fail the copy (it lists the worker, then no longer has it): copy again,
+        to the workers there are then."""
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            try:
+                return self.client.scatter(table, broadcast=True, hash=False)
+            except Exception as exc:  # the scheduler's error, whatever its type
+                if attempt == MAX_ATTEMPTS:
+                    raise _failed(exc) from exc
+                log.warning("copying a solved tier to the workers failed (%s): again", exc)
+        raise AssertionError("unreachable")
+
     def wait(self) -> ShardResult:
-        future = next(self._done)
-        self._futures.pop(future.key, None)
-        try:
-            result: ShardResult = future.result()
-        except NegagraphError:
-            raise  # the unit's own error (a database's, the game's contract), as it is
-        except Exception as exc:
-            # the cluster's: a lost scheduler, a unit that kept killing workers
-            raise SolveError(
-                f"the Dask cluster failed a unit ({type(exc).__name__}: {exc}); what the "
-                "workers wrote is kept: run the same command again to go on"
-            ) from exc
-        return result
+        while True:
+            future = next(self._done)
+            key = future.key
+            self._futures.pop(key, None)
+            self._holding.pop(key, None)
+            again = self._again.pop(key, None)
+            attempt = self._attempts.pop(key, 0)
+            try:
+                result: ShardResult = future.result()
+            except NegagraphError:
+                raise  # the unit's own error (a database's, the game's contract), as it is
+            except CancelledError as exc:
+                if again is None or attempt >= MAX_ATTEMPTS:
+                    raise _failed(exc) from exc
+                # Dask gave up on the task (its input was lost with a worker and already
+                # forgotten): submit the unit anew; what it wrote stays written.
+                log.warning("Dask cancelled %s: submitting it again", key)
+                retry = again(attempt + 1)
+                self._attempts[retry.key] = attempt + 1
+                self._track(retry, again)
+                continue
+            except Exception as exc:
+                raise _failed(exc) from exc
+            return result
 
     def close(self) -> None:
         """Cancel the units not finished, and stop the local cluster (a remote one
         keeps running)."""
         futures = list(self._futures.values())
         self._futures.clear()
+        self._again.clear()
+        self._holding.clear()
         self._sent.clear()
         try:
             if futures:

@@ -133,8 +133,8 @@ def positions_asked(url: str) -> list[tuple[str, dict[str, Any], str]]:
         ("e-valuate", {}, "x=?,y=?,z=?"),
         ("chess", {"material": "KRvK"}, chess.format(chess.initial())),
         ("chess", {"material": "KRvK"}, frontier_position(url)),
-        ("coin-nim", {"n": 6}, "6 first"),  # a chance node
-        ("coin-nim", {"n": 6}, "6 first tails"),  # a decision node
+        ("coin-nim", {"n": 6}, "6:first"),  # a chance node
+        ("coin-nim", {"n": 6}, "6:first:tails"),  # a decision node
     ]
 
 

@@ -10,8 +10,8 @@ The toss is a **chance** node whose player is the tosser (the turn stays his wha
 the coin shows); its two outcomes lead to his **decision** nodes. Every move takes a
 stone, so the game is acyclic and its values are exact fractions (powers of 2 below).
 
-Notation: the pile, who is to play, and the coin once tossed: ``"7 first"`` (before the
-toss), ``"7 first heads"``, ``"7 second tails"``.
+Notation: the pile, who is to play, and the coin once tossed, joined by colons:
+``"7:first"`` (before the toss), ``"7:first:heads"``, ``"7:second:tails"``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ COIN = ("", "heads", "tails")
 TAKE = ((), (1, 2), (2, 3))
 """The stones a player may take after the toss: none before it, then by the coin."""
 _HALF = (Fraction(1, 2), Fraction(1, 2))
-_NOTATION = re.compile(r"\s*(\d{1,3})\s+(first|second)(?:\s+(heads|tails))?\s*\Z")
+_NOTATION = re.compile(r"\s*([0-9]{1,3}):(first|second)(?::(heads|tails))?\s*\Z")
 
 
 class CoinNim(GameBase):
@@ -46,8 +46,8 @@ class CoinNim(GameBase):
         "whoever takes the last stone wins."
     )
     notation: ClassVar[str] = (
-        "The pile, who is to play, and the coin once tossed: '7 first', '7 first heads', "
-        "'7 second tails'. Moves: 'take 1' to 'take 3'; outcomes: 'heads', 'tails'."
+        "The pile, who is to play, and the coin once tossed: '7:first', '7:first:heads', "
+        "'7:second:tails'. Moves: the stones taken, '1' to '3'; outcomes: 'heads', 'tails'."
     )
     parameters: ClassVar[tuple[Param, ...]] = (
         Param("n", int, 10, "stones in the pile at the start", min=0, max=500),
@@ -83,21 +83,21 @@ class CoinNim(GameBase):
         if coin == 0:
             return [("heads", self._key(pile, mover, 1)), ("tails", self._key(pile, mover, 2))]
         takes = [t for t in TAKE[coin] if t <= pile] or [pile]
-        return [(f"take {t}", self._key(pile - t, 1 - mover, 0)) for t in takes]
+        return [(str(t), self._key(pile - t, 1 - mover, 0)) for t in takes]
 
     def probabilities(self, key: PositionKey) -> Sequence[Fraction] | None:
         return _HALF if key % 3 == 0 and key >= 6 else None
 
     def format(self, key: PositionKey) -> str:
         pile, mover, coin = self.unpack(key)
-        return " ".join(filter(None, (str(pile), PLAYERS[mover], COIN[coin])))
+        return ":".join(filter(None, (str(pile), PLAYERS[mover], COIN[coin])))
 
     def parse(self, text: str) -> PositionKey:
         m = _NOTATION.match(text)
         if m is None:
             raise InvalidPositionError(
-                f"expected a pile, who is to play and perhaps the coin, like '7 first' or "
-                f"'7 second heads', got {text!r}"
+                f"expected a pile, who is to play and perhaps the coin, like '7:first' or "
+                f"'7:second:heads', got {text!r}"
             )
         pile = int(m.group(1))
         if pile > self._n:

@@ -10,7 +10,7 @@ when the other player's token is there).
 The roll is a **chance** node whose player is the roller; every outcome passes the turn.
 
 Notation: both tokens (the first player's first), who is to play, and ``rolling`` for the
-chance node after a roll: ``"3-5 first"``, ``"3-5 first rolling"``.
+chance node after a roll, joined by colons: ``"3-5:first"``, ``"3-5:first:rolling"``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from solver.errors import InvalidPositionError
 from solver.game import GameBase, MoveLabel, Param, PositionKey
 
 PLAYERS = ("first", "second")
-_NOTATION = re.compile(r"\s*(\d{1,3})\s*-\s*(\d{1,3})\s+(first|second)(\s+rolling)?\s*\Z")
+_NOTATION = re.compile(r"\s*([0-9]{1,3})-([0-9]{1,3}):(first|second)(:rolling)?\s*\Z")
 
 
 class DiceRace(GameBase):
@@ -41,7 +41,7 @@ class DiceRace(GameBase):
     )
     notation: ClassVar[str] = (
         "Both tokens (the first player's first), who is to play, and 'rolling' after a "
-        "roll: '3-5 first', '3-5 first rolling'. Moves: 'step', 'roll'; outcomes: the face."
+        "roll: '3-5:first', '3-5:first:rolling'. Moves: 'step', 'roll'; outcomes: the face."
     )
     parameters: ClassVar[tuple[Param, ...]] = (
         Param("goal", int, 10, "squares to the goal", min=1, max=100),
@@ -99,14 +99,14 @@ class DiceRace(GameBase):
 
     def format(self, key: PositionKey) -> str:
         a, b, mover, rolling = self.unpack(key)
-        return f"{a}-{b} {PLAYERS[mover]}" + (" rolling" if rolling else "")
+        return f"{a}-{b}:{PLAYERS[mover]}" + (":rolling" if rolling else "")
 
     def parse(self, text: str) -> PositionKey:
         m = _NOTATION.match(text)
         if m is None:
             raise InvalidPositionError(
-                f"expected two squares and who is to play, like '3-5 first' or "
-                f"'3-5 first rolling', got {text!r}"
+                f"expected two squares and who is to play, like '3-5:first' or "
+                f"'3-5:first:rolling', got {text!r}"
             )
         a, b = int(m.group(1)), int(m.group(2))
         if a > self._goal or b > self._goal:

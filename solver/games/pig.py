@@ -15,9 +15,9 @@ player's expected result with a win worth 1 and a loss -1, so his chance of winn
 ``(value + 1) / 2``.
 
 Notation: the two scores (the first player's first), who is to play, the turn total, and
-``rolling`` for the chance node after a roll: ``"12-30 second 5"``, ``"12-30 second 5
-rolling"``. A position where the player to move has reached the target (score plus turn
-total) is terminal: he wins.
+``rolling`` for the chance node after a roll, joined by colons: ``"12-30:second:5"``,
+``"12-30:second:5:rolling"``. A position where the player to move has reached the target
+(score plus turn total) is terminal: he wins.
 """
 
 from __future__ import annotations
@@ -31,9 +31,7 @@ from solver.errors import InvalidPositionError
 from solver.game import GameBase, MoveLabel, Param, PositionKey
 
 PLAYERS = ("first", "second")
-_NOTATION = re.compile(
-    r"\s*(\d{1,4})\s*-\s*(\d{1,4})\s+(first|second)\s+(\d{1,4})(\s+rolling)?\s*\Z"
-)
+_NOTATION = re.compile(r"\s*([0-9]{1,4})-([0-9]{1,4}):(first|second):([0-9]{1,4})(:rolling)?\s*\Z")
 
 
 class Pig(GameBase):
@@ -50,7 +48,7 @@ class Pig(GameBase):
     )
     notation: ClassVar[str] = (
         "Scores (the first player's first), who is to play, the turn total, and 'rolling' "
-        "after a roll: '12-30 second 5', '12-30 second 5 rolling'. Moves: 'roll', 'hold'; "
+        "after a roll: '12-30:second:5', '12-30:second:5:rolling'. Moves: 'roll', 'hold'; "
         "outcomes: the face rolled."
     )
     parameters: ClassVar[tuple[Param, ...]] = (
@@ -119,13 +117,13 @@ class Pig(GameBase):
 
     def format(self, key: PositionKey) -> str:
         a, b, mover, turn, rolling = self.unpack(key)
-        return f"{a}-{b} {PLAYERS[mover]} {turn}" + (" rolling" if rolling else "")
+        return f"{a}-{b}:{PLAYERS[mover]}:{turn}" + (":rolling" if rolling else "")
 
     def parse(self, text: str) -> PositionKey:
         m = _NOTATION.match(text)
         if m is None:
             raise InvalidPositionError(
-                f"expected a Pig position like '12-30 second 5' or '12-30 second 5 rolling', "
+                f"expected a Pig position like '12-30:second:5' or '12-30:second:5:rolling', "
                 f"got {text!r}"
             )
         a, b, turn = int(m.group(1)), int(m.group(2)), int(m.group(4))

@@ -25,7 +25,7 @@ def chance_client(empty_url: str) -> Iterator[FlaskClient]:
 
 
 def test_a_chance_node_lists_its_outcomes_with_probabilities(chance_client: FlaskClient) -> None:
-    r = chance_client.get("/api/games/coin-nim/positions", query_string={"p": "10 first", "n": 10})
+    r = chance_client.get("/api/games/coin-nim/positions", query_string={"p": "10:first", "n": 10})
     assert r.status_code == 200
     body = r.get_json()
     schemas.Position.model_validate(body)
@@ -42,20 +42,20 @@ def test_a_chance_node_lists_its_outcomes_with_probabilities(chance_client: Flas
 
 def test_a_decision_node_ranks_its_moves_for_the_mover(chance_client: FlaskClient) -> None:
     r = chance_client.get(
-        "/api/games/coin-nim/positions", query_string={"p": "4 first heads", "n": 10}
+        "/api/games/coin-nim/positions", query_string={"p": "4:first:heads", "n": 10}
     )
     body = r.get_json()
     schemas.Position.model_validate(body)
     moves = [
         (m["move"], m["chance"]["move_low_exact"], m["chance"]["keeps_turn"]) for m in body["moves"]
     ]
-    assert moves == [("take 1", "0", False), ("take 2", "-1", False)]
+    assert moves == [("1", "0", False), ("2", "-1", False)]
     assert body["chance"]["kind"] == "decision" and body["chance"]["value"] == "0"
 
 
 def test_pig_answers_roll_or_hold_with_sound_bounds(chance_client: FlaskClient) -> None:
     r = chance_client.get(
-        "/api/games/pig/positions", query_string={"p": "0-0 first 8", "target": 12, "faces": 4}
+        "/api/games/pig/positions", query_string={"p": "0-0:first:8", "target": 12, "faces": 4}
     )
     body = r.get_json()
     schemas.Position.model_validate(body)
@@ -76,7 +76,7 @@ def test_pig_answers_roll_or_hold_with_sound_bounds(chance_client: FlaskClient) 
 def test_a_batch_of_chance_positions(chance_client: FlaskClient) -> None:
     r = chance_client.post(
         "/api/games/coin-nim/positions",
-        json={"params": {"n": 10}, "positions": ["10 first", "0 second", "x"]},
+        json={"params": {"n": 10}, "positions": ["10:first", "0:second", "x"]},
     )
     assert r.status_code == 200
     results = schemas.BatchResponse.model_validate(r.get_json()).results
@@ -85,6 +85,6 @@ def test_a_batch_of_chance_positions(chance_client: FlaskClient) -> None:
 
 
 def test_a_line_of_a_game_of_chance_is_refused(chance_client: FlaskClient) -> None:
-    r = chance_client.get("/api/games/coin-nim/line", query_string={"p": "10 first", "n": 10})
+    r = chance_client.get("/api/games/coin-nim/line", query_string={"p": "10:first", "n": 10})
     assert_error(400, r.get_json(), 400, "coin-nim has chance nodes", "strategy")
     assert r.status_code == 400

@@ -132,11 +132,11 @@ def test_what_games_of_chance_cannot_do_yet_is_one_error_line(db_url: str) -> No
 def test_query_shows_exact_values_and_probabilities(db_url: str) -> None:
     code, _, err = run("solve", "coin-nim", "-p", "n=10", "--full", "--db", db_url)
     assert code == 0, err
-    code, out, err = run("query", "coin-nim", "10 first", "-p", "n=10", "--db", db_url)
+    code, out, err = run("query", "coin-nim", "10:first", "-p", "n=10", "--db", db_url)
     assert code == 0, err
     assert "chance node, first's; value for first: 3/16" in out
     assert "heads    1/2  3/16" in out
-    code, out, err = run("query", "coin-nim", "4 first heads", "-p", "n=10", "--db", db_url)
+    code, out, err = run("query", "coin-nim", "4:first:heads", "-p", "n=10", "--db", db_url)
     assert code == 0, err
-    moves = [line.split()[:3] for line in out.splitlines() if line.startswith("    take")]
-    assert moves == [["take", "1", "0"], ["take", "2", "-1"]]
+    moves = [line.split()[:2] for line in out.splitlines() if "-> " in line]
+    assert moves == [["1", "0"], ["2", "-1"]]  # take 1: worth 0; take 2: a loss

@@ -148,10 +148,10 @@ def test_coin_nim_strategy() -> None:
     assert graph.kind[0] == CHANCE and graph.player[0] == 0
     # With 4 stones and heads, take 1 (leave 3: worth 0 to the opponent) rather than 2
     # (leave 2: he wins): the lecture notes' MAX node after the toss.
-    node = graph.index[game.parse("4 first heads")]
+    node = graph.index[game.parse("4:first:heads")]
     assert graph.kind[node] == DECISION
-    assert solution.best_move(node) == "take 1"
-    assert solution.move_values(node) == [("take 1", 0.0, 0.0), ("take 2", -1.0, -1.0)]
+    assert solution.best_move(node) == "1"
+    assert solution.move_values(node) == [("1", 0.0, 0.0), ("2", -1.0, -1.0)]
     assert solution.best_move(0) is None  # a chance node has no move to choose
 
 
@@ -206,7 +206,7 @@ def test_pig_small_target_against_value_iteration() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "12-30", "12-30 third 5", "100-0 first 0", "0-0 first 1", "98-0 first 5 rolling"],
+    ["", "12-30", "12-30 third 5", "100-0:first:0", "0-0:first:1", "98-0:first:5:rolling"],
 )
 def test_pig_refuses_malformed_positions(text: str) -> None:
     with pytest.raises(InvalidPositionError):
@@ -348,4 +348,4 @@ def test_pig_to_100_matches_the_published_optimum() -> None:
 
     expected = {k: "roll" for k in range(2, 22)} | {k: "hold" for k in range(22, 27)}
     expected |= {27: "roll", 28: "hold", 30: "hold"}
-    assert {k: decision(f"41-49 first {k}") for k in expected} == expected
+    assert {k: decision(f"41-49:first:{k}") for k in expected} == expected

@@ -69,6 +69,13 @@ CONFIGS: list[tuple[str, dict[str, object], Callable[[int], bool] | None]] = [
     ("graph-share", {"graph": "complete-7", "colors": 3, "symmetry": True}, None),
     ("graph-share", {"graph": "edges:0-1,1-2,2-0,2-3", "mode": "edges", "colors": 3}, None),
     ("graph-share", {"graph": "path-2", "colors": 1}, None),
+    ("pig", {"target": 12, "faces": 4}, None),
+    ("pig", {}, None),
+    ("pig", {"target": 1, "faces": 2}, None),
+    ("coin-nim", {"n": 10}, None),
+    ("coin-nim", {"n": 0}, None),
+    ("dice-race", {"goal": 6, "faces": 4}, None),
+    ("dice-race", {}, None),
 ]
 CONFIG_IDS = [f"{name}[{','.join(f'{k}={v}' for k, v in p.items())}]" for name, p, _ in CONFIGS]
 
@@ -494,6 +501,41 @@ BAD_POSITIONS: dict[str, list[str]] = {
         "0=a;a",
         "0=a,1=a,2=a,3=a,4=a,5=a,6=a;proposed=b",  # all coloured
         "0=a,,1=b",
+    ],
+    "pig": [
+        "",
+        "0-0",
+        "0-0:third:0",
+        "0-0:first",
+        "0-0 first 0",  # spaces instead of colons
+        "100-0:first:0",  # a score at the target
+        "0-0:first:1",  # a turn total a 1 never leaves
+        "95-0:first:5:rolling",  # the roller has won already
+        "0-0:first:200",
+        "0-0:first:0:holding",
+        "-1-0:first:0",
+        "٣-0:first:0",
+    ],
+    "coin-nim": [
+        "",
+        "7",
+        "7:third",
+        "11:first",  # more than n
+        "0:first:heads",  # nobody tosses at an empty pile
+        "7:first:edge",
+        "7:first:heads:tails",
+        "7 first",
+        "-1:first",
+    ],
+    "dice-race": [
+        "",
+        "3-5",
+        "3-5:third",
+        "11-0:first",  # past the goal
+        "10-10:first",  # both at the goal
+        "10-3:second:rolling",  # the race is over
+        "3-5:first:rolled",
+        "3--5:first",
     ],
 }
 
