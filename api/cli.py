@@ -566,6 +566,13 @@ class MemorySize(click.ParamType[int]):
     "transaction.",
 )
 @click.option(
+    "--tolerance",
+    type=click.FloatRange(min=0, min_open=True, max=1),
+    metavar="EPS",
+    help="Games of chance: how close value iteration brings the two bounds of a position "
+    "on a cycle through a chance node (default 1e-9; the bounds stay sound whatever it is).",
+)
+@click.option(
     "--scheduler",
     metavar="ADDRESS",
     help="Hand a tiered --full solve's units to the Dask scheduler at ADDRESS (e.g. "
@@ -627,6 +634,7 @@ def solve_command(
     tiers: bool | None,
     workers: int,
     shard_size: int | None,
+    tolerance: float | None,
     scheduler: str | None,
     max_expansions: int | None,
     max_seconds: float | None,
@@ -658,6 +666,7 @@ def solve_command(
                 full,
                 tiers,
                 (workers, scheduler, shard_size),
+                tolerance,
                 max_expansions,
                 max_seconds,
                 batch_size,
@@ -714,6 +723,7 @@ def _solve(
     full: bool,
     tiers: bool | None,
     cluster: tuple[int, str | None, int | None],
+    tolerance: float | None,
     max_expansions: int | None,
     max_seconds: float | None,
     batch_size: int | None,
@@ -764,6 +774,7 @@ def _solve(
                     workers=cluster[0],
                     scheduler=cluster[1],
                     shard_size=cluster[2],
+                    tolerance=tolerance,
                     notice=display.note,
                 )
             except BaseException as exc:

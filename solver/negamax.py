@@ -215,6 +215,7 @@ def solve(
     scheduler: str | None = None,
     notice: Callable[[str], None] | None = None,
     shard_size: int | None = None,
+    tolerance: float | None = None,
 ) -> SolveResult:
     """Solve *game* from *root* (a key, a position in the game's notation, or the game's
     initial position), continuing whatever *store* already holds for the variant.
@@ -263,6 +264,9 @@ def solve(
         units to (its workers reach the database), instead of *workers*.
     :param shard_size: positions per unit of a tiered solve's tiers whose moves all
         leave them (default :data:`solver.tiered.SOLVE_CHUNK`).
+    :param tolerance: games of chance only: how close value iteration brings the two
+        bounds of a position on a cycle through a chance node (default
+        :data:`solver.chance.DEFAULT_TOLERANCE`; ``docs/design.md`` §10).
     :param notice: called with one-line notices for the user (the Dask cluster's
         workers and dashboard address).
     :raises InvalidParameterError: for negative budgets or a bad batch size, or a full
@@ -304,7 +308,13 @@ def solve(
         root_key = game.canonical(root_key)
     store = store if store is not None else MemoryStore()
     if game.facts.chance:
-        return _solve_chance(game, root_key, store, full, tiers, workers, scheduler, progress)
+        return _solve_chance(
+            game, root_key, store, full, tiers, workers, scheduler, progress, tolerance
+        )
+    if tolerance is not None:
+        raise InvalidParameterError(
+            f"tolerance is for games of chance; {game.name}'s values are exact"
+        )
     if tiers is None:
         tiers = (
             full
@@ -362,6 +372,7 @@ def _solve_chance(
     workers: int,
     scheduler: str | None,
     progress: ProgressCallback | None,
+    tolerance: float | None,
 ) -> SolveResult:
     """A game of chance: only full solves, in one process (:mod:`solver.chance`)."""
     if not full:
@@ -374,9 +385,13 @@ def _solve_chance(
             f"{game.name} has chance nodes: its full solve runs in one process, without "
             "tiers or workers"
         )
-    from solver.chance import solve_chance  # it imports this module
+    from solver.chance import DEFAULT_TOLERANCE, solve_chance  # it imports this module
 
-    return solve_chance(game, root_key, store, progress)
+    if tolerance is not None and not 0 < tolerance <= 1:
+        raise InvalidParameterError(f"tolerance must be in (0, 1], not {tolerance}")
+    return solve_chance(
+        game, root_key, store, progress, DEFAULT_TOLERANCE if tolerance is None else tolerance
+    )
 
 
 def _check_tiered(game: Game, store: Store, full: bool) -> None:

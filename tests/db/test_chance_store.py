@@ -140,3 +140,30 @@ def test_query_shows_exact_values_and_probabilities(db_url: str) -> None:
     assert code == 0, err
     moves = [line.split()[:2] for line in out.splitlines() if "-> " in line]
     assert moves == [["1", "0"], ["2", "-1"]]  # take 1: worth 0; take 2: a loss
+
+
+def test_the_tolerance_sets_how_close_the_bounds_come(db_url: str) -> None:
+    code, out, err = run(
+        "solve",
+        "dice-race",
+        "-p",
+        "goal=6",
+        "--full",
+        "--tolerance",
+        "1e-3",
+        "--db",
+        db_url,
+        "--json",
+    )
+    assert code == 0, err
+    loose = json.loads(out)
+    assert loose["chance"]["tolerance"] == 1e-3
+    assert 0 < loose["high"] - loose["low"] <= 1e-3
+    tight = solve_graph(expand_all(get_game("dice-race", goal=6)), tolerance=1e-12)
+    # Both are sound: each bracket holds the tighter one.
+    assert loose["low"] <= tight.low[0] <= tight.high[0] <= loose["high"]
+    code, _, err = run("solve", "tic-tac-toe", "--full", "--tolerance", "1e-3", "--db", db_url)
+    assert code == 1
+    assert err.strip() == "error: tolerance is for games of chance; tic-tac-toe's values are exact"
+    code, _, err = run("solve", "pig", "--full", "--tolerance", "0", "--db", db_url)
+    assert code == 1 and err.startswith("error: Invalid value for '--tolerance'")

@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import Engine, text
 
 from db.store import SqlStore
+from solver.chance import expand_all, solve_graph
 from solver.games import get_game
 from solver.negamax import solve
 
@@ -26,6 +27,7 @@ def solved(engine: Engine) -> Engine:
     solve(get_game("connect-four", width=4, height=4), full=True, store=SqlStore(engine))
     solve(get_game("tic-tac-toe"), full=True, store=SqlStore(engine))
     solve(get_game("number-game"), store=SqlStore(engine))
+    solve(get_game("pig", target=10), full=True, store=SqlStore(engine))
     return engine
 
 
@@ -35,9 +37,19 @@ def rows(engine: Engine, sql: str) -> list[tuple[Any, ...]]:
 
 
 def test_documented_queries_answer_as_documented(solved: Engine) -> None:
-    (by_dist, repetition, longest, branching, frontier, best, progress, runs, steps, expanded) = [
-        rows(solved, q) for q in QUERIES
-    ]
+    (
+        by_dist,
+        repetition,
+        longest,
+        branching,
+        frontier,
+        best,
+        progress,
+        runs,
+        steps,
+        expanded,
+        pig,
+    ) = [rows(solved, q) for q in QUERIES]
     # 1: the root of connect-four 4x4 is a draw, alone at distance 0
     assert by_dist[0] == (0, 0, 1)
     assert sum(r[2] for r in by_dist) == 161029
@@ -56,7 +68,7 @@ def test_documented_queries_answer_as_documented(solved: Engine) -> None:
     ttt = {r[2]: r[3] for r in progress if r[0] == "tic-tac-toe"}
     assert ttt == {"expanded": 4520, "terminal": 958}
     # 8: one complete run per solve
-    assert [r[3] for r in runs] == ["complete"] * 3
+    assert [r[3] for r in runs] == ["complete"] * 4
     # 9: the number game's commits: the root opens at [-inf, +inf] and closes at 3 and 5,
     # both final, with the last expansion (only the closing pass comes after); 26
     # expansions in all, as DESIGN counts them when leaves are created eagerly
@@ -69,3 +81,10 @@ def test_documented_queries_answer_as_documented(solved: Engine) -> None:
     # 10: the first commit expands the root, 13; 59 and 61 are never expanded
     assert expanded[0] == (1, "13")
     assert {n for _, n in expanded}.isdisjoint({"59", "61"})
+    # 11: Pig to 10: the first player's chance of winning, bracketed within the tolerance
+    # around the in-memory solver's (the value of a game of chance, docs/design.md §10)
+    solution = solve_graph(expand_all(get_game("pig", target=10)))
+    ((params, at_least, at_most),) = pig
+    assert params == "faces=6,target=10"
+    assert at_least == (solution.low[0] + 1) / 2 and at_most == (solution.high[0] + 1) / 2
+    assert 0 < at_most - at_least <= 1e-9 and round(at_least, 4) == 0.7094
