@@ -308,6 +308,11 @@ def solve(
         root_key = game.canonical(root_key)
     store = store if store is not None else MemoryStore()
     if game.facts.chance:
+        if max_expansions is not None or max_seconds is not None or batch_size is not None:
+            raise InvalidParameterError(
+                f"{game.name} has chance nodes: its full solve runs to its end in one "
+                "batch, without budgets or batch sizes"
+            )
         return _solve_chance(
             game, root_key, store, full, tiers, workers, scheduler, progress, tolerance
         )

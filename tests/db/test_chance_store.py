@@ -127,6 +127,16 @@ def test_what_games_of_chance_cannot_do_yet_is_one_error_line(db_url: str) -> No
         "solve", "pig", "-p", "target=10", "--full", "--workers", "2", "--db", db_url
     )
     assert code == 1 and err.startswith("error: ") and "\n" not in err.strip()
+    code, out, err = run(
+        "solve", "pig", "-p", "target=10", "--full", "--max-seconds", "5", "--db", db_url
+    )
+    assert code == 1
+    assert err.strip() == (
+        "error: pig has chance nodes: its full solve runs to its end in one batch, without "
+        "budgets or batch sizes"
+    )
+    # The refused runs wrote no position.
+    assert rows(db_url, "SELECT count(*) FROM nodes")[0][0] == 0
 
 
 def test_query_shows_exact_values_and_probabilities(db_url: str) -> None:
