@@ -176,10 +176,11 @@ class Database:
         return closed and newest_node < nodes
 
     def fetch_positions(
-        self, variant_id: int, keys: Collection[PositionKey]
+        self, variant_id: int, keys: Collection[PositionKey], *, chance: bool = False
     ) -> dict[PositionKey, PositionRecord]:
         """The stored records of those *keys* (canonical) of variant *variant_id* that are
-        stored, by key (:func:`db.repository.fetch_positions` on a pooled connection).
+        stored, by key (:func:`db.repository.fetch_positions` on a pooled connection;
+        *chance*: a game of chance's variant, whose records carry its chance values).
         Up to :data:`db.repository.CHUNK` keys are read in one statement, so from one
         snapshot.
 
@@ -206,7 +207,7 @@ class Database:
         try:
             cursor = connection.cursor()
             try:
-                return fetch_positions(cursor, dialect.paramstyle, variant_id, keys)
+                return fetch_positions(cursor, dialect.paramstyle, variant_id, keys, chance=chance)
             finally:
                 cursor.close()
         except dialect.loaded_dbapi.Error as exc:

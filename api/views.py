@@ -117,7 +117,9 @@ def describe_position(session: Reader, game: Game, key: PositionKey) -> dict[str
         game,
         key,
         find_variant(session, game),
-        lambda variant_id, keys: stored_positions(session, variant_id, keys),
+        lambda variant_id, keys: stored_positions(
+            session, variant_id, keys, chance=game.facts.chance
+        ),
     )
 
 
@@ -314,14 +316,16 @@ def describe_positions(
     check_rules_version(game, variant)
     canon = game.canonical if game.uses_symmetry else None
     stored = [canon(k) if canon is not None else k for k in keys]
-    found = stored_positions(session, variant.id, stored)
+    found = stored_positions(session, variant.id, stored, chance=game.facts.chance)
     moves: dict[PositionKey, list[Move]] = {}
     for key, skey in zip(keys, stored, strict=True):
         rec = found.get(skey)
         if rec is not None and rec.state != "terminal" and key not in moves:
             moves[key] = _moves_of(game, key)
     wanted = {c for ms in moves.values() for _, _, c in ms}
-    children = stored_positions(session, variant.id, wanted - found.keys())
+    children = stored_positions(
+        session, variant.id, wanted - found.keys(), chance=game.facts.chance
+    )
     children.update((k, found[k]) for k in wanted & found.keys())
     out: list[dict[str, Any] | PositionNotFoundError] = []
     for key, skey in zip(keys, stored, strict=True):

@@ -258,10 +258,11 @@ def probe_position(session: Reader, game: Game, key: PositionKey) -> PositionRec
     if variant.rules_version != game.version:
         raise RulesVersionError.for_variant(game, variant.rules_version)
     stored = game.canonical(key) if game.uses_symmetry else key
+    query = select(*_NODE_COLUMNS[: len(_NODE_COLUMNS) - 4 * (not game.facts.chance)])
+    if game.facts.chance:
+        query = query.outerjoin(ChanceNode, _CHANCE_JOIN)
     row = session.execute(
-        select(*_NODE_COLUMNS)
-        .outerjoin(ChanceNode, _CHANCE_JOIN)
-        .where(Node.variant_id == variant.id, Node.key == encode_key(stored))
+        query.where(Node.variant_id == variant.id, Node.key == encode_key(stored))
     ).first()
     if row is None:
         raise PositionNotFoundError(
@@ -361,7 +362,7 @@ def find_positions(
         return {}
     if variant.rules_version != game.version:
         raise RulesVersionError.for_variant(game, variant.rules_version)
-    return stored_positions(session, variant.id, keys)
+    return stored_positions(session, variant.id, keys, chance=game.facts.chance)
 
 
 CHUNK = 512
@@ -369,7 +370,7 @@ CHUNK = 512
 
 
 def stored_positions(
-    session: Reader, variant_id: int, keys: Iterable[PositionKey]
+    session: Reader, variant_id: int, keys: Iterable[PositionKey], *, chance: bool = False
 ) -> dict[PositionKey, PositionRecord]:
     """The stored records of those *keys* (already canonical) of variant *variant_id*
     that are stored, by key; one query per :data:`CHUNK` keys.
@@ -386,7 +387,7 @@ def stored_positions(
         size = _padded(len(chunk))
         params: dict[str, Any] = {f"k{i}": chunk[min(i, len(chunk) - 1)] for i in range(size)}
         params["variant_id"] = variant_id
-        _collect(found, variant_id, session.execute(_lookup(size), params))
+        _collect(found, variant_id, session.execute(_lookup(size, chance), params))
     return found
 
 
@@ -403,7 +404,12 @@ PARAM_MARKERS = {"qmark": "?", "format": "%s", "pyformat": "%s"}
 
 
 def fetch_positions(
-    cursor: Any, paramstyle: str, variant_id: int, keys: Iterable[PositionKey]
+    cursor: Any,
+    paramstyle: str,
+    variant_id: int,
+    keys: Iterable[PositionKey],
+    *,
+    chance: bool = False,
 ) -> dict[PositionKey, PositionRecord]:
     """:func:`stored_positions` on a DB-API *cursor* of a driver with *paramstyle*: the
     same SQL, sent to the driver as is (prepared once per size by drivers that cache
@@ -422,7 +428,7 @@ def fetch_positions(
         chunk = [encode_key(k) for k in wanted[start : start + CHUNK]]
         size = _padded(len(chunk))
         params = [*chunk, *[chunk[-1]] * (size - len(chunk)), variant_id]
-        cursor.execute(_raw_lookup(size, marker), params)
+        cursor.execute(_raw_lookup(size, marker, chance), params)
         _collect(found, variant_id, cursor.fetchall())
     return found
 
@@ -433,24 +439,30 @@ def _padded(n: int) -> int:
     return min(1 << max(n - 1, 0).bit_length(), CHUNK)
 
 
-def _lookup_sql(keys: list[str], variant: str) -> str:
+def _lookup_sql(keys: list[str], variant: str, chance: bool = False) -> str:
     """The lookup SQL with the parameter markers *keys* and *variant*: the keys as a
-    ``VALUES`` list joined to ``nodes`` (plain SQL that SQLite and PostgreSQL share)."""
+    ``VALUES`` list joined to ``nodes`` (plain SQL that SQLite and PostgreSQL share), and
+    with *chance* to ``chance_nodes`` too (only games of chance pay for that join)."""
     rows = ", ".join(f"({k})" for k in keys)
-    return (
+    sql = (
         f'WITH wanted ("key") AS (VALUES {rows}) '
         'SELECT n.id, n."key", n.notation, n.low, n.high, n.low_final, n.high_final, '
-        "n.depth_low, n.depth_high, n.state, n.dist, c.low, c.high, c.low_exact, c.high_exact "
-        f'FROM wanted JOIN nodes AS n ON n.variant_id = {variant} AND n."key" = wanted."key" '
-        "LEFT JOIN chance_nodes AS c ON c.variant_id = n.variant_id AND c.id = n.id"
+        "n.depth_low, n.depth_high, n.state, n.dist"
+    )
+    join = f'FROM wanted JOIN nodes AS n ON n.variant_id = {variant} AND n."key" = wanted."key"'
+    if not chance:
+        return f"{sql} {join}"
+    return (
+        f"{sql}, c.low, c.high, c.low_exact, c.high_exact {join} "
+        "JOIN chance_nodes AS c ON c.variant_id = n.variant_id AND c.id = n.id"
     )
 
 
 @cache
-def _lookup(size: int) -> TextClause:
+def _lookup(size: int, chance: bool = False) -> TextClause:
     """The lookup of *size* keys (``:k0``...) of variant ``:variant_id``, built once per
     size instead of compiled per call."""
-    sql = _lookup_sql([f":k{i}" for i in range(size)], ":variant_id")
+    sql = _lookup_sql([f":k{i}" for i in range(size)], ":variant_id", chance)
     return text(sql).bindparams(
         bindparam("variant_id", type_=Integer),
         *(bindparam(f"k{i}", type_=LargeBinary) for i in range(size)),
@@ -458,10 +470,10 @@ def _lookup(size: int) -> TextClause:
 
 
 @cache
-def _raw_lookup(size: int, marker: str) -> str:
+def _raw_lookup(size: int, marker: str, chance: bool = False) -> str:
     """The lookup of *size* keys with positional *marker* parameters: the keys, then the
     variant id."""
-    return _lookup_sql([marker] * size, marker)
+    return _lookup_sql([marker] * size, marker, chance)
 
 
 # -- row conversion -----------------------------------------------------------------------

@@ -336,7 +336,7 @@ def test_a_driver_failure_in_a_lookup_is_503_and_frees_the_connection(
     database = get_database(app)
     dbapi = database.engine.dialect.loaded_dbapi
 
-    def failing(*args: Any) -> None:
+    def failing(*args: Any, **kwargs: Any) -> None:
         raise dbapi.OperationalError("secret failure")
 
     monkeypatch.setattr("api.database.fetch_positions", failing)
