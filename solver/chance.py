@@ -45,7 +45,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -583,7 +583,7 @@ def solve_graph(
 def _exact_cycle(
     nodes: list[int],
     start_list: list[int],
-    combine: Any,
+    combine: Callable[[int, int], Fraction | None],
     exact_low: list[Fraction | None],
     exact_high: list[Fraction | None],
     vmin: int,
@@ -607,10 +607,12 @@ def _exact_cycle(
                 for u, (a, b) in zip(nodes, saved, strict=True):
                     exact_low[u], exact_high[u] = a, b
                 return False
-            if lo > exact_low[v]:
+            low_now, high_now = exact_low[v], exact_high[v]
+            assert low_now is not None and high_now is not None  # set above, never cleared
+            if lo > low_now:
                 exact_low[v] = lo
                 changed = True
-            if hi < exact_high[v]:
+            if hi < high_now:
                 exact_high[v] = hi
                 changed = True
     return True
