@@ -486,6 +486,7 @@ def describe_result(game: GameBase, r: SolveResult, root: str | None = None) -> 
             )
         if chance["best_move"] is not None:
             lines.append(f"  best move: {chance['best_move']}")
+        lines.append(f"  expected plies to the end under optimal play: {plies_text(chance)}")
         if chance["wide"]:
             lines.append(f"  {number(chance['wide'])} positions wider than the tolerance")
         lines.append(
@@ -896,6 +897,17 @@ def chance_span(low: str, high: str) -> str:
     return low if low == high else f"[{low}, {high}]"
 
 
+def plies_text(chance: dict[str, Any]) -> str:
+    """A chance object's expected plies as shown: the exact fraction when known, else
+    the float, else ``infinite`` (play may never end; also what a variant stored before
+    migration 0011 shows)."""
+    if chance.get("plies_exact") is not None:
+        return str(chance["plies_exact"])
+    if chance.get("plies") is not None:
+        return f"{chance['plies']:.10g}"
+    return "infinite"
+
+
 def chance_view_lines(view: dict[str, Any], players: tuple[str, str]) -> list[str]:
     """``query``'s text for a position of a game of chance."""
     c = view["chance"]
@@ -910,6 +922,7 @@ def chance_view_lines(view: dict[str, Any], players: tuple[str, str]) -> list[st
     lines.append(
         f"  from {players[0]}'s side: {chance_span(f'{first_lo:.10g}', f'{first_hi:.10g}')}"
     )
+    lines.append(f"  expected plies to the end under optimal play: {plies_text(c)}")
     if view["moves"]:
         header = (
             "outcomes (probability, value for the mover)"

@@ -81,6 +81,12 @@ class ChanceFields(_Model):
     value: str | None = Field(description="the exact value when the exact bounds meet")
     first_player_low: float = Field(description="the bounds from the first player's side")
     first_player_high: float
+    plies: float | None = Field(
+        ge=0,
+        description="the expected number of plies (players' moves) to the end when both "
+        "players follow the optimal strategy; null: infinite (play may never end)",
+    )
+    plies_exact: str | None = Field(description="plies as an exact fraction, if known")
 
 
 class ChanceMoveFields(ChanceFields):

@@ -67,7 +67,8 @@ def position_fields(game: Game, rec: PositionRecord | None) -> dict[str, Any]:
 def chance_fields(game: Game, key: PositionKey, rec: PositionRecord) -> dict[str, Any]:
     """A game of chance's own fields of a stored position (``docs/api.md``): its kind,
     whose it is, its bounds as floats rounded outwards and as exact fractions where they
-    are known, and the bounds from the first player's side."""
+    are known, the bounds from the first player's side, and the expected plies to the
+    end under the optimal strategy (``None`` where infinite)."""
     c = rec.chance
     assert c is not None
     player = game.player_to_move(key)
@@ -86,6 +87,8 @@ def chance_fields(game: Game, key: PositionKey, rec: PositionRecord) -> dict[str
         "value": exact,
         "first_player_low": (c.low if player == 0 else -c.high) + 0.0,  # never -0.0
         "first_player_high": (c.high if player == 0 else -c.low) + 0.0,
+        "plies": c.plies,
+        "plies_exact": c.plies_exact,
     }
 
 

@@ -261,6 +261,12 @@ class ChanceNode(Base):
     on while the outcome is drawn)."""
     chance: Mapped[bool] = mapped_column(Boolean)
     """Whether an outcome is drawn here (else the player chooses, or the game is over)."""
+    plies: Mapped[float | None] = mapped_column(Double)
+    """The expected number of plies (players' moves; drawn outcomes are none) to the end
+    of the game when both players follow the optimal strategy (``docs/design.md`` §10);
+    ``NULL`` where play under it does not end with probability 1 (migration 0011)."""
+    plies_exact: Mapped[str | None] = mapped_column(Text)
+    """The same as an exact fraction where it is known (off cycles), else ``NULL``."""
 
 
 class ChanceEdge(Base):

@@ -147,6 +147,11 @@ class ChanceValues:
     high: float
     low_exact: str | None
     high_exact: str | None
+    plies: float | None = None
+    """The expected plies to the end under the optimal strategy (``None``: infinite, or
+    stored before migration 0011)."""
+    plies_exact: str | None = None
+    """The same as an exact fraction where it is known."""
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,11 @@ _NODE_COLUMNS = (
     ChanceNode.high,
     ChanceNode.low_exact,
     ChanceNode.high_exact,
+    ChanceNode.plies,
+    ChanceNode.plies_exact,
 )
+CHANCE_COLUMNS = 6
+"""The ``chance_nodes`` columns at the end of :data:`_NODE_COLUMNS`."""
 _CHANCE_JOIN = (ChanceNode.variant_id == Node.variant_id) & (ChanceNode.id == Node.id)
 """Positions of games of chance have a ``chance_nodes`` row (other games: none, and the
 outer join finds nothing)."""
@@ -258,7 +262,7 @@ def probe_position(session: Reader, game: Game, key: PositionKey) -> PositionRec
     if variant.rules_version != game.version:
         raise RulesVersionError.for_variant(game, variant.rules_version)
     stored = game.canonical(key) if game.uses_symmetry else key
-    query = select(*_NODE_COLUMNS[: len(_NODE_COLUMNS) - 4 * (not game.facts.chance)])
+    query = select(*_NODE_COLUMNS[: len(_NODE_COLUMNS) - CHANCE_COLUMNS * (not game.facts.chance)])
     if game.facts.chance:
         query = query.outerjoin(ChanceNode, _CHANCE_JOIN)
     row = session.execute(
@@ -453,7 +457,7 @@ def _lookup_sql(keys: list[str], variant: str, chance: bool = False) -> str:
     if not chance:
         return f"{sql} {join}"
     return (
-        f"{sql}, c.low, c.high, c.low_exact, c.high_exact {join} "
+        f"{sql}, c.low, c.high, c.low_exact, c.high_exact, c.plies, c.plies_exact {join} "
         "JOIN chance_nodes AS c ON c.variant_id = n.variant_id AND c.id = n.id"
     )
 
@@ -535,7 +539,8 @@ def _position(row: Any) -> PositionRecord:
     vid, nid, key, notation, low, high, lf, hf, dl, dh, state, dist, *extra = row
     chance = None
     if extra and extra[0] is not None:  # a game of chance's row (an outer join)
-        chance = ChanceValues(float(extra[0]), float(extra[1]), extra[2], extra[3])
+        plies = None if extra[4] is None else float(extra[4])
+        chance = ChanceValues(float(extra[0]), float(extra[1]), extra[2], extra[3], plies, extra[5])
     return PositionRecord(
         variant_id=vid,
         node_id=nid,

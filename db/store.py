@@ -309,7 +309,18 @@ class SqlStore:
             self.backend.write_table(
                 cursor,
                 "chance_nodes",
-                ("variant_id", "id", "low", "high", "low_exact", "high_exact", "player", "chance"),
+                (
+                    "variant_id",
+                    "id",
+                    "low",
+                    "high",
+                    "low_exact",
+                    "high_exact",
+                    "player",
+                    "chance",
+                    "plies",
+                    "plies_exact",
+                ),
                 zip(
                     [vid] * len(nodes),
                     nodes,
@@ -319,6 +330,8 @@ class SqlStore:
                     c.high_exact[lo:hi],
                     c.player[lo:hi].tolist(),
                     c.chance[lo:hi].tolist(),
+                    c.plies[lo:hi],
+                    c.plies_exact[lo:hi],
                     strict=True,
                 ),
             )

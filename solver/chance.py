@@ -45,7 +45,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -57,6 +57,9 @@ from solver.memory import rss
 from solver.negamax import ProgressCallback, SolveResult
 from solver.store import Progress, RunOptions, RunStatus, Store
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
+
+if TYPE_CHECKING:
+    from solver.chance_plies import ExpectedPlies
 
 TERMINAL, DECISION, CHANCE = 0, 1, 2
 """The kinds of position (:attr:`ChanceGraph.kind`)."""
@@ -361,6 +364,15 @@ class ChanceSolution:
     wide: int
     """Positions whose bounds ended further apart than the tolerance without being exact
     (endless play matters there, or the sweep limit was reached)."""
+    node_level: npt.NDArray[np.int64] | None = field(default=None, repr=False)
+    """Each node's level of the components' DAG (its component's children are on lower
+    levels), as :func:`solve_graph` solved them; ``None`` if not known."""
+    on_cycle: npt.NDArray[np.bool_] | None = field(default=None, repr=False)
+    """Whether each node's component has a cycle (more than one node, or a move to
+    itself); ``None`` if not known."""
+    node_layer: npt.NDArray[np.int32] | None = field(default=None, repr=False)
+    """Each node's layer (:func:`_layers`) among the nodes its level iterated, -1 for
+    nodes solved without iterating; ``None`` if not known."""
 
     def exact(self, node: int) -> bool:
         return self.exact_low[node] is not None and self.exact_high[node] is not None
@@ -487,6 +499,7 @@ def solve_graph(
 
     low = np.full(n, float(vmin))
     high = np.full(n, float(vmax))
+    node_layer = np.full(n, -1, dtype=np.int32)
     exact_low: list[Fraction | None] = [None] * n
     exact_high: list[Fraction | None] = [None] * n
     for v, value in graph.terminal.items():
@@ -551,7 +564,15 @@ def solve_graph(
                 iterate.extend(nodes)
         if iterate:
             sweeps += _iterate(
-                graph, iterate, low, high, tolerance, max_sweeps, start_list, child_list
+                graph,
+                iterate,
+                low,
+                high,
+                tolerance,
+                max_sweeps,
+                start_list,
+                child_list,
+                node_layer,
             )
             # A node with one exact side (a chance-free node whose other side waits on an
             # inexact child) keeps its exact side in the floats too.
@@ -577,6 +598,9 @@ def solve_graph(
         levels=nlevels,
         sweeps=sweeps,
         wide=wide,
+        node_level=np.array(level, dtype=np.int64)[comp],
+        on_cycle=np.array(cyclic, dtype=np.bool_)[comp],
+        node_layer=node_layer,
     )
 
 
@@ -710,6 +734,7 @@ def _iterate(
     max_sweeps: int,
     start: list[int],
     child: list[int],
+    node_layer: npt.NDArray[np.int32] | None = None,
 ) -> int:
     """Value iteration over *nodes_list*, whose children are either among them or
     already final in *low* / *high*; returns the sweeps it took.
@@ -717,9 +742,13 @@ def _iterate(
     Gauss-Seidel by layers (:func:`_layers`), each layer vectorised. Lows only rise and
     highs only fall, each step rounded outwards, so every value written is a sound bound.
     Stops when every node's bounds are within *tolerance*, when a sweep changes nothing,
-    or after *max_sweeps*."""
+    or after *max_sweeps*. Each node's layer is written into *node_layer* if given."""
     nodes = np.array(sorted(nodes_list), dtype=np.int64)
-    sweeps = [_Sweep.of(graph, layer) for layer in _layers(nodes, start, child)]
+    layers = _layers(nodes, start, child)
+    if node_layer is not None:
+        for i, layer in enumerate(layers):
+            node_layer[layer] = i
+    sweeps = [_Sweep.of(graph, layer) for layer in layers]
     done = 0
     while done < max_sweeps:
         done += 1
@@ -744,6 +773,16 @@ class ChanceColumns:
     chance: npt.NDArray[np.bool_]
     probability: list[str | None]
     keeps_turn: npt.NDArray[np.bool_]
+    plies: list[float | None] = field(default_factory=list)
+    """The expected plies to the end under the optimal strategy (``None``: infinite;
+    :mod:`solver.chance_plies`)."""
+    plies_exact: list[str | None] = field(default_factory=list)
+    """The same as an exact fraction where it is known."""
+
+
+def _json_number(x: Fraction | float | None) -> float | None:
+    """An expectation as a JSON number (``None`` stays ``None``)."""
+    return None if x is None else float(x)
 
 
 def fraction_text(q: Fraction | None) -> str | None:
@@ -755,12 +794,19 @@ def fraction_text(q: Fraction | None) -> str | None:
     return None if q is None else str(q)
 
 
-def to_graph(solution: ChanceSolution, graph: Graph | None = None) -> Graph:
+def to_graph(
+    solution: ChanceSolution, graph: Graph | None = None, plies: ExpectedPlies | None = None
+) -> Graph:
     """The solved chance graph as a :class:`~solver.graph.Graph` (what stores write),
     appended to *graph* (empty: the one a store's ``open`` returned) or a new one:
     every node expanded or terminal, both flags final (nothing is left to expand), the
     bounds rounded outwards to integers, depths unknown, and the chance columns (floats,
-    exact fractions, players, probabilities) in :attr:`Graph.chance`."""
+    exact fractions, players, probabilities, the expected plies *plies*, computed here
+    if not given) in :attr:`Graph.chance`."""
+    from solver.chance_plies import expected_plies  # it imports this module
+
+    if plies is None:
+        plies = expected_plies(solution)
     g = solution.graph
     n = len(g)
     graph = Graph() if graph is None else graph
@@ -793,6 +839,8 @@ def to_graph(solution: ChanceSolution, graph: Graph | None = None) -> Graph:
         chance=g.kind == CHANCE,
         probability=[fraction_text(p) for p in g.probability],
         keeps_turn=g.sign > 0,
+        plies=[None if math.isinf(x) else x for x in plies.plies.tolist()],
+        plies_exact=[fraction_text(q) for q in plies.exact],
     )
     return graph
 
@@ -813,6 +861,8 @@ def solve_chance(
     :raises SolveError: if the stored graph differs from the one computed (another rules
         version of the game would be refused before that).
     """
+    from solver.chance_plies import expected_plies  # it imports this module
+
     started = time.monotonic()
     run = RunOptions(root_key, True, None, None)
     graph = store.open(game, run)
@@ -860,7 +910,8 @@ def solve_chance(
                 snapshot("running", len(chance_graph), chance_graph.edges, 0, 0, phase="solving")
             )
         solution = solve_graph(chance_graph, tolerance=tolerance)
-        solved = to_graph(solution, None if stored else graph)
+        plies = expected_plies(solution)
+        solved = to_graph(solution, None if stored else graph, plies)
         low = int(solved.low[0])
         high = int(solved.high[0])
         if stored:
@@ -930,6 +981,8 @@ def solve_chance(
                 "player": int(chance_graph.player[0]),
                 "kind": KIND_NAMES[int(chance_graph.kind[0])],
                 "best_move": solution.best_move(0),
+                "plies": _json_number(plies.value(0)),
+                "plies_exact": fraction_text(plies.exact[0]),
             }
         },
     )

@@ -337,3 +337,53 @@ def value_iteration(game: ExplicitChanceGame, sweeps: int) -> tuple[list[float],
                 low[i] = max(lo for lo, _ in seen)
                 high[i] = max(hi for _, hi in seen)
     return low, high
+
+
+def strategy_plies(
+    game: ExplicitChanceGame, choice: Mapping[int, int]
+) -> dict[int, Fraction | None]:
+    """The expected number of plies (a player's move is one, an outcome drawn is none)
+    from every node to the end when every decision node plays ``choice[node]`` (the
+    index of its move; its first move if it has no entry), ``None`` where the chain does
+    not end with probability 1: reachability for that, then the linear system of the
+    rest solved exactly by Gaussian elimination."""
+    n = len(game.succ)
+    step: dict[int, list[tuple[int, Fraction]]] = {}
+    for i in range(n):
+        if not game.succ[i]:
+            continue
+        if i in game.odds:
+            step[i] = list(zip(game.succ[i], game.odds[i], strict=True))
+        else:
+            step[i] = [(game.succ[i][choice.get(i, 0)], Fraction(1))]
+    ends = {i for i in range(n) if not game.succ[i]}
+    reach = set(ends)  # can reach an end
+    grew = True
+    while grew:
+        grew = False
+        for i, moves in step.items():
+            if i not in reach and any(c in reach for c, _ in moves):
+                reach.add(i)
+                grew = True
+    endless = set(range(n)) - reach  # can reach a node that never ends
+    grew = True
+    while grew:
+        grew = False
+        for i, moves in step.items():
+            if i not in endless and any(c in endless for c, _ in moves):
+                endless.add(i)
+                grew = True
+    live = sorted(set(step) - endless)
+    pos = {s: k for k, s in enumerate(live)}
+    rows = [[Fraction(0)] * len(live) for _ in live]
+    rhs = [Fraction(0 if s in game.odds else 1) for s in live]
+    for s in live:
+        rows[pos[s]][pos[s]] += 1
+        for c, p in step[s]:
+            if c in pos:
+                rows[pos[s]][pos[c]] -= p
+    y = _solve_exact(rows, rhs) if live else []
+    out: dict[int, Fraction | None] = {i: None for i in endless}
+    out.update({i: Fraction(0) for i in ends})
+    out.update({s: y[pos[s]] for s in live})
+    return out

@@ -17,6 +17,7 @@ from sqlalchemy import text
 
 from db.session import make_engine
 from solver.chance import expand_all, fraction_text, solve_graph
+from solver.chance_plies import expected_plies
 from solver.games import get_game
 from tests.db.test_solve_cli import run
 
@@ -177,3 +178,34 @@ def test_the_tolerance_sets_how_close_the_bounds_come(db_url: str) -> None:
     assert err.strip() == "error: tolerance is for games of chance; tic-tac-toe's values are exact"
     code, _, err = run("solve", "pig", "--full", "--tolerance", "0", "--db", db_url)
     assert code == 1 and err.startswith("error: Invalid value for '--tolerance'")
+
+
+@pytest.mark.parametrize(
+    ("name", "params"), [*CASES, ("coin-nim", {"n": 3}), ("pig", {"target": 8, "faces": 3})]
+)
+def test_each_position_stores_the_expected_plies_of_the_optimal_strategy(
+    db_url: str, name: str, params: dict[str, int]
+) -> None:
+    code, out, err = run("solve", name, *param_args(params), "--full", "--db", db_url, "--json")
+    assert code == 0, err
+    answer = json.loads(out)
+    graph = expand_all(get_game(name, **params))
+    plies = expected_plies(solve_graph(graph))
+    stored = rows(db_url, "SELECT id, plies, plies_exact FROM chance_nodes ORDER BY id")
+    assert len(stored) == len(graph)
+    for node, value, exact in stored:
+        assert exact == fraction_text(plies.exact[node])
+        if math.isinf(plies.plies[node]):
+            assert value is None
+        else:
+            assert value == plies.plies[node]
+    (view,) = rows(db_url, "SELECT plies, plies_exact FROM chance_values WHERE node_id = 0")
+    assert view == tuple(stored[0][1:])
+    assert answer["chance"]["plies"] == stored[0][1]
+    assert answer["chance"]["plies_exact"] == stored[0][2]
+    if name == "coin-nim" and params["n"] == 3:
+        # By hand: heads finds both moves lost and takes 1 (then the opponent's one ply
+        # ends it), tails takes all 3: (2 + 1) / 2.
+        assert stored[0][2] == "3/2" and stored[0][1] == 1.5
+    if name != "coin-nim":  # cycles through chance nodes: floats only, finite
+        assert stored[0][2] is None and stored[0][1] > 0

@@ -172,7 +172,7 @@ def test_dice_race_has_chance_inside_cycles() -> None:
     assert hi[0] == pytest.approx(solution.value(0), abs=1e-9)
 
 
-def _explicit(game: DiceRace | Pig, graph: object) -> ExplicitChanceGame:
+def _explicit(game: DiceRace | Pig | CoinNim, graph: object) -> ExplicitChanceGame:
     from solver.chance import ChanceGraph
 
     assert isinstance(graph, ChanceGraph)

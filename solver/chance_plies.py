@@ -1,0 +1,339 @@
+"""The optimal strategy of a game of chance, and the expected number of plies it takes.
+
+**The strategy** is the one the position answers rank first: at every decision node the
+best move of :meth:`~solver.chance.ChanceSolution.best_move` (the largest ``low`` seen
+from the mover, then the largest ``high``, then the game's move order); at a chance node
+every outcome, with its probability. When both players follow it, play is a Markov chain.
+
+**Expected plies** ``E(n)``: the expected number of plies from ``n`` to the end of the
+game under that chain, where a ply is a player's move and an outcome drawn at a chance
+node is not one::
+
+    terminal: E(n) = 0
+    decision: E(n) = 1 + E(chosen child)
+    chance:   E(n) = sum_c p(c) E(c)
+
+``E(n)`` is infinite (``None`` / ``NULL`` where stored) exactly where the chain started at
+``n`` fails to end with probability 1: where it can reach a position from which no
+terminal position can be reached (a finite chain that ends almost surely ends within a
+finite expected time, so everywhere else ``E(n)`` is finite).
+
+:func:`expected_plies` computes it one level of the graph's components at a time,
+children first (the levels :func:`~solver.chance.solve_graph` solved the bounds by):
+
+* a position on no cycle of the game's graph whose chosen children's expectations are
+  exact gets the **exact** fraction;
+* positions on cycles run Gauss-Seidel sweeps from 0 (each sweep by layers, vectorised,
+  as the bounds' iteration does); iterates only rise towards the true expectation, so
+  the stored value is never above it. The sweeps stop once a bound proven from the
+  residuals (below) puts every position within ``tolerance / levels`` of the truth,
+  relative to ``max(1, E)``, so that the errors added up over all the levels stay within
+  ``tolerance`` (default :data:`DEFAULT_PLIES_TOLERANCE`), up to float64 rounding.
+
+The bound: on one component, with ``Q`` the chain's moves inside it and ``T`` one step
+of the equations, the truth is ``E* = L + (I - Q)^-1 r`` for the iterate ``L`` and its
+residual ``r = T(L) - L >= 0``. The expected number of moves ``t`` before the chain
+leaves the component (iterated alongside, with ``(I - Q) t = 1 - r_t``) gives
+``(I - Q)^-1 r <= max(r) / min(1 - r_t) * t``, since ``(I - Q)^-1`` is non-negative.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import numpy.typing as npt
+
+from solver.chance import (
+    CHANCE,
+    DECISION,
+    TERMINAL,
+    ChanceSolution,
+    _layers,
+)
+
+DEFAULT_PLIES_TOLERANCE = 1e-9
+"""How far (relative to ``max(1, E)``) a stored expectation on a cycle may fall short of
+the true one, summed over the levels of components."""
+
+MAX_PLIES_SWEEPS = 1_000_000
+"""Most sweeps per level (a safety stop; positions left looser are counted)."""
+
+
+@dataclass
+class ExpectedPlies:
+    """The strategy's chosen moves and every position's expected plies."""
+
+    choice: npt.NDArray[np.int64]
+    """The edge index of each decision node's chosen move; -1 at the other nodes."""
+    plies: npt.NDArray[np.float64]
+    """The expected plies to the end (``inf`` where infinite); exact fractions rounded to
+    the nearest float, the others within the tolerance, from below."""
+    exact: list[Fraction | None]
+    """The exact expectation where it is known."""
+    tolerance: float
+    sweeps: int
+    """Sweeps over the positions on cycles, summed over the levels."""
+    loose: int
+    """Positions left further from the truth than the tolerance (the sweep limit)."""
+
+    def value(self, node: int) -> Fraction | float | None:
+        """*node*'s expected plies: the exact fraction, else the float; ``None`` if
+        infinite."""
+        q = self.exact[node]
+        if q is not None:
+            return q
+        x = float(self.plies[node])
+        return None if np.isinf(x) else x
+
+
+def best_edges(solution: ChanceSolution) -> npt.NDArray[np.int64]:
+    """The edge index of every decision node's best move as
+    :meth:`~solver.chance.ChanceSolution.best_move` ranks them (-1 at other nodes), for
+    all nodes at once."""
+    g = solution.graph
+    n = len(g)
+    choice = np.full(n, -1, dtype=np.int64)
+    decision = np.flatnonzero(g.kind == DECISION)
+    if decision.size == 0:
+        return choice
+    first = g.start[decision]
+    counts = g.start[decision + 1] - first
+    offsets = np.zeros(len(decision), dtype=np.int64)
+    np.cumsum(counts[:-1], out=offsets[1:])
+    edges = np.repeat(first - offsets, counts) + np.arange(int(counts.sum()), dtype=np.int64)
+    kids = g.child[edges]
+    positive = g.sign[edges] > 0
+    v_low = np.where(positive, solution.low[kids], -solution.high[kids])
+    v_high = np.where(positive, solution.high[kids], -solution.low[kids])
+    owner = np.repeat(np.arange(len(decision)), counts)
+    top = v_low == np.maximum.reduceat(v_low, offsets)[owner]
+    v_high = np.where(top, v_high, -np.inf)
+    top &= v_high == np.maximum.reduceat(v_high, offsets)[owner]
+    candidates = np.where(top, edges, np.iinfo(np.int64).max)
+    choice[decision] = np.minimum.reduceat(candidates, offsets)
+    return choice
+
+
+@dataclass
+class _Rows:
+    """Some nodes' moves in the chain, laid out for vectorised updates."""
+
+    nodes: npt.NDArray[np.int64]
+    offsets: npt.NDArray[np.int64]
+    kids: npt.NDArray[np.int64]
+    weight: npt.NDArray[np.float64]
+    edges: npt.NDArray[np.int64]
+
+    @classmethod
+    def of(
+        cls,
+        start: npt.NDArray[np.int64],
+        child: npt.NDArray[np.int64],
+        weight: npt.NDArray[np.float64],
+        nodes: npt.NDArray[np.int64],
+    ) -> _Rows:
+        first = start[nodes]
+        counts = start[nodes + 1] - first
+        offsets = np.zeros(len(nodes), dtype=np.int64)
+        np.cumsum(counts[:-1], out=offsets[1:])
+        edges = np.repeat(first - offsets, counts) + np.arange(int(counts.sum()), dtype=np.int64)
+        return cls(nodes, offsets, child[edges], weight[edges], edges)
+
+    def any(self, flags: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+        """Whether any chosen child of each node has its flag."""
+        return np.logical_or.reduceat(flags[self.kids], self.offsets)
+
+    def expect(
+        self, cost: npt.NDArray[np.float64], values: npt.NDArray[np.float64]
+    ) -> npt.NDArray[np.float64]:
+        """One step of the equations: each node's cost plus its children's expectation."""
+        return cost[self.nodes] + np.add.reduceat(self.weight * values[self.kids], self.offsets)
+
+
+def _sweep_until_stable(
+    rows: list[_Rows], flags: npt.NDArray[np.bool_], seed: npt.NDArray[np.bool_] | None
+) -> None:
+    """Set *flags* of the rows' nodes to: their seed, or any child's flag; the least such
+    fixpoint, by Gauss-Seidel sweeps over the layers until nothing changes."""
+    changed = True
+    while changed:
+        changed = False
+        for r in rows:
+            new = r.any(flags)
+            if seed is not None:
+                new |= seed[r.nodes]
+            if (new != flags[r.nodes]).any():
+                flags[r.nodes] = new
+                changed = True
+
+
+def expected_plies(
+    solution: ChanceSolution,
+    tolerance: float = DEFAULT_PLIES_TOLERANCE,
+    max_sweeps: int = MAX_PLIES_SWEEPS,
+) -> ExpectedPlies:
+    """The strategy of :func:`best_edges` and every position's expected plies under it
+    (see the module docstring). *tolerance* must be positive."""
+    if not tolerance > 0:
+        raise ValueError(f"the tolerance must be positive, not {tolerance!r}")
+    g = solution.graph
+    n = len(g)
+    kind = g.kind
+    choice = best_edges(solution)
+
+    # The chain: every outcome of a chance node, the chosen move of a decision node.
+    counts = np.diff(g.start)
+    parent = np.repeat(np.arange(n, dtype=np.int64), counts)
+    keep = kind[parent] == CHANCE
+    keep[choice[choice >= 0]] = True
+    chain_edges = np.flatnonzero(keep)
+    start = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(parent[chain_edges], minlength=n), out=start[1:])
+    child = g.child[chain_edges]
+    weight = np.where(kind[parent[chain_edges]] == DECISION, 1.0, g.weight[chain_edges])
+    cost = (kind == DECISION).astype(np.float64)
+
+    node_level, on_cycle = solution.node_level, solution.on_cycle
+    layer_of = solution.node_layer
+    if node_level is None or on_cycle is None or layer_of is None:
+        raise ValueError("expected_plies() needs the components of solve_graph()'s solution")
+    levels = int(node_level.max()) + 1 if n else 0
+    per_level = tolerance / max(levels, 1)
+
+    ends = kind == TERMINAL  # can reach a terminal position
+    endless = np.zeros(n, dtype=np.bool_)  # can reach a position that cannot end
+    # Column 0: the expected plies; column 1 (scratch, 0 outside the level being
+    # iterated): the expected moves before the chain leaves the component.
+    values = np.zeros((n, 2), dtype=np.float64)
+    plies = values[:, 0]
+    spans = values[:, 1]
+    inside = np.zeros(n, dtype=np.bool_)
+    exact: list[Fraction | None] = [None] * n
+    for v in np.flatnonzero(ends).tolist():
+        exact[v] = Fraction(0)
+    is_exact = ends.copy()
+    sweeps = 0
+    loose = 0
+
+    order = np.argsort(node_level, kind="stable")
+    bounds = np.searchsorted(node_level[order], np.arange(levels + 1))
+    for lvl in range(levels):
+        nodes = order[bounds[lvl] : bounds[lvl + 1]]
+        nodes = nodes[kind[nodes] != TERMINAL]
+        if nodes.size == 0:
+            continue
+        flat = nodes[~on_cycle[nodes]]
+        if flat.size:
+            rows = _Rows.of(start, child, weight, flat)
+            ends[flat] = rows.any(ends)
+            endless[flat] = ~ends[flat] | rows.any(endless)
+            plies[flat] = rows.expect(cost, plies)
+            plies[flat[endless[flat]]] = np.inf
+            sure = np.logical_and.reduceat(is_exact[rows.kids], rows.offsets) & ~endless[flat]
+            is_exact[flat] = sure
+            for v in flat[sure].tolist():
+                total = Fraction(int(cost[v]))
+                for e in range(int(start[v]), int(start[v + 1])):
+                    q = exact[int(child[e])]
+                    assert q is not None
+                    p = g.probability[int(chain_edges[e])]
+                    total += q if p is None else p * q
+                exact[v] = total
+                plies[v] = float(total)
+        ring = nodes[on_cycle[nodes]]
+        if ring.size == 0:
+            continue
+        groups = _layered(ring, layer_of, start, child)
+        layers = [_Rows.of(start, child, weight, group) for group in groups]
+        _sweep_until_stable(layers, ends, None)
+        _sweep_until_stable(layers, endless, ~ends)
+        plies[ring[endless[ring]]] = np.inf
+        finite = ring[~endless[ring]]
+        if finite.size == 0:
+            continue
+        inside[finite] = True
+        groups = [group[~endless[group]] for group in groups]
+        layers = [_Rows.of(start, child, weight, group) for group in groups if group.size]
+        done, wide = _iterate(layers, inside, values, cost, per_level, max_sweeps)
+        sweeps += done
+        loose += wide
+        inside[finite] = False
+        spans[finite] = 0.0
+    return ExpectedPlies(
+        choice=choice,
+        plies=plies.copy(),
+        exact=exact,
+        tolerance=tolerance,
+        sweeps=sweeps,
+        loose=loose,
+    )
+
+
+def _layered(
+    nodes: npt.NDArray[np.int64],
+    layer_of: npt.NDArray[np.int32],
+    start: npt.NDArray[np.int64],
+    child: npt.NDArray[np.int64],
+) -> list[npt.NDArray[np.int64]]:
+    """*nodes* in layers for Gauss-Seidel sweeps: the layers the bounds' iteration used
+    (any order is correct; theirs puts most children before their parents), then the
+    nodes it did not iterate (on cycles of decision nodes only), layered here."""
+    layered = nodes[layer_of[nodes] >= 0]
+    order = layered[np.argsort(layer_of[layered], kind="stable")]
+    cuts = np.flatnonzero(np.diff(layer_of[order])) + 1
+    groups = np.split(order, cuts) if order.size else []
+    rest = nodes[layer_of[nodes] < 0]
+    if rest.size:
+        # Only the rest's own moves are read: every node's list is as long as its moves.
+        groups += _layers(rest, start.tolist(), child.tolist())
+    return groups
+
+
+def _iterate(
+    layers: list[_Rows],
+    inside: npt.NDArray[np.bool_],
+    values: npt.NDArray[np.float64],
+    cost: npt.NDArray[np.float64],
+    tolerance: float,
+    max_sweeps: int,
+) -> tuple[int, int]:
+    """Gauss-Seidel sweeps from 0 over the nodes of *layers* (one level's positions on
+    cycles, every one of which ends almost surely; *inside* marks them) of both columns
+    of *values*: the expected plies, and the expected moves before leaving the component
+    (a move out of it adds none). Stops when the bound of the module docstring is within
+    *tolerance* of ``max(1, E)`` everywhere; returns the sweeps and the positions left
+    further than that (after *max_sweeps*)."""
+    nodes = np.concatenate([r.nodes for r in layers])
+    steps = []
+    for r in layers:
+        weights = np.stack([r.weight, np.where(inside[r.kids], r.weight, 0.0)], axis=1)
+        own = np.stack([cost[r.nodes], np.ones(len(r.nodes))], axis=1)
+        steps.append((r, weights, own))
+    values[nodes] = 0.0
+    done = 0
+    check_at = 8
+    while True:
+        done += 1
+        for r, weights, own in steps:
+            values[r.nodes] = own + np.add.reduceat(weights * values[r.kids], r.offsets, axis=0)
+        if done < check_at and done < max_sweeps:
+            continue
+        check_at = done + max(4, done // 4)  # a check costs a sweep: not after every one
+        residual = 0.0
+        slack = np.inf
+        for r, weights, own in steps:
+            step = own + np.add.reduceat(weights * values[r.kids], r.offsets, axis=0)
+            gap = step - values[r.nodes]
+            residual = max(residual, float(np.max(np.abs(gap[:, 0]))))
+            slack = min(slack, float(np.min(1.0 - gap[:, 1])))
+        wide = len(nodes)
+        if slack > 0:
+            bound = residual / slack * values[nodes, 1]
+            wide = int((bound > tolerance * np.maximum(values[nodes, 0], 1.0)).sum())
+        if wide == 0 or done >= max_sweeps:
+            return done, wide
+
+
+__all__ = ["DEFAULT_PLIES_TOLERANCE", "ExpectedPlies", "best_edges", "expected_plies"]
