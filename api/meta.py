@@ -67,7 +67,9 @@ def document() -> dict[str, Any]:
     """The OpenAPI document for this app's limits."""
     config = current_app.config
     return openapi_document(
-        max_batch=int(config["MAX_BATCH"]), max_line_plies=int(config["MAX_LINE_PLIES"])
+        max_batch=int(config["MAX_BATCH"]),
+        max_line_plies=int(config["MAX_LINE_PLIES"]),
+        max_strategy_nodes=int(config["MAX_STRATEGY_NODES"]),
     )
 
 

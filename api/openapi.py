@@ -100,7 +100,9 @@ def _game_parameters() -> list[dict[str, Any]]:
     return out
 
 
-def openapi_document(*, max_batch: int = 1000, max_line_plies: int = 1000) -> dict[str, Any]:
+def openapi_document(
+    *, max_batch: int = 1000, max_line_plies: int = 1000, max_strategy_nodes: int = 1000
+) -> dict[str, Any]:
     """The OpenAPI 3.1 document of the API."""
     game = {
         "name": "game",
@@ -262,6 +264,42 @@ def openapi_document(*, max_batch: int = 1000, max_line_plies: int = 1000) -> di
                     ],
                     "responses": {
                         "200": _ok("Line", "The line and why it ended"),
+                        "304": NOT_MODIFIED,
+                        **lookup_errors,
+                    },
+                },
+            },
+            "/api/games/{game}/strategy": {
+                "parameters": [game],
+                "get": {
+                    "operationId": "getStrategy",
+                    "summary": "A game of chance's optimal strategy from a position, as a tree",
+                    "description": "Breadth first from the position: at each decision node "
+                    "the best move (the position answer's first), at each chance node every "
+                    "outcome with its probability; each node with its values and the "
+                    "expected plies to the end when both players follow the strategy (null: "
+                    "infinite). A position already in the tree is referred to by its node "
+                    "(`ref`), not repeated; nodes whose children would pass `max_nodes` are "
+                    "`cut`. A game without chance nodes is a 400 (its play is a line).",
+                    "parameters": [
+                        position,
+                        {
+                            "name": "max_nodes",
+                            "in": "query",
+                            "required": False,
+                            "schema": {
+                                "type": "integer",
+                                "minimum": 1,
+                                "maximum": max_strategy_nodes,
+                                "default": min(200, max_strategy_nodes),
+                            },
+                            "description": "the most positions the tree shows",
+                        },
+                        *game_params,
+                        if_none_match,
+                    ],
+                    "responses": {
+                        "200": _ok("Strategy", "The strategy tree"),
                         "304": NOT_MODIFIED,
                         **lookup_errors,
                     },

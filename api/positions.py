@@ -32,6 +32,7 @@ from api.views import (
     describe_line,
     describe_positions,
     describe_stored_position,
+    describe_strategy,
     unsolved_message,
 )
 from db.errors import PositionNotFoundError
@@ -47,6 +48,10 @@ bp = Blueprint("positions", __name__)
 
 LINE_ARGS = (POSITION_ARG, "bound", "max_plies")
 """Query parameters of the line endpoint that are not game parameters."""
+STRATEGY_ARGS = (POSITION_ARG, "max_nodes")
+"""Query parameters of the strategy endpoint that are not game parameters."""
+DEFAULT_STRATEGY_NODES = 200
+"""The strategy tree's default node limit (at most ``MAX_STRATEGY_NODES``)."""
 
 
 def bounds_json(b: Bounds) -> dict[str, Any]:
@@ -269,6 +274,39 @@ def get_line(game: str) -> Response:
     }
     final = all(p["low_final"] and p["high_final"] for p in [line["start"], *line["steps"]])
     return json_answer(data, immutable=final and variant_is_closed(get_session(), record.id))
+
+
+@bp.get("/games/<game>/strategy")
+def get_strategy(game: str) -> Response:
+    """A game of chance's optimal strategy from a position, as a tree of at most
+    ``max_nodes`` positions: the best move at each decision node, every outcome at each
+    chance node, each position with its values and expected plies.
+
+    :raise 400: malformed position or parameter, ``max_nodes`` out of range, a game
+        without chance nodes.
+    :raise 404: unknown game, the variant is not stored, or the position is not in the
+        database.
+    :raise 409: the database holds the variant under another rules version.
+    """
+    variant = variant_from_query(game, reserved=STRATEGY_ARGS)
+    text = position_text(variant)
+    limit = int(current_app.config["MAX_STRATEGY_NODES"])
+    max_nodes = int_from_query(
+        "max_nodes", minimum=1, maximum=limit, default=min(DEFAULT_STRATEGY_NODES, limit)
+    )
+    record = stored_variant(variant, text)
+    g = variant.game()
+    key = parse_position(g, text)
+    tree = describe_strategy(get_session(), g, key, max_nodes=max_nodes)
+    data = {
+        "game": g.name,
+        "params": dict(g.params),
+        "position": tree["position"],
+        "max_nodes": max_nodes,
+        "nodes": tree["nodes"],
+        "cut": tree["cut"],
+    }
+    return json_answer(data, immutable=variant_is_closed(get_session(), record.id))
 
 
 __all__ = ["bp", "bounds_json", "is_final_view"]

@@ -186,6 +186,46 @@ class Line(_Model):
     )
 
 
+class StrategyMove(_Model):
+    """A move of the strategy: a decision node's best move, or a chance node's outcome."""
+
+    move: str = Field(description="the move or outcome, in the game's notation")
+    probability: str | None = Field(
+        description="the outcome's probability as a fraction at a chance node, else null"
+    )
+    node: int = Field(ge=0, description="the resulting position's node (its id)")
+    ref: bool = Field(
+        description="the position was already in the tree (a repetition or a "
+        "transposition): the node is not repeated"
+    )
+
+
+class StrategyNode(ChanceFields):
+    """A position of the strategy tree with its chance fields."""
+
+    id: int = Field(ge=0, description="its index in nodes (0: the start)")
+    position: str = Field(description="the position as reached")
+    children: list[StrategyMove] = Field(
+        description="the best move at a decision node, every outcome at a chance node, "
+        "none at a terminal position or where the tree is cut"
+    )
+    cut: bool = Field(description="the node limit left this node's children out")
+
+
+class Strategy(_Model):
+    """A game of chance's optimal strategy from a position, as a tree."""
+
+    game: str
+    params: Params
+    position: str = Field(description="the start, normalised")
+    max_nodes: int = Field(ge=1)
+    nodes: list[StrategyNode] = Field(
+        description="the tree breadth first: node 0 the start, each other node reached "
+        "from an earlier one by the one move whose ref is false"
+    )
+    cut: bool = Field(description="some node's children were left out (the node limit)")
+
+
 class ReplayCommit(_Model):
     """One committed batch of the variant's solves."""
 
@@ -402,6 +442,7 @@ COMPONENTS: tuple[type[BaseModel], ...] = (
     BatchRequest,
     BatchResponse,
     Line,
+    Strategy,
     Replay,
     Games,
     SolveList,

@@ -5,7 +5,8 @@ edges), so that move labels always refer to that position even when the game sto
 symmetric representative; each resulting position is then found by its canonical key.
 
 :func:`describe_position` answers one position, :func:`describe_positions` many at once
-(a fixed handful of bulk queries), :func:`describe_line` a principal line (DESIGN §4).
+(a fixed handful of bulk queries), :func:`describe_line` a principal line (DESIGN §4),
+:func:`describe_strategy` a game of chance's optimal strategy (DESIGN §10).
 """
 
 from __future__ import annotations
@@ -376,7 +377,7 @@ def describe_line(
     if game.facts.chance:
         raise InvalidParameterError(
             f"{game.name} has chance nodes: its optimal play is a strategy (a best move "
-            "for every outcome), which is not served as a line yet; ask for positions"
+            f"for every outcome), not a line: GET /api/games/{game.name}/strategy"
         )
     start = probe_position(session, game, key)
     records: dict[PositionKey, PositionRecord | None] = {start.key: start}
@@ -455,6 +456,115 @@ def describe_line(
     return {"bound": bound, "start": first, "steps": steps, "end": line.end}
 
 
+def describe_strategy(
+    session: Reader, game: Game, key: PositionKey, *, max_nodes: int
+) -> dict[str, Any]:
+    """The optimal strategy of a game of chance from *key* (``docs/design.md`` §10), as
+    a tree of at most *max_nodes* positions, breadth first: each node with its position,
+    its chance fields (kind, player, bounds, expected plies) and its children: a decision
+    node's best move (as its position answer ranks moves: by the mover's ``low``, then
+    ``high``, then the game's order), a chance node's every outcome with its probability.
+    A position already in the tree is not repeated: the move refers to its node
+    (``ref``). A node whose children would pass *max_nodes*, and every node after it, is
+    ``cut`` (its children are left out), as is one whose children are not stored.
+
+    :raises InvalidParameterError: if the game has no chance nodes.
+    :raises PositionNotFoundError: if the position (or the variant) is not stored.
+    :raises RulesVersionError: if the variant is stored under another rules version.
+    """
+    if not game.facts.chance:
+        raise InvalidParameterError(
+            f"{game.name} has no chance nodes: its optimal play is a line "
+            f"(GET /api/games/{game.name}/line), not a strategy"
+        )
+    start = probe_position(session, game, key)
+    records: dict[PositionKey, PositionRecord | None] = {start.key: start}
+    ids: dict[PositionKey, int] = {start.key: 0}
+    nodes: list[dict[str, Any]] = [_strategy_node(game, 0, key, start)]
+    wave = [(0, key)]
+    full = False  # the node limit is reached: every node still to expand is cut
+    while wave:
+        moves = {i: _moves_of(game, k) for i, k in wave if nodes[i]["kind"] != "terminal"}
+        missing = {s for ms in moves.values() for _, _, s in ms if s not in records}
+        if missing:
+            found = stored_positions(session, start.variant_id, missing, chance=True)
+            records.update((s, found.get(s)) for s in missing)
+        following = []
+        for i, k in wave:
+            node = nodes[i]
+            if i not in moves:
+                continue
+            chosen = _strategy_moves(game, k, moves[i], records)
+            if chosen is None:  # a child is not stored
+                node["cut"] = True
+                continue
+            new = {s for _, _, _, s in chosen if s not in ids}
+            if full or len(nodes) + len(new) > max_nodes:
+                full = True
+                node["cut"] = True
+                continue
+            for label, probability, child, stored in chosen:
+                ref = stored in ids
+                if not ref:
+                    ids[stored] = len(nodes)
+                    rec = records[stored]
+                    assert rec is not None  # _strategy_moves found every child
+                    nodes.append(_strategy_node(game, len(nodes), child, rec))
+                    following.append((ids[stored], child))
+                node["children"].append(
+                    {"move": label, "probability": probability, "node": ids[stored], "ref": ref}
+                )
+        wave = following
+    return {
+        "position": game.format(key),
+        "nodes": nodes,
+        "cut": any(n["cut"] for n in nodes),
+    }
+
+
+def _strategy_node(
+    game: Game, node_id: int, key: PositionKey, rec: PositionRecord
+) -> dict[str, Any]:
+    """A strategy tree's node, without its children yet."""
+    return {
+        "id": node_id,
+        "position": game.format(key),
+        **chance_fields(game, key, rec),
+        "children": [],
+        "cut": False,
+    }
+
+
+def _strategy_moves(
+    game: Game,
+    key: PositionKey,
+    moves: Sequence[Move],
+    records: Mapping[PositionKey, PositionRecord | None],
+) -> list[tuple[MoveLabel, str | None, PositionKey, PositionKey]] | None:
+    """The strategy's moves from *key*: a chance node's every outcome, a decision node's
+    best move, each as (label, probability, child, stored child); ``None`` if a child
+    is not stored (or has no chance values)."""
+    odds = cast(ChanceRules, game).probabilities(key)
+    if odds is not None:
+        out: list[tuple[MoveLabel, str | None, PositionKey, PositionKey]] = []
+        for (label, child, stored), p in zip(moves, odds, strict=True):
+            if records.get(stored) is None:
+                return None
+            out.append((label, str(p), child, stored))
+        return out
+    player = game.player_to_move(key)
+    ranked = []
+    for order, (label, child, stored) in enumerate(moves):
+        rec = records.get(stored)
+        if rec is None or rec.chance is None:
+            return None
+        c = rec.chance
+        keeps = game.player_to_move(child) == player
+        low, high = (c.low, c.high) if keeps else (-c.high, -c.low)
+        ranked.append(((-low, -high, order), (label, None, child, stored)))
+    return [min(ranked, key=lambda item: item[0])[1]]
+
+
 __all__ = [
     "LINE_ENDS",
     "UNKNOWN",
@@ -464,6 +574,7 @@ __all__ = [
     "describe_position",
     "describe_positions",
     "describe_stored_position",
+    "describe_strategy",
     "not_found_message",
     "position_fields",
     "unsolved_message",

@@ -255,6 +255,27 @@ def test_line_fields_are_the_documented_ones(client: FlaskClient) -> None:
     assert union(line["start"] for line in lines) == start
 
 
+def test_strategy_fields_are_the_documented_ones(client: FlaskClient) -> None:
+    doc = field_tables(API_DOC)
+    trees = []
+    queries: list[dict[str, Any]] = [
+        {"p": "6:first"},
+        {"p": "6:first", "max_nodes": 4},
+        {"p": "0:second"},
+    ]
+    for query in queries:
+        r = client.get("/api/games/coin-nim/strategy", query_string={"n": 6, **query})
+        assert r.status_code == 200, r.get_json()
+        trees.append(r.get_json())
+    assert [t["cut"] for t in trees] == [False, True, False]
+    assert_documented("strategy", doc, trees)
+    nodes = [n for t in trees for n in t["nodes"]]
+    assert_documented("strategy-node", doc, nodes)
+    assert_documented("strategy-move", doc, [m for n in nodes for m in n["children"]])
+    # a node's chance fields are the position answers' chance object
+    assert doc["strategy-node"] - {"id", "position", "children", "cut"} < doc["chance-move"]
+
+
 def test_games_fields_are_the_documented_ones(client: FlaskClient) -> None:
     doc = field_tables(API_DOC)
     r = client.get("/api/games")

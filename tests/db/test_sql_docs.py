@@ -11,6 +11,7 @@ from sqlalchemy import Engine, text
 
 from db.store import SqlStore
 from solver.chance import expand_all, solve_graph
+from solver.chance_plies import expected_plies
 from solver.games import get_game
 from solver.negamax import solve
 
@@ -49,6 +50,7 @@ def test_documented_queries_answer_as_documented(solved: Engine) -> None:
         steps,
         expanded,
         pig,
+        pig_plies,
     ) = [rows(solved, q) for q in QUERIES]
     # 1: the root of connect-four 4x4 is a draw, alone at distance 0
     assert by_dist[0] == (0, 0, 1)
@@ -88,3 +90,12 @@ def test_documented_queries_answer_as_documented(solved: Engine) -> None:
     assert params == "faces=6,target=10"
     assert at_least == (solution.low[0] + 1) / 2 and at_most == (solution.high[0] + 1) / 2
     assert 0 < at_most - at_least <= 1e-9 and round(at_least, 4) == 0.7094
+    # 12: Pig to 10: the longest expected games from a turn's start, longest first, as
+    # the in-memory strategy's expected plies
+    graph = solution.graph
+    plies = expected_plies(solution)
+    assert len(pig_plies) == 5
+    assert [r[1] for r in pig_plies] == sorted((r[1] for r in pig_plies), reverse=True)
+    for position, value in pig_plies:
+        assert position.endswith(":0")
+        assert value == plies.plies[graph.index[graph.game.parse(position)]]
