@@ -370,6 +370,9 @@ class ChanceSolution:
     on_cycle: npt.NDArray[np.bool_] | None = field(default=None, repr=False)
     """Whether each node's component has a cycle (more than one node, or a move to
     itself); ``None`` if not known."""
+    component: npt.NDArray[np.int64] | None = field(default=None, repr=False)
+    """Each node's strongly connected component (:func:`strongly_connected`); ``None``
+    if not known."""
     node_layer: npt.NDArray[np.int32] | None = field(default=None, repr=False)
     """Each node's layer (:func:`_layers`) among the nodes its level iterated, -1 for
     nodes solved without iterating; ``None`` if not known."""
@@ -598,6 +601,7 @@ def solve_graph(
         levels=nlevels,
         sweeps=sweeps,
         wide=wide,
+        component=comp,
         node_level=np.array(level, dtype=np.int64)[comp],
         on_cycle=np.array(cyclic, dtype=np.bool_)[comp],
         node_layer=node_layer,

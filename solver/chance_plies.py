@@ -23,18 +23,23 @@ children first (the levels :func:`~solver.chance.solve_graph` solved the bounds 
 
 * a position on no cycle of the game's graph whose chosen children's expectations are
   exact gets the **exact** fraction;
-* positions on cycles run Gauss-Seidel sweeps from 0 (each sweep by layers, vectorised,
-  as the bounds' iteration does); iterates only rise towards the true expectation, so
-  the stored value is never above it. The sweeps stop once a bound proven from the
-  residuals (below) puts every position within ``tolerance / levels`` of the truth,
-  relative to ``max(1, E)``, so that the errors added up over all the levels stay within
-  ``tolerance`` (default :data:`DEFAULT_PLIES_TOLERANCE`), up to float64 rounding.
+* positions on cycles of the graph (their component's) are solved in float64, first
+  directly (:func:`_solve_directly`: the values of the few *feedback* positions that
+  moves back in the sweeps' order lead to are solved for by LU decomposition, the
+  others follow in one pass), else (more than :data:`MAX_FEEDBACK` feedback positions
+  in a component, as in dice race's single big one) by Gauss-Seidel sweeps from 0 by
+  layers, as the bounds' iteration does. Either way the result is accepted once a bound
+  proven from the residuals (below) puts every position within ``tolerance / levels``
+  of the truth, relative to ``max(1, E)`` (sweeps go on until it does), so the errors
+  added up over the levels stay within ``tolerance`` (default
+  :data:`DEFAULT_PLIES_TOLERANCE`), up to float64 rounding.
 
-The bound: on one component, with ``Q`` the chain's moves inside it and ``T`` one step
-of the equations, the truth is ``E* = L + (I - Q)^-1 r`` for the iterate ``L`` and its
-residual ``r = T(L) - L >= 0``. The expected number of moves ``t`` before the chain
-leaves the component (iterated alongside, with ``(I - Q) t = 1 - r_t``) gives
-``(I - Q)^-1 r <= max(r) / min(1 - r_t) * t``, since ``(I - Q)^-1`` is non-negative.
+The bound: on one level, with ``Q`` the chain's moves inside its components and ``T``
+one step of the equations, the truth is ``E* = L + (I - Q)^-1 r`` for any values ``L``
+and their residual ``r = T(L) - L``. The expected number of moves ``t`` before the chain
+leaves the component (computed alongside, with residual ``r_t``: ``(I - Q) t = 1 - r_t``)
+gives ``|(I - Q)^-1 r| <= max|r| / min(1 - r_t) * t`` where ``min(1 - r_t) > 0``, since
+``(I - Q)^-1`` is non-negative.
 """
 
 from __future__ import annotations
@@ -56,6 +61,13 @@ from solver.chance import (
 DEFAULT_PLIES_TOLERANCE = 1e-9
 """How far (relative to ``max(1, E)``) a stored expectation on a cycle may fall short of
 the true one, summed over the levels of components."""
+
+MAX_FEEDBACK = 96
+"""Most feedback positions of a component solved directly (:func:`_solve_directly`;
+under 100, LAPACK runs one thread: a busy machine's threads made it erratic)."""
+
+MAX_AFFINE = 1 << 25
+"""Most entries of one level's affine functions (256 MiB); larger levels are swept."""
 
 MAX_PLIES_SWEEPS = 1_000_000
 """Most sweeps per level (a safety stop; positions left looser are counted)."""
@@ -122,9 +134,9 @@ class _Rows:
 
     nodes: npt.NDArray[np.int64]
     offsets: npt.NDArray[np.int64]
+    counts: npt.NDArray[np.int64]
     kids: npt.NDArray[np.int64]
     weight: npt.NDArray[np.float64]
-    edges: npt.NDArray[np.int64]
 
     @classmethod
     def of(
@@ -139,7 +151,7 @@ class _Rows:
         offsets = np.zeros(len(nodes), dtype=np.int64)
         np.cumsum(counts[:-1], out=offsets[1:])
         edges = np.repeat(first - offsets, counts) + np.arange(int(counts.sum()), dtype=np.int64)
-        return cls(nodes, offsets, child[edges], weight[edges], edges)
+        return cls(nodes, offsets, counts, child[edges], weight[edges])
 
     def any(self, flags: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
         """Whether any chosen child of each node has its flag."""
@@ -173,9 +185,11 @@ def expected_plies(
     solution: ChanceSolution,
     tolerance: float = DEFAULT_PLIES_TOLERANCE,
     max_sweeps: int = MAX_PLIES_SWEEPS,
+    solve_directly: bool = True,
 ) -> ExpectedPlies:
     """The strategy of :func:`best_edges` and every position's expected plies under it
-    (see the module docstring). *tolerance* must be positive."""
+    (see the module docstring). *tolerance* must be positive; without *solve_directly*
+    the positions on cycles are swept from 0 (tests compare both ways)."""
     if not tolerance > 0:
         raise ValueError(f"the tolerance must be positive, not {tolerance!r}")
     g = solution.graph
@@ -196,8 +210,8 @@ def expected_plies(
     cost = (kind == DECISION).astype(np.float64)
 
     node_level, on_cycle = solution.node_level, solution.on_cycle
-    layer_of = solution.node_layer
-    if node_level is None or on_cycle is None or layer_of is None:
+    layer_of, component = solution.node_layer, solution.component
+    if node_level is None or on_cycle is None or layer_of is None or component is None:
         raise ValueError("expected_plies() needs the components of solve_graph()'s solution")
     levels = int(node_level.max()) + 1 if n else 0
     per_level = tolerance / max(levels, 1)
@@ -256,7 +270,10 @@ def expected_plies(
         inside[finite] = True
         groups = [group[~endless[group]] for group in groups]
         layers = [_Rows.of(start, child, weight, group) for group in groups if group.size]
-        done, wide = _iterate(layers, inside, values, cost, per_level, max_sweeps)
+        direct = solve_directly and _solve_directly(
+            layers, layer_of, component, inside, values, cost
+        )
+        done, wide = _iterate(layers, inside, values, cost, per_level, max_sweeps, direct)
         sweeps += done
         loose += wide
         inside[finite] = False
@@ -298,27 +315,30 @@ def _iterate(
     cost: npt.NDArray[np.float64],
     tolerance: float,
     max_sweeps: int,
+    direct: bool,
 ) -> tuple[int, int]:
-    """Gauss-Seidel sweeps from 0 over the nodes of *layers* (one level's positions on
-    cycles, every one of which ends almost surely; *inside* marks them) of both columns
-    of *values*: the expected plies, and the expected moves before leaving the component
-    (a move out of it adds none). Stops when the bound of the module docstring is within
-    *tolerance* of ``max(1, E)`` everywhere; returns the sweeps and the positions left
-    further than that (after *max_sweeps*)."""
+    """Gauss-Seidel sweeps over the nodes of *layers* (one level's positions on cycles,
+    every one of which ends almost surely; *inside* marks them) of both columns of
+    *values*: the expected plies, and the expected moves before leaving the component (a
+    move out of it adds none); from the values there if *direct* (some components solved
+    directly, the others 0), else from 0. Stops when the bound of the module docstring
+    is within *tolerance* of ``max(1, E)`` everywhere (checked at once if *direct*);
+    returns the sweeps and the positions left further than that (after *max_sweeps*)."""
     nodes = np.concatenate([r.nodes for r in layers])
     steps = []
     for r in layers:
         weights = np.stack([r.weight, np.where(inside[r.kids], r.weight, 0.0)], axis=1)
         own = np.stack([cost[r.nodes], np.ones(len(r.nodes))], axis=1)
         steps.append((r, weights, own))
-    values[nodes] = 0.0
+    if not direct:
+        values[nodes] = 0.0
     done = 0
-    check_at = 8
+    check_at = 0 if direct else 8
     while True:
-        done += 1
-        for r, weights, own in steps:
-            values[r.nodes] = own + np.add.reduceat(weights * values[r.kids], r.offsets, axis=0)
         if done < check_at and done < max_sweeps:
+            done += 1
+            for r, weights, own in steps:
+                values[r.nodes] = own + np.add.reduceat(weights * values[r.kids], r.offsets, axis=0)
             continue
         check_at = done + max(4, done // 4)  # a check costs a sweep: not after every one
         residual = 0.0
@@ -334,6 +354,85 @@ def _iterate(
             wide = int((bound > tolerance * np.maximum(values[nodes, 0], 1.0)).sum())
         if wide == 0 or done >= max_sweeps:
             return done, wide
+
+
+def _solve_directly(
+    layers: list[_Rows],
+    layer_of: npt.NDArray[np.int32],
+    component: npt.NDArray[np.int64],
+    inside: npt.NDArray[np.bool_],
+    values: npt.NDArray[np.float64],
+    cost: npt.NDArray[np.float64],
+) -> bool:
+    """Solve the equations of one level's positions on cycles (*layers*, in the order the
+    sweeps take them; *inside* marks them), both columns of *values*, directly where that
+    is cheap; returns whether it did (else *values* there are 0).
+
+    A move to a position of the same or a later layer is a *back* move (the sweeps use
+    its old value); its targets are the component's **feedback** positions. Taking their
+    values as unknowns, one pass over the layers writes every position's values as an
+    affine function of its component's unknowns; the feedback positions' own functions
+    then give a small linear system per component, ``(I - M) x = a``, solved by LU
+    decomposition (float64, the components at once, padded with the identity), and the
+    functions give everything else. Done when no component has more than
+    :data:`MAX_FEEDBACK` feedback positions."""
+    nodes = np.concatenate([r.nodes for r in layers])
+    values[nodes] = 0.0
+    back = np.concatenate(
+        [
+            r.kids[inside[r.kids] & (layer_of[r.kids] >= layer_of[np.repeat(r.nodes, r.counts)])]
+            for r in layers
+        ]
+    )
+    feedback = np.unique(back)
+    if feedback.size == 0:
+        return False
+    feedback = feedback[np.argsort(component[feedback], kind="stable")]  # by component
+    comps, symbol_comp = np.unique(component[feedback], return_inverse=True)
+    per_comp = np.bincount(symbol_comp)
+    width = int(per_comp.max())
+    if width > MAX_FEEDBACK or len(nodes) * (2 + width) > MAX_AFFINE:
+        return False
+    firsts = np.zeros(len(comps), dtype=np.int64)
+    np.cumsum(per_comp[:-1], out=firsts[1:])
+    symbol = np.full(len(values), -1, dtype=np.int64)
+    symbol[feedback] = np.arange(len(feedback)) - firsts[symbol_comp]
+    local = np.zeros(len(values), dtype=np.int64)
+    local[nodes] = np.arange(len(nodes))
+    # Columns: the constant parts of the plies and of the span, then the unknowns'
+    # coefficients.
+    affine = np.zeros((len(nodes), 2 + width))
+    for r in layers:
+        kids = r.kids
+        terms = np.zeros((len(kids), 2 + width))
+        out = ~inside[kids]
+        terms[out, 0] = r.weight[out] * values[kids[out], 0]
+        unknown = symbol[kids] >= 0
+        terms[unknown, 2 + symbol[kids[unknown]]] = r.weight[unknown]
+        known = inside[kids] & ~unknown
+        terms[known] = r.weight[known, None] * affine[local[kids[known]]]
+        own = np.add.reduceat(terms, r.offsets, axis=0)
+        own[:, 0] += cost[r.nodes]
+        own[:, 1] += 1.0
+        affine[local[r.nodes]] = own
+    slot = np.searchsorted(comps, component[feedback])
+    matrix = np.zeros((len(comps), width, width))
+    matrix[:, np.arange(width), np.arange(width)] = 1.0
+    matrix[slot, symbol[feedback]] -= affine[local[feedback], 2:]
+    rhs = np.zeros((len(comps), width, 2))
+    rhs[slot, symbol[feedback]] = affine[local[feedback], :2]
+    try:
+        x = np.linalg.solve(matrix, rhs)
+    except np.linalg.LinAlgError:  # singular in floats: left to the sweeps
+        values[nodes] = 0.0
+        return False
+    where = np.searchsorted(comps, component[nodes])
+    # A component without feedback positions has no unknowns: its values are constant.
+    where = np.minimum(where, len(comps) - 1)
+    has = comps[where] == component[nodes]
+    solved = affine[:, :2] + np.einsum("nk,nkc->nc", affine[:, 2:], x[where]) * has[:, None]
+    values[nodes] = solved
+    return True
 
 
 __all__ = ["DEFAULT_PLIES_TOLERANCE", "ExpectedPlies", "best_edges", "expected_plies"]
