@@ -287,11 +287,16 @@ def expand_all(
     )
 
 
-def strongly_connected(graph: ChanceGraph) -> tuple[npt.NDArray[np.int64], int]:
+def strongly_connected(
+    graph: ChanceGraph, finish: list[int] | None = None
+) -> tuple[npt.NDArray[np.int64], int]:
     """Each node's strongly connected component, numbered children first: every edge
     goes to a component with a number no larger than its parent's (Tarjan's algorithm,
-    without recursion). Returns the component of each node and the count."""
+    without recursion). Returns the component of each node and the count; *finish*, if
+    given (*n* entries), receives the order in which the depth-first search finished
+    the nodes (an edge to a node finished later goes back to an ancestor)."""
     n = len(graph)
+    finished = 0
     start = graph.start.tolist()
     child = graph.child.tolist()
     order = [-1] * n
@@ -327,6 +332,9 @@ def strongly_connected(graph: ChanceGraph) -> tuple[npt.NDArray[np.int64], int]:
                     low[v] = order[w]
             else:
                 work.pop()
+                if finish is not None:
+                    finish[v] = finished
+                    finished += 1
                 if work:
                     u = work[-1][0]
                     if low[v] < low[u]:
@@ -373,6 +381,9 @@ class ChanceSolution:
     component: npt.NDArray[np.int64] | None = field(default=None, repr=False)
     """Each node's strongly connected component (:func:`strongly_connected`); ``None``
     if not known."""
+    finish: npt.NDArray[np.int64] | None = field(default=None, repr=False)
+    """The order in which :func:`strongly_connected`'s depth-first search finished each
+    node; ``None`` if not known."""
     node_layer: npt.NDArray[np.int32] | None = field(default=None, repr=False)
     """Each node's layer (:func:`_layers`) among the nodes its level iterated, -1 for
     nodes solved without iterating; ``None`` if not known."""
@@ -461,7 +472,8 @@ def solve_graph(
     game = graph.game
     vmin, vmax = value_range_of(game)
     n = len(graph)
-    comp, ncomp = strongly_connected(graph)
+    finish = [0] * n
+    comp, ncomp = strongly_connected(graph, finish)
     start = graph.start
     child = graph.child
     sign = graph.sign
@@ -602,6 +614,7 @@ def solve_graph(
         sweeps=sweeps,
         wide=wide,
         component=comp,
+        finish=np.array(finish, dtype=np.int64),
         node_level=np.array(level, dtype=np.int64)[comp],
         on_cycle=np.array(cyclic, dtype=np.bool_)[comp],
         node_layer=node_layer,

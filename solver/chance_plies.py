@@ -24,15 +24,17 @@ children first (the levels :func:`~solver.chance.solve_graph` solved the bounds 
 * a position on no cycle of the game's graph whose chosen children's expectations are
   exact gets the **exact** fraction;
 * positions on cycles of the graph (their component's) are solved in float64, first
-  directly (:func:`_solve_directly`: the values of the few *feedback* positions that
-  moves back in the sweeps' order lead to are solved for by LU decomposition, the
-  others follow in one pass), else (more than :data:`MAX_FEEDBACK` feedback positions
-  in a component, as in dice race's single big one) by Gauss-Seidel sweeps from 0 by
-  layers, as the bounds' iteration does. Either way the result is accepted once a bound
-  proven from the residuals (below) puts every position within ``tolerance / levels``
-  of the truth, relative to ``max(1, E)`` (sweeps go on until it does), so the errors
-  added up over the levels stay within ``tolerance`` (default
-  :data:`DEFAULT_PLIES_TOLERANCE`), up to float64 rounding.
+  directly (:func:`_solve_directly`): the chain's moves back to an ancestor in the
+  depth-first search that found the components lead to a few *feedback* positions (in
+  Pig, one per component: the start of a turn, which two 1s in a row return to); their
+  values are solved for by LU decomposition and the others follow in one pass. Where a
+  component has more than :data:`MAX_FEEDBACK` of them (dice race's one big component
+  has thousands) Gauss-Seidel sweeps from 0 by layers take over, as the bounds'
+  iteration does. Either way the result is accepted once a bound proven from the
+  residuals (below) puts every position within ``tolerance / levels`` of the truth,
+  relative to ``max(1, E)`` (sweeps go on until it does), so the errors added up over
+  the levels stay within ``tolerance`` (default :data:`DEFAULT_PLIES_TOLERANCE`), up to
+  float64 rounding.
 
 The bound: on one level, with ``Q`` the chain's moves inside its components and ``T``
 one step of the equations, the truth is ``E* = L + (I - Q)^-1 r`` for any values ``L``
@@ -44,6 +46,7 @@ gives ``|(I - Q)^-1 r| <= max|r| / min(1 - r_t) * t`` where ``min(1 - r_t) > 0``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -59,12 +62,16 @@ from solver.chance import (
 )
 
 DEFAULT_PLIES_TOLERANCE = 1e-9
-"""How far (relative to ``max(1, E)``) a stored expectation on a cycle may fall short of
-the true one, summed over the levels of components."""
+"""How far (relative to ``max(1, E)``) a stored expectation on a cycle may be from the
+true one, summed over the levels of components."""
 
-MAX_FEEDBACK = 96
-"""Most feedback positions of a component solved directly (:func:`_solve_directly`;
-under 100, LAPACK runs one thread: a busy machine's threads made it erratic)."""
+MAX_FEEDBACK = 256
+"""Most feedback positions of a component solved directly (:func:`_solve_directly`);
+Pig has one per component. (Solving whole components of up to 240 positions by LU
+instead took 1.6 s on Pig to 60 with one thread, and 4-15 s when OpenBLAS's threads
+competed with other processes for the cores; feedback positions from the bounds' layer
+order, up to 130 per component on Pig to 100, made the one pass cost as much as
+sweeping.)"""
 
 MAX_AFFINE = 1 << 25
 """Most entries of one level's affine functions (256 MiB); larger levels are swept."""
@@ -81,12 +88,13 @@ class ExpectedPlies:
     """The edge index of each decision node's chosen move; -1 at the other nodes."""
     plies: npt.NDArray[np.float64]
     """The expected plies to the end (``inf`` where infinite); exact fractions rounded to
-    the nearest float, the others within the tolerance, from below."""
+    the nearest float, the others within the tolerance."""
     exact: list[Fraction | None]
     """The exact expectation where it is known."""
     tolerance: float
     sweeps: int
-    """Sweeps over the positions on cycles, summed over the levels."""
+    """Sweeps over the positions on cycles, summed over the levels (0 where the direct
+    solutions passed the bound)."""
     loose: int
     """Positions left further from the truth than the tolerance (the sweep limit)."""
 
@@ -210,8 +218,14 @@ def expected_plies(
     cost = (kind == DECISION).astype(np.float64)
 
     node_level, on_cycle = solution.node_level, solution.on_cycle
-    layer_of, component = solution.node_layer, solution.component
-    if node_level is None or on_cycle is None or layer_of is None or component is None:
+    layer_of, component, finish = solution.node_layer, solution.component, solution.finish
+    if (
+        node_level is None
+        or on_cycle is None
+        or layer_of is None
+        or component is None
+        or finish is None
+    ):
         raise ValueError("expected_plies() needs the components of solve_graph()'s solution")
     levels = int(node_level.max()) + 1 if n else 0
     per_level = tolerance / max(levels, 1)
@@ -231,6 +245,7 @@ def expected_plies(
     sweeps = 0
     loose = 0
 
+    start_list, child_list = start.tolist(), child.tolist()
     order = np.argsort(node_level, kind="stable")
     bounds = np.searchsorted(node_level[order], np.arange(levels + 1))
     for lvl in range(levels):
@@ -271,7 +286,13 @@ def expected_plies(
         groups = [group[~endless[group]] for group in groups]
         layers = [_Rows.of(start, child, weight, group) for group in groups if group.size]
         direct = solve_directly and _solve_directly(
-            layers, layer_of, component, inside, values, cost
+            finite,
+            lambda group: _Rows.of(start, child, weight, group),
+            _feedback_order(finite, finish, start_list, child_list, inside),
+            component,
+            inside,
+            values,
+            cost,
         )
         done, wide = _iterate(layers, inside, values, cost, per_level, max_sweeps, direct)
         sweeps += done
@@ -356,53 +377,79 @@ def _iterate(
             return done, wide
 
 
+def _feedback_order(
+    nodes: npt.NDArray[np.int64],
+    finish: npt.NDArray[np.int64],
+    start: list[int],
+    child: list[int],
+    inside: npt.NDArray[np.bool_],
+) -> tuple[list[npt.NDArray[np.int64]], npt.NDArray[np.int64]]:
+    """*nodes* (one level's positions on cycles; *inside* marks them) in layers, and
+    their **feedback** positions: the targets of the chain's moves that go back to a node
+    the depth-first search of the components finished later (an ancestor). Without
+    those moves the chain is acyclic, and each layer's positions move only to earlier
+    layers, feedback positions or outside."""
+    order = nodes[np.argsort(finish[nodes], kind="stable")].tolist()
+    mine = set(order)
+    layer: dict[int, int] = {}
+    feedback: set[int] = set()
+    for v in order:
+        top = 0
+        for e in range(start[v], start[v + 1]):
+            c = child[e]
+            if c in mine:
+                if c in layer:  # finished earlier: not a move back
+                    d = layer[c] + 1
+                    if d > top:
+                        top = d
+                else:
+                    feedback.add(c)
+        layer[v] = top
+    groups: list[list[int]] = [[] for _ in range(max(layer.values()) + 1)]
+    for v in order:
+        groups[layer[v]].append(v)
+    return [np.array(g, dtype=np.int64) for g in groups], np.array(sorted(feedback), dtype=np.int64)
+
+
 def _solve_directly(
-    layers: list[_Rows],
-    layer_of: npt.NDArray[np.int32],
+    nodes: npt.NDArray[np.int64],
+    rows_of: Callable[[npt.NDArray[np.int64]], _Rows],
+    order: tuple[list[npt.NDArray[np.int64]], npt.NDArray[np.int64]],
     component: npt.NDArray[np.int64],
     inside: npt.NDArray[np.bool_],
     values: npt.NDArray[np.float64],
     cost: npt.NDArray[np.float64],
 ) -> bool:
-    """Solve the equations of one level's positions on cycles (*layers*, in the order the
-    sweeps take them; *inside* marks them), both columns of *values*, directly where that
-    is cheap; returns whether it did (else *values* there are 0).
+    """Solve the equations of one level's positions on cycles (*nodes*; *inside* marks
+    them), both columns of *values*, directly where that is cheap; returns whether it did
+    (else *values* there are 0).
 
-    A move to a position of the same or a later layer is a *back* move (the sweeps use
-    its old value); its targets are the component's **feedback** positions. Taking their
-    values as unknowns, one pass over the layers writes every position's values as an
-    affine function of its component's unknowns; the feedback positions' own functions
-    then give a small linear system per component, ``(I - M) x = a``, solved by LU
-    decomposition (float64, the components at once, padded with the identity), and the
-    functions give everything else. Done when no component has more than
-    :data:`MAX_FEEDBACK` feedback positions."""
-    nodes = np.concatenate([r.nodes for r in layers])
+    With the layers and feedback positions of *order* (:func:`_feedback_order`) and
+    the feedback positions' values taken as unknowns, one pass over the layers writes
+    every position's values as an affine function of its component's unknowns; the
+    feedback positions' own functions then give a small linear system per component,
+    ``(I - M) x = a``, solved by LU decomposition (float64, the components at once,
+    padded with the identity), and the functions give everything else. Done when no
+    component has more than :data:`MAX_FEEDBACK` feedback positions."""
     values[nodes] = 0.0
-    back = np.concatenate(
-        [
-            r.kids[inside[r.kids] & (layer_of[r.kids] >= layer_of[np.repeat(r.nodes, r.counts)])]
-            for r in layers
-        ]
-    )
-    feedback = np.unique(back)
-    if feedback.size == 0:
-        return False
+    groups, feedback = order
     feedback = feedback[np.argsort(component[feedback], kind="stable")]  # by component
     comps, symbol_comp = np.unique(component[feedback], return_inverse=True)
-    per_comp = np.bincount(symbol_comp)
-    width = int(per_comp.max())
+    per_comp = np.bincount(symbol_comp, minlength=len(comps))
+    width = int(per_comp.max(initial=0))
     if width > MAX_FEEDBACK or len(nodes) * (2 + width) > MAX_AFFINE:
         return False
+    symbol = np.full(len(values), -1, dtype=np.int64)
     firsts = np.zeros(len(comps), dtype=np.int64)
     np.cumsum(per_comp[:-1], out=firsts[1:])
-    symbol = np.full(len(values), -1, dtype=np.int64)
     symbol[feedback] = np.arange(len(feedback)) - firsts[symbol_comp]
     local = np.zeros(len(values), dtype=np.int64)
     local[nodes] = np.arange(len(nodes))
     # Columns: the constant parts of the plies and of the span, then the unknowns'
     # coefficients.
     affine = np.zeros((len(nodes), 2 + width))
-    for r in layers:
+    for group in groups:
+        r = rows_of(group)
         kids = r.kids
         terms = np.zeros((len(kids), 2 + width))
         out = ~inside[kids]
@@ -415,6 +462,9 @@ def _solve_directly(
         own[:, 0] += cost[r.nodes]
         own[:, 1] += 1.0
         affine[local[r.nodes]] = own
+    if feedback.size == 0:  # the chain has no cycle here: the values are the constants
+        values[nodes] = affine[:, :2]
+        return True
     slot = np.searchsorted(comps, component[feedback])
     matrix = np.zeros((len(comps), width, width))
     matrix[:, np.arange(width), np.arange(width)] = 1.0
@@ -426,9 +476,8 @@ def _solve_directly(
     except np.linalg.LinAlgError:  # singular in floats: left to the sweeps
         values[nodes] = 0.0
         return False
-    where = np.searchsorted(comps, component[nodes])
     # A component without feedback positions has no unknowns: its values are constant.
-    where = np.minimum(where, len(comps) - 1)
+    where = np.minimum(np.searchsorted(comps, component[nodes]), len(comps) - 1)
     has = comps[where] == component[nodes]
     solved = affine[:, :2] + np.einsum("nk,nkc->nc", affine[:, 2:], x[where]) * has[:, None]
     values[nodes] = solved

@@ -86,6 +86,7 @@ def crawl(client: FlaskClient) -> list[Answer]:
 
     positions = "/api/games/{game}/positions"
     line = "/api/games/{game}/line"
+    strategy = "/api/games/{game}/strategy"
     replay = "/api/games/{game}/replay"
     for game in games["games"]:
         name = game["name"]
@@ -105,6 +106,12 @@ def crawl(client: FlaskClient) -> list[Answer]:
                     {"p": variant["root"], "bound": bound, **params},
                 )
             c.get(line, f"/api/games/{name}/line", {"p": variant["root"], "max_plies": 1, **params})
+            for limit in (1, 200):  # a tree for games of chance, else a 400
+                c.get(
+                    strategy,
+                    f"/api/games/{name}/strategy",
+                    {"p": variant["root"], "max_nodes": limit, **params},
+                )
             first = c.get(replay, f"/api/games/{name}/replay", {"commit": 1, **params})
             if first.status == 200:
                 for commit in first.body["commits"]:
@@ -128,6 +135,7 @@ def crawl(client: FlaskClient) -> list[Answer]:
             c.get(path, url, {"p": "?!"})
             c.get(path, url, {"p": initial, "no_such_parameter": "1"})
         c.get(line, f"/api/games/{name}/line", {"p": initial, "bound": "middle"})
+        c.get(strategy, f"/api/games/{name}/strategy", {"p": initial, "max_nodes": 0})
         c.get(replay, f"/api/games/{name}/replay", {"commit": "first"})
         c.post(positions, f"/api/games/{name}/positions", {"positions": [initial], "x": 1})
 

@@ -151,6 +151,11 @@ def test_query_shows_exact_values_and_probabilities(db_url: str) -> None:
     assert code == 0, err
     moves = [line.split()[:2] for line in out.splitlines() if "-> " in line]
     assert moves == [["1", "0"], ["2", "-1"]]  # take 1: worth 0; take 2: a loss
+    # The expected plies under optimal play, by hand from 3 stones (heads: take 1, then
+    # the opponent's one ply; tails: take 3): (2 + 1) / 2.
+    code, out, err = run("query", "coin-nim", "3:first", "-p", "n=10", "--db", db_url)
+    assert code == 0, err
+    assert "expected plies to the end under optimal play: 3/2" in out
 
 
 def test_the_tolerance_sets_how_close_the_bounds_come(db_url: str) -> None:
