@@ -274,7 +274,7 @@ def expected_plies(
         ring = nodes[on_cycle[nodes]]
         if ring.size == 0:
             continue
-        groups = _layered(ring, layer_of, start, child)
+        groups = _layered(ring, layer_of, start_list, child_list)
         layers = [_Rows.of(start, child, weight, group) for group in groups]
         _sweep_until_stable(layers, ends, None)
         _sweep_until_stable(layers, endless, ~ends)
@@ -288,7 +288,7 @@ def expected_plies(
         direct = solve_directly and _solve_directly(
             finite,
             lambda group: _Rows.of(start, child, weight, group),
-            _feedback_order(finite, finish, start_list, child_list, inside),
+            _feedback_order(finite, finish, start_list, child_list),
             component,
             inside,
             values,
@@ -312,8 +312,8 @@ def expected_plies(
 def _layered(
     nodes: npt.NDArray[np.int64],
     layer_of: npt.NDArray[np.int32],
-    start: npt.NDArray[np.int64],
-    child: npt.NDArray[np.int64],
+    start: list[int],
+    child: list[int],
 ) -> list[npt.NDArray[np.int64]]:
     """*nodes* in layers for Gauss-Seidel sweeps: the layers the bounds' iteration used
     (any order is correct; theirs puts most children before their parents), then the
@@ -324,8 +324,7 @@ def _layered(
     groups = np.split(order, cuts) if order.size else []
     rest = nodes[layer_of[nodes] < 0]
     if rest.size:
-        # Only the rest's own moves are read: every node's list is as long as its moves.
-        groups += _layers(rest, start.tolist(), child.tolist())
+        groups += _layers(rest, start, child)
     return groups
 
 
@@ -382,10 +381,9 @@ def _feedback_order(
     finish: npt.NDArray[np.int64],
     start: list[int],
     child: list[int],
-    inside: npt.NDArray[np.bool_],
 ) -> tuple[list[npt.NDArray[np.int64]], npt.NDArray[np.int64]]:
-    """*nodes* (one level's positions on cycles; *inside* marks them) in layers, and
-    their **feedback** positions: the targets of the chain's moves that go back to a node
+    """*nodes* (one level's positions on cycles) in layers, and their **feedback**
+    positions: the targets of the chain's moves (*start*, *child*) that go back to a node
     the depth-first search of the components finished later (an ancestor). Without
     those moves the chain is acyclic, and each layer's positions move only to earlier
     layers, feedback positions or outside."""
