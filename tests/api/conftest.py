@@ -30,7 +30,6 @@ SOLVED: list[tuple[str, dict[str, Any], bool]] = [
     ("tic-tac-toe", {"symmetry": True}, True),
     ("number-game", {}, False),  # partial solve from 13: low 3, high 5, both final
     ("connect-four", {"width": 4, "height": 3}, True),
-    ("coin-nim", {"n": 6}, True),  # a game of chance: its strategy
 ]
 """What the shared databases hold: (game, parameters, tablebase mode)."""
 

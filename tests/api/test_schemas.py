@@ -1,12 +1,12 @@
 """The two kinds of shapes the API publishes, held against what it really does.
 
 *Answers*: a crawl of the solved databases (every endpoint, every stored variant, the
-positions a move from each root, lines for every bound, replays, solve runs, batches and
-the error answers of each endpoint) gives about 170 real answers per backend; each must be an
-instance of the model its documented response names (pydantic, extra members forbidden)
-and valid under the published JSON Schema of that response (``jsonschema_rs``, a validator
-that shares no code with pydantic), and the crawl must reach every documented operation
-with a success and an error.
+positions a move from each root, lines for every bound, strategies, replays, solve runs,
+batches and the error answers of each endpoint) gives about 170 real answers per backend;
+each must be an instance of the model its documented response names (pydantic, extra
+members forbidden) and valid under the published JSON Schema of that response
+(``jsonschema_rs``, a validator that shares no code with pydantic), and the crawl must
+reach every documented operation with a success and an error.
 
 *Requests*: for JSON bodies drawn by hypothesis, the published ``BatchRequest`` schema,
 the model and the server agree: a body the schema rejects is a 400 naming what is wrong;
@@ -32,6 +32,9 @@ from pydantic import BaseModel, ValidationError
 
 from api import schemas
 from api.schemas import component_schemas
+from db.migrate import upgrade
+from tests.api.conftest import SOLVED
+from tests.api.helpers import fresh_database, solve_into
 
 JSON = "application/json"
 
@@ -157,6 +160,17 @@ def documented_schema(doc: dict[str, Any], answer: Answer) -> dict[str, Any]:
     assert response is not None, f"{answer.method} {answer.url}: {answer.status} is undocumented"
     schema: dict[str, Any] = response["content"][JSON]["schema"]
     return schema
+
+
+@pytest.fixture(scope="module")
+def solved_url(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The shared solved variants (:data:`tests.api.conftest.SOLVED`) and a game of
+    chance, whose strategy the crawl asks for too (other games answer it with a 400)."""
+    with fresh_database(backend, tmp_path_factory.mktemp("schemas")) as url:
+        upgrade(url)
+        for game, params, full in [*SOLVED, ("coin-nim", {"n": 6}, True)]:
+            solve_into(url, game, params, full)
+        yield url
 
 
 @pytest.fixture
