@@ -111,6 +111,59 @@ def node_columns(graph: Graph, game: Game, vid: int, ids: range, seq: int) -> It
         ]
 
 
+def mapped_rows(
+    graph: Graph, game: Game, vid: int, seq: int
+) -> tuple[list[list[Any]], list[list[Any]], list[tuple[Any, ...]]]:
+    """What :meth:`Graph.pending` says for a graph that holds part of the stored one
+    (:attr:`Graph.gid`): the new nodes' columns (one chunk, in id order), the edges of
+    the nodes expanded since the last commit, and the updates of changed stored nodes,
+    all by stored id. A stub's row says expanded, as stored."""
+    assert graph.gid is not None
+    gid = np.frombuffer(graph.gid, dtype=np.int64)
+    fresh = np.flatnonzero(gid >= graph.committed_gid)
+    fresh = fresh[np.argsort(gid[fresh], kind="stable")]
+    nodes: list[list[Any]] = []
+    if fresh.size:
+        keys = [graph.keys[i] for i in fresh.tolist()]
+        lo, hi, dl, dh, st, lf, hf = value_columns(graph, fresh)
+        dist = np.frombuffer(graph.dist, dtype=np.int32)[fresh].tolist()
+        nodes.append(
+            [
+                [vid] * len(keys),
+                gid[fresh].tolist(),
+                lo,
+                hi,
+                dl,
+                dh,
+                dist,
+                st,
+                lf,
+                hf,
+                key_bytes(keys),
+                game.format_many(keys),
+                [seq if s == EXPANDED else None for s in st],
+            ]
+        )
+    columns: list[list[Any]] = [[], [], [], [], []]
+    ids = graph.gid
+    for p in sorted(graph.fresh_parents, key=ids.__getitem__):
+        first = graph.first_edge[p]
+        for e in range(first, first + graph.child_count[p]):
+            columns[0].append(vid)
+            columns[1].append(ids[p])
+            columns[2].append(e - first)
+            columns[3].append(ids[graph.edge_child[e]])
+            columns[4].append(graph.edge_move[e])
+    edges = [columns] if columns[0] else []
+    stub = graph.stub
+    old = sorted((ids[n], n) for n in graph.dirty if ids[n] < graph.committed_gid)
+    updates = [
+        (i, *row[1:5], EXPANDED if stub[n] else row[5], *row[6:])
+        for (i, n), row in zip(old, update_rows(graph, [n for _, n in old]), strict=True)
+    ]
+    return nodes, edges, updates
+
+
 def key_bytes(keys: Iterable[int]) -> list[bytes]:
     """Keys as stored: minimal big-endian bytes (at least one)."""
     return [k.to_bytes((k.bit_length() + 7) >> 3 or 1, "big") for k in keys]

@@ -42,17 +42,17 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, func, insert, select, update
+from sqlalchemy import Engine, func, insert, select, text, update
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection
 
-from db import resume, shards
+from db import resume, rows, shards
 from db.backend import backend_for, driver
 from db.errors import DatabaseError, RulesVersionError, VariantLockedError
 from db.lock import LEASE_TIMEOUT, LOCK_WAIT
@@ -60,8 +60,9 @@ from db.migrate import ensure_schema, require_head
 from db.models import Commit, Node, SolveRun, Tier, Variant, utcnow
 from db.session import is_negagraph_engine, safe_url, translate_errors
 from db.shards import SqlShardTarget
+from solver.cache import StoredNode
 from solver.errors import SolveError
-from solver.game import Game, params_text
+from solver.game import Game, MoveLabel, PositionKey, params_text
 from solver.games import source_of
 from solver.graph import Graph
 from solver.store import (
@@ -76,11 +77,13 @@ from solver.store import (
     TierRecord,
     TierValues,
 )
-from solver.values import to_json
+from solver.values import depth_from_json, high_from_json, low_from_json, to_json
 
 log = logging.getLogger(__name__)
 
 CRASH_ENV = "NEGAGRAPH_TEST_CRASH_AFTER"
+READ_CHUNK = 500
+"""Ids or keys per query of a bounded-memory run's reads."""
 """Tests only: ``commit:N`` kills the writing process (SIGKILL) right after its N-th
 commit, ``shard:N`` after the N-th shard it wrote itself, ``close`` right after it
 records the run's end, so that tests can stop a solve at any step of its closing
@@ -143,6 +146,11 @@ class SqlStore:
         self._seq = 0
         """The variant's latest ``commits.seq`` (its batches are numbered across runs)."""
         self._crash_after = os.environ.get(CRASH_ENV)
+        self._child_index = False
+        self._reading: Any = None
+        """The read transaction of a bounded-memory run's reads (:meth:`_read`)."""
+        self._cursor: Any = None
+        self._marker = "?" if engine.dialect.name == "sqlite" else "%s"
 
     def __repr__(self) -> str:
         return f"<SqlStore {self.engine.url!r} variant={self.variant_id} run={self.run_id}>"
@@ -237,6 +245,7 @@ class SqlStore:
         if (
             path is None
             or conn is None
+            or graph.mapped  # part of the graph: the next run reads the database
             or progress.status not in ("budget", "stopped")
             or graph.committed_nodes != graph.num_nodes
             or graph.committed_edges != graph.num_edges
@@ -282,9 +291,12 @@ class SqlStore:
         :raises DatabaseError: if the database refuses the batch (nothing of it is kept).
         """
         _, game = self._require_open(graph)
-        new_nodes, new_edges, dirty = graph.pending()
         vid = self.variant_id
         assert vid is not None
+        if graph.mapped:
+            self._commit_mapped(graph, game, vid, progress)
+            return
+        new_nodes, new_edges, dirty = graph.pending()
 
         def write(conn: Connection, cursor: Any, seq: int) -> None:
             if graph.settled != self._settled:
@@ -297,6 +309,132 @@ class SqlStore:
         graph.mark_committed()
         self._settled = graph.settled
         self._after_batch()
+
+    def _commit_mapped(self, graph: Graph, game: Game, vid: int, progress: Progress) -> None:
+        """:meth:`commit` of a graph that holds part of the stored one (:mod:`solver.cache`):
+        rows by stored id."""
+
+        def write(conn: Connection, cursor: Any, seq: int) -> None:
+            if graph.settled != self._settled:
+                conn.execute(update(Variant).where(Variant.id == vid).values(settled=graph.settled))
+            nodes, edges, updates = rows.mapped_rows(graph, game, vid, seq)
+            self.backend.write_rows(cursor, vid, seq, nodes, edges, updates, len(updates))
+
+        self._batch(progress, graph.total_nodes, graph.total_edges, write)
+        graph.mark_committed()
+        self._settled = graph.settled
+        self._after_batch()
+
+    # -- what a bounded-memory run reads (solver.cache.NodeSource) ------------------------
+
+    def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        """Rows of *sql* (``?`` markers; ``:v`` none: the variant id comes first) through the
+        driver's cursor, in a read transaction kept open until the next batch (SQLAlchemy
+        would cost more than the query)."""
+        conn = self._conn
+        assert conn is not None and self.variant_id is not None
+        with self._errors():
+            if self._reading is None:
+                self._reading = conn.begin()
+                self._cursor = driver(conn).cursor()
+            if self._marker != "?":
+                sql = sql.replace("?", self._marker)
+            self._cursor.execute(sql, (self.variant_id, *params))
+            return list(self._cursor.fetchall())
+
+    def _end_reading(self) -> None:
+        """Close the read transaction of :meth:`_read`, if open (before a write)."""
+        reading, self._reading = self._reading, None
+        if reading is not None:
+            self._cursor.close()
+            self._cursor = None
+            with self._errors():
+                reading.commit()
+
+    def find_keys(self, keys: Sequence[PositionKey]) -> dict[PositionKey, int]:
+        """The stored ids of those of *keys* that are stored (:class:`solver.cache.NodeSource`).
+        One indexed query a key: without ``ANALYZE`` statistics SQLite answers ``key IN
+        (...)`` by scanning the variant (see :func:`db.repository.stored_positions`)."""
+        found: dict[PositionKey, int] = {}
+        sql = 'SELECT id FROM nodes WHERE variant_id = ? AND "key" = ?'
+        for key, kb in zip(keys, rows.key_bytes(keys), strict=True):
+            hit = self._read(sql, (kb,))
+            if hit:
+                found[key] = hit[0][0]
+        return found
+
+    def nodes(self, ids: Sequence[int]) -> list[StoredNode]:
+        """The stored nodes *ids* (:class:`solver.cache.NodeSource`)."""
+        out: list[StoredNode] = []
+        for start in range(0, len(ids), READ_CHUNK):
+            part = list(ids[start : start + READ_CHUNK])
+            marks = ", ".join("?" * len(part))
+            for r in self._read(
+                'SELECT id, "key", low, high, low_final, high_final, depth_low, depth_high, '
+                f"state, dist FROM nodes WHERE variant_id = ? AND id IN ({marks})",
+                part,
+            ):
+                values = (
+                    low_from_json(r[2]),
+                    high_from_json(r[3]),
+                    int(r[4]),
+                    int(r[5]),
+                    depth_from_json(r[6]),
+                    depth_from_json(r[7]),
+                )
+                out.append((r[0], int.from_bytes(bytes(r[1]), "big"), values, r[8], r[9]))
+        if len(out) != len(set(ids)):
+            raise DatabaseError("a stored node is missing: the graph is damaged")
+        return out
+
+    def edges(self, parent: int) -> list[tuple[int, MoveLabel]]:
+        """Stored node *parent*'s edges in move order (:class:`solver.cache.NodeSource`)."""
+        return [
+            (child, move)
+            for child, move in self._read(
+                "SELECT child, move FROM edges WHERE variant_id = ? AND parent = ? "
+                "ORDER BY move_order",
+                (parent,),
+            )
+        ]
+
+    def parents(self, child: int) -> list[int]:
+        """The stored parents of *child* (:class:`solver.cache.NodeSource`); the first call
+        makes the index this needs (``edges_by_child``, kept: see docs/design.md §9)."""
+        if not self._child_index:
+            self._end_reading()
+            conn = self._conn
+            assert conn is not None
+            with self._errors(), conn.begin():
+                conn.execute(
+                    text("CREATE INDEX IF NOT EXISTS edges_by_child ON edges (variant_id, child)")
+                )
+            self._child_index = True
+        return sorted(
+            {
+                p
+                for (p,) in self._read(
+                    "SELECT parent FROM edges WHERE variant_id = ? AND child = ?", (child,)
+                )
+            }
+        )
+
+    def swap(self, old: Graph, new: Graph) -> None:
+        """Commit *new* instead of *old* from now on (:class:`solver.cache.NodeSource`)."""
+        self._require_open(old)
+        self._graph = new
+
+    def load_all(self, old: Graph) -> Graph:
+        """The whole committed graph in place of *old* (:class:`solver.cache.NodeSource`)."""
+        conn, _ = self._require_open(old)
+        assert self.variant_id is not None
+        self._end_reading()
+        with self._errors(), conn.begin():
+            graph = self.backend.load(conn, self.variant_id, edges=True)
+        graph.settled = old.settled
+        graph.after_crash = old.after_crash
+        self._graph = graph
+        return graph
 
     def _write_chance(
         self, cursor: Any, graph: Graph, vid: int, nodes: range, edges: range
@@ -367,6 +505,7 @@ class SqlStore:
         one transaction."""
         conn = self._conn
         assert conn is not None
+        self._end_reading()
         seq = self._seq + 1
         try:
             with self._errors(), conn.begin():
@@ -601,6 +740,10 @@ class SqlStore:
         if conn is None:
             return
         handling = sys.exc_info()[1] is not None  # closing after an error or Ctrl-C
+        try:
+            self._end_reading()
+        except DatabaseError:
+            self._reading = None  # the connection is unusable: recorded apart below
         graph = self._graph
         stored = graph is None or not (
             graph.committed_nodes != graph.num_nodes
@@ -816,6 +959,9 @@ class SqlStore:
     def _release(self, *, failed: bool) -> None:
         """Give back the lock and the connection; on a failed open, close the run row
         (as ``stopped`` if Ctrl-C interrupted the open: called while handling it)."""
+        if self._reading is not None:  # given back with the connection (rolled back)
+            self._reading = None
+            self._cursor = None
         conn = self._conn
         if conn is None:
             return

@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Iterable
 
 from solver.graph import EXPANDED, Graph, NodeId
-from solver.values import NEG_INF, POS_INF
+from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 
 def decided(rep: int, low: int, high: int, low_final: bool, high_final: bool) -> bool:
@@ -47,6 +47,71 @@ def children_bounds(g: Graph, n: NodeId) -> tuple[int, int]:
     return lo, hi
 
 
+def children_depths(g: Graph, n: NodeId) -> tuple[int, int]:
+    """The depths the retrograde pass gives expanded *n* of an acyclic graph from its
+    bounds and its children's: ``depth_low`` = 1 + the smallest ``depth_high`` of a child
+    attaining ``low``, ``depth_high`` = 1 + the largest ``depth_low`` of all children
+    (:func:`solver.retrograde.retrograde_arrays`); an infinite bound has an infinite
+    depth."""
+    low, high, depth_low, depth_high, edge_child = (
+        g.low,
+        g.high,
+        g.depth_low,
+        g.depth_high,
+        g.edge_child,
+    )
+    lo, hi = low[n], high[n]
+    f = g.first_edge[n]
+    children = range(f, f + g.child_count[n])
+    dl = dh = DEPTH_INF
+    if lo != NEG_INF:
+        best = DEPTH_INF
+        for e in children:
+            c = edge_child[e]
+            if -high[c] == lo and depth_high[c] < best:
+                best = depth_high[c]
+        if best != DEPTH_INF:
+            dl = best + 1
+    if hi != POS_INF:
+        worst = -1
+        for e in children:
+            d = depth_low[edge_child[e]]
+            if d > worst:
+                worst = d
+        if 0 <= worst != DEPTH_INF:
+            dh = worst + 1
+    return dl, dh
+
+
+def update_depths(g: Graph, seeds: Iterable[NodeId]) -> None:
+    """Re-establish the depths of an acyclic graph whose bounds are the fixpoint, after
+    the nodes *seeds* (expanded or changed) moved: a worklist re-evaluates each node whose
+    depths changed's parents (a mapped graph's hidden ones made resident first)."""
+    depth_low, depth_high, state = g.depth_low, g.depth_high, g.state
+    edge_parent, rev_head, rev_next = g.edge_parent, g.rev_head, g.rev_next
+    reveal, hidden = g.reveal, g.hidden
+    queue = deque(n for n in dict.fromkeys(seeds) if state[n] == EXPANDED)
+    queued = set(queue)
+    while queue:
+        n = queue.popleft()
+        queued.discard(n)
+        dl, dh = children_depths(g, n)
+        if dl == depth_low[n] and dh == depth_high[n]:
+            continue
+        depth_low[n] = dl
+        depth_high[n] = dh
+        g.touch(n)
+        if reveal is not None and hidden[n]:
+            reveal(n)
+        e = rev_head[n]
+        while e >= 0:
+            p = edge_parent[e]
+            if p not in queued and state[p] == EXPANDED:
+                queued.add(p)
+                queue.append(p)
+            e = rev_next[e]
+
+
 def update_bounds(g: Graph, seeds: list[NodeId]) -> list[NodeId]:
     """Re-establish the bounds fixpoint after *seeds* were expanded; return the nodes
     whose bounds changed.
@@ -57,6 +122,7 @@ def update_bounds(g: Graph, seeds: list[NodeId]) -> list[NodeId]:
     low, high, state = g.low, g.high, g.state
     edge_parent, rev_head, rev_next = g.edge_parent, g.rev_head, g.rev_next
     committed, dirty = g.committed_nodes, g.dirty
+    reveal, hidden = g.reveal, g.hidden
     queue = deque(seeds)
     queued = set(seeds)
     changed: list[NodeId] = []
@@ -70,6 +136,8 @@ def update_bounds(g: Graph, seeds: list[NodeId]) -> list[NodeId]:
             changed.append(n)
             if n < committed:
                 dirty.add(n)
+            if reveal is not None and hidden[n]:
+                reveal(n)  # its parents become resident, their edges too
             e = rev_head[n]
             while e >= 0:
                 p = edge_parent[e]
@@ -137,6 +205,7 @@ def propagate_finality(
     child_count = g.child_count
     edge_parent, rev_head, rev_next = g.edge_parent, g.rev_head, g.rev_next
     committed, dirty = g.committed_nodes, g.dirty
+    reveal, hidden = g.reveal, g.hidden
     queue = deque(n for n in dict.fromkeys(seeds) if state[n] == EXPANDED)
     queued = set(queue)
     work = 0
@@ -156,6 +225,8 @@ def propagate_finality(
             hf[n] = h_ok
             if n < committed:
                 dirty.add(n)
+            if reveal is not None and hidden[n]:
+                reveal(n)
             e = rev_head[n]
             while e >= 0:
                 p = edge_parent[e]

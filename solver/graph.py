@@ -232,6 +232,31 @@ class Graph:
         """A game of chance's own columns (:class:`solver.chance.ChanceColumns`), which
         a store writes with the graph's first commit; ``None`` for other games."""
 
+        self.gid: array[int] | None = None
+        """Bounded-memory runs (:mod:`solver.cache`): each resident node's stored id,
+        once the graph holds only part of what is stored (``None``: node ids are the
+        stored ids, as in every graph that never evicted)."""
+        self.stub = bytearray()
+        """Mapped graphs: 1 for a resident node that is expanded in the database but
+        whose edges are not resident (its state reads unexpanded until they are)."""
+        self.hidden = bytearray()
+        """Mapped graphs: 1 for a resident node that may have parents whose edges are not
+        resident (a change of its bounds or flags must reach them: they are loaded)."""
+        self.outside_nodes = 0
+        """Mapped graphs: stored nodes that are not resident."""
+        self.outside_edges = 0
+        """Mapped graphs: stored edges that are not resident."""
+        self.committed_gid = 0
+        """Mapped graphs: stored ids below this are committed; new nodes get the next."""
+        self.reveal: Callable[[NodeId], None] | None = None
+        """Mapped graphs: called with a node whose :attr:`hidden` flag is set before its
+        changed bounds or flags are propagated to its parents (it loads them)."""
+        self.track_depths = False
+        """Depths are kept exact as bounds change (a mapped graph of an acyclic game:
+        its closing pass cannot recompute them over the whole graph)."""
+        self.fresh_parents: list[NodeId] = []
+        """Mapped graphs: nodes expanded since the last commit (whose edges are new)."""
+
         self.key_order: np.ndarray | None = None
         """Node ids in key order (int32), when whoever built the graph knew it (a full
         run's key index, a resume file): :func:`solver.expand.key_index` starts from it
@@ -249,8 +274,18 @@ class Graph:
 
     @property
     def total_edges(self) -> int:
-        """Edges in the graph, loaded or not."""
-        return len(self.edge_child) + self.deferred_edges
+        """Edges in the graph, loaded or not (resident or not)."""
+        return len(self.edge_child) + self.deferred_edges + self.outside_edges
+
+    @property
+    def total_nodes(self) -> int:
+        """Nodes in the graph, resident or not (:attr:`gid`)."""
+        return len(self.state) + self.outside_nodes
+
+    @property
+    def mapped(self) -> bool:
+        """Whether the graph holds part of the stored graph (see :attr:`gid`)."""
+        return self.gid is not None
 
     def __len__(self) -> int:
         return len(self.state)
@@ -444,6 +479,8 @@ class Graph:
             self.keys.append(key)
             self._widen_index()
         self.index[key] = nid
+        if self.gid is not None:
+            self._new_mapped(1)
         self.dist.append(dist)
         self.first_edge.append(-1)
         self.child_count.append(0)
@@ -485,6 +522,8 @@ class Graph:
         self.state[parent] = EXPANDED
         if parent < self.committed_nodes:
             self.dirty.add(parent)
+        if self.gid is not None:
+            self.fresh_parents.append(parent)
 
     def expand_with(
         self,
@@ -529,6 +568,8 @@ class Graph:
                 keys.extend(new)
             self.index.update(fresh)
             m = len(new)
+            if self.gid is not None:
+                self._new_mapped(m)
             self.dist.extend([self.dist[parent] + 1] * m)
             self.first_edge.extend([-1] * m)
             self.child_count.extend([0] * m)
@@ -569,6 +610,76 @@ class Graph:
         state[parent] = EXPANDED
         if parent < self.committed_nodes:
             self.dirty.add(parent)
+        if self.gid is not None:
+            self.fresh_parents.append(parent)
+
+    def _new_mapped(self, count: int) -> None:
+        """Stored ids for *count* new nodes of a mapped graph (the next ones)."""
+        assert self.gid is not None
+        start = len(self.gid) + self.outside_nodes
+        self.gid.extend(range(start, start + count))
+        self.stub.extend(bytes(count))
+        self.hidden.extend(bytes(count))
+
+    def add_stored(
+        self, gid: int, key: PositionKey, values: Sequence[int], state: int, dist: int
+    ) -> NodeId:
+        """Make the stored node *gid* resident in a mapped graph: its *key*, *values* (low,
+        high, low_final, high_final, depth_low, depth_high, as :data:`NODE_VALUES` has
+        them) and *state*; an expanded one comes as a stub (:attr:`stub`). Its parents
+        may not be resident (:attr:`hidden`); it counts as changed, so that the next
+        commit writes whatever happens to it."""
+        assert self.gid is not None
+        nid = len(self.state)
+        try:
+            self.keys.append(key)
+        except (OverflowError, TypeError):
+            self.keys = list(self.keys)
+            self.keys.append(key)
+            self._widen_index()
+        self.index[key] = nid
+        self.gid.append(gid)
+        stub = state == EXPANDED
+        self.stub.append(stub)
+        self.hidden.append(1)
+        self.state.append(UNEXPANDED if stub else state)
+        lo, hi, lf, hf, dl, dh = values
+        self.low.append(lo)
+        self.high.append(hi)
+        self.low_final.append(lf)
+        self.high_final.append(hf)
+        self.depth_low.append(dl)
+        self.depth_high.append(dh)
+        self.dist.append(dist)
+        self.first_edge.append(-1)
+        self.child_count.append(0)
+        if self._rev_head is not None:
+            self._rev_head.append(-1)
+        self.outside_nodes -= 1
+        self.dirty.add(nid)
+        return nid
+
+    def attach_edges(
+        self, parent: NodeId, children: Sequence[NodeId], moves: Sequence[MoveLabel]
+    ) -> None:
+        """Make a stub's stored edges resident (*children* resident already, in move
+        order): it reads expanded again, unchanged."""
+        first = len(self.edge_child)
+        self.first_edge[parent] = first
+        self.child_count[parent] = len(children)
+        self.edge_parent.extend([parent] * len(children))
+        self.edge_child.extend(children)
+        self.edge_move.extend(moves)
+        rev_head, rev_next = self._rev_head, self._rev_next
+        if rev_head is not None and rev_next is not None:
+            e = first
+            for child in children:
+                rev_next.append(rev_head[child])
+                rev_head[child] = e
+                e += 1
+        self.state[parent] = EXPANDED
+        self.stub[parent] = 0
+        self.outside_edges -= len(children)
 
     def add_edge_raw(self, parent: NodeId, child: NodeId, move: MoveLabel) -> None:
         """Append one edge (edges of a parent must come in move order, parents in turn)."""
@@ -657,6 +768,9 @@ class Graph:
         )
 
     def mark_committed(self) -> None:
+        if self.gid is not None:
+            self.committed_gid = self.total_nodes
+            self.fresh_parents.clear()
         self.committed_nodes = self.num_nodes
         self.committed_edges = self.num_edges
         self.dirty.clear()

@@ -29,6 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast, get_args
 
+import numpy as np
+
+from solver.cache import Cache, NodeSource
 from solver.errors import (
     InvalidParameterError,
     InvalidPositionError,
@@ -41,12 +44,20 @@ from solver.fixpoint import (
     expanded_nodes,
     propagate_finality,
     update_bounds,
+    update_depths,
     update_finality,
 )
 from solver.game import Game, PositionKey
 from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph, NodeId
 from solver.leaks import first_leaks, walk
-from solver.memory import RESERVE_PER_NODE, check_memory_limit, format_size, headroom, rss
+from solver.memory import (
+    RESERVE_PER_NODE,
+    check_memory_limit,
+    format_size,
+    give_back,
+    headroom,
+    rss,
+)
 from solver.retrograde import retrograde, settle_all_flags
 from solver.search import NullWindowSearch
 from solver.store import MemoryStore, Progress, RunOptions, RunStatus, Store, TierStore
@@ -216,6 +227,7 @@ def solve(
     notice: Callable[[str], None] | None = None,
     shard_size: int | None = None,
     tolerance: float | None = None,
+    resident_nodes: int | None = None,
 ) -> SolveResult:
     """Solve *game* from *root* (a key, a position in the game's notation, or the game's
     initial position), continuing whatever *store* already holds for the variant.
@@ -269,6 +281,9 @@ def solve(
         :data:`solver.chance.DEFAULT_TOLERANCE`; ``docs/design.md`` §10).
     :param notice: called with one-line notices for the user (the Dask cluster's
         workers and dashboard address).
+    :param resident_nodes: a partial depth-first solve into a database: evict after a
+        commit once the graph in RAM holds more nodes than this (:mod:`solver.cache`;
+        the results are the same). The closing pass still loads the whole graph.
     :raises InvalidParameterError: for negative budgets or a bad batch size, or a full
         solve of an infinite game without a budget, or *tiers* where they cannot be, or
         workers for a solve that is not tiered.
@@ -307,6 +322,8 @@ def solve(
     if game.uses_symmetry:
         root_key = game.canonical(root_key)
     store = store if store is not None else MemoryStore()
+    if resident_nodes is not None:
+        _check_resident(game, store, full, resident_nodes)
     if game.facts.chance:
         if max_expansions is not None or max_seconds is not None or batch_size is not None:
             raise InvalidParameterError(
@@ -349,6 +366,9 @@ def solve(
     graph = store.open(game, run)
     try:
         solver = _Solver(game, graph, root_key, store, run, limits, batch_size, progress, until)
+        if resident_nodes is not None:
+            assert isinstance(store, NodeSource)
+            solver.cache = Cache(store, game, resident_nodes)
     except BaseException as exc:
         store.close(_opening(graph, "stopped" if isinstance(exc, KeyboardInterrupt) else "failed"))
         raise
@@ -397,6 +417,19 @@ def _solve_chance(
     return solve_chance(
         game, root_key, store, progress, DEFAULT_TOLERANCE if tolerance is None else tolerance
     )
+
+
+def _check_resident(game: Game, store: Store, full: bool, resident_nodes: int) -> None:
+    """Refuse a resident budget where :mod:`solver.cache` cannot evict."""
+    if resident_nodes < 1:
+        raise InvalidParameterError(f"resident_nodes must be at least 1, not {resident_nodes}")
+    if full or game.facts.chance or not isinstance(store, NodeSource):
+        raise InvalidParameterError("resident_nodes is for partial solves into a database")
+    if game.priority is not None or game.facts.leak_order == "breadth":
+        raise InvalidParameterError(
+            f"resident_nodes is for depth-first partial solves; {game.name} expands its "
+            "leaks by priority or breadth first"
+        )
 
 
 def _check_tiered(game: Game, store: Store, full: bool) -> None:
@@ -617,6 +650,11 @@ class _Solver(NullWindowSearch):
         among them, nodes expanded before the run's first expansion)."""
         self._latest: Progress | None = None
         """The latest :meth:`progress` snapshot (what :meth:`phase` reports)."""
+        self.cache: Cache | None = None
+        """Bounded memory (:mod:`solver.cache`): evicts once the graph outgrows it."""
+        self._mapped_frontier: tuple[int, int, int] | None = None
+        """For :meth:`frontier_size` of a mapped graph: (unexpanded nodes, nodes,
+        expansions) when it was first mapped."""
 
     # -- bookkeeping ----------------------------------------------------------------
 
@@ -632,6 +670,16 @@ class _Solver(NullWindowSearch):
         an expansion, which :attr:`expansions` counts, and terminal nodes are terminal
         from their creation, so only the nodes added since the last call are scanned."""
         g = self.g
+        if g.mapped:
+            assert self._mapped_frontier is not None and g.gid is not None
+            base, nodes, expansions = self._mapped_frontier
+            gid = np.frombuffer(g.gid, dtype=np.int64)
+            fresh = np.frombuffer(g.state, dtype=np.uint8)[gid >= nodes]
+            return (
+                base
+                + int(np.count_nonzero(fresh == UNEXPANDED))
+                - (self.expansions - expansions - int(np.count_nonzero(fresh == EXPANDED)))
+            )
         tally = self._tally
         if tally is None:
             return g.state.count(UNEXPANDED)
@@ -649,9 +697,9 @@ class _Solver(NullWindowSearch):
         self._latest = p = Progress(
             status=status,
             expansions=self.expansions,
-            nodes=g.num_nodes,
+            nodes=g.total_nodes,
             edges=g.total_edges,
-            nodes_added=g.num_nodes - self.nodes_at_start,
+            nodes_added=g.total_nodes - self.nodes_at_start,
             edges_added=g.total_edges - self.edges_at_start,
             frontier=self.frontier_size(),
             root_low=g.low[r],
@@ -682,6 +730,8 @@ class _Solver(NullWindowSearch):
         rows = g.num_nodes - g.committed_nodes + (g.num_nodes if g.all_dirty else len(g.dirty))
         self.phase(f"committing {rows:,} nodes", p)
         self.store.commit(self.g, p)
+        if g.mapped:  # what frontier_size counts from
+            self._mapped_frontier = (p.frontier, g.committed_gid, self.expansions)
         if self.progress_cb is not None:
             self.progress_cb(p)
 
@@ -691,7 +741,10 @@ class _Solver(NullWindowSearch):
         needs (:data:`~solver.memory.RESERVE_PER_NODE`) and what the next batch may add:
         as much as the last one did (a full solve's batches of 20,000 expansions add more
         than the limit's headroom)."""
-        reserve = RESERVE_PER_NODE * self.g.num_nodes
+        g = self.g
+        # A mapped graph's end needs no room for the whole graph (acyclic games only:
+        # the closing pass of the others loads it).
+        reserve = 0 if g.mapped and self.acyclic else RESERVE_PER_NODE * g.num_nodes
         if self.limits.memory_limit is not None:
             used = rss()
             if self._rss_at_check is not None:
@@ -732,7 +785,7 @@ class _Solver(NullWindowSearch):
             depth_low=depth_to_json(g.depth_low[r]),
             depth_high=depth_to_json(g.depth_high[r]),
             expansions=self.expansions,
-            nodes=g.num_nodes,
+            nodes=g.total_nodes,
             edges=g.total_edges,
             status=status,
             seconds=time.monotonic() - self.started,
@@ -754,7 +807,62 @@ class _Solver(NullWindowSearch):
 
     def expand_one(self, nid: NodeId) -> None:
         """Expand *nid* (not counted in :attr:`expansions`: callers count)."""
+        if self.g.mapped:
+            assert self.cache is not None
+            self.cache.expand(nid)
+            return
         expand_node(self.g, self.game, nid, self.canon)
+
+    def load_stub(self, nid: NodeId) -> None:
+        assert self.cache is not None
+        self.cache.load_stub(nid)
+
+    def _evicting(self) -> bool:
+        """Whether a resident budget calls for an eviction after this batch."""
+        cache = self.cache
+        return cache is not None and self.g.num_nodes > cache.budget
+
+    def before_eviction(self) -> None:
+        """Before the commit after which a run first evicts, an acyclic game's graph gets
+        its depths exact (one retrograde pass, while the whole graph is in RAM): from
+        then on they are kept exact as bounds change (:func:`update_depths`), since the
+        closing pass will not see the whole graph."""
+        if self.acyclic and not self.g.mapped and self._evicting():
+            self.phase("retrograde")
+            retrograde(self.g)
+
+    def evict_if_due(self) -> None:
+        """After a commit: evict if the graph in RAM outgrew the cache's budget."""
+        cache = self.cache
+        if cache is None or not self._evicting():
+            return
+        self.evict(cache.budget // 2)
+
+    def evict(self, keep: int) -> None:
+        """Keep about *keep* nodes resident (:meth:`Cache.evict`; everything committed,
+        with exact depths for an acyclic game: see :meth:`before_eviction`)."""
+        cache = self.cache
+        assert cache is not None
+        g = self.g
+        if not g.mapped:
+            self._mapped_frontier = (self.frontier_size(), g.num_nodes, self.expansions)
+        self.phase("evicting")
+        self.g, self.root = cache.evict(g, self.root, keep)
+        del g
+        self.g.track_depths = self.acyclic
+        self._tally = None
+        give_back()
+
+    def unmap(self) -> None:
+        """The whole graph back in RAM for the closing pass of a game that may repeat
+        (exact finality and depths around cycles need it); an acyclic game's mapped
+        graph has its depths exact already."""
+        if self.g.mapped and not self.acyclic:
+            assert self.cache is not None
+            self.phase("loading the graph")
+            self.g, self.root = self.cache.unmap(self.g, self.g.keys[self.root])
+            self._tally = None
+            self._mapped_frontier = None
 
     # -- partial mode ----------------------------------------------------------------
 
@@ -782,17 +890,22 @@ class _Solver(NullWindowSearch):
             # incremental updates below start from the exact fixpoint whatever wrote it.
             self.phase("retrograde")
             retrograde(g)
-        state = g.state
-        self._tally = (g.num_nodes, state.count(TERMINAL), state.count(EXPANDED) - self.expansions)
+        self._tally = (
+            g.num_nodes,
+            g.state.count(TERMINAL),
+            g.state.count(EXPANDED) - self.expansions,
+        )
         status: RunStatus = "complete"
         expanded = g.state.count(EXPANDED)
         while not self.target_reached():
+            del g  # an eviction below replaces the graph: no old one kept alive
             reason = self.out_of_budget()
+            g = self.g
             if reason is not None:
                 status = reason
                 break
             if self.searching:
-                limit = self.batch_size or max(1, g.num_nodes // 256)
+                limit = self.batch_size or max(1, g.total_nodes // 256)
                 # exact; and a restarted search retraces
                 limit = self.limits.cap(limit, self.expansions)
                 done = self.search_acyclic(limit) if self.acyclic else self.search(limit)
@@ -802,7 +915,10 @@ class _Solver(NullWindowSearch):
                     ):
                         self.refresh_finality()
                     expanded += done
+                    self.before_eviction()
                     self.commit()
+                    self.evict_if_due()
+                    g = self.g
                     continue
             batch = self.select_batch()
             if not batch:
@@ -823,6 +939,8 @@ class _Solver(NullWindowSearch):
                 seeds.append(n)
                 seeds.extend(g.parents(n))
             propagate_finality(g, seeds, vmin=self.vmin, vmax=self.vmax)
+            if g.track_depths:
+                update_depths(g, seeds)
             if (
                 self.game.priority is not None
                 or self.facts.leak_order == "breadth"
@@ -830,7 +948,11 @@ class _Solver(NullWindowSearch):
             ):
                 self.refresh_finality()
             expanded += len(batch)
+            self.before_eviction()
             self.commit()
+            self.evict_if_due()
+            g = self.g
+        self.unmap()
         self.close_pass(status)
         return status
 
@@ -842,6 +964,9 @@ class _Solver(NullWindowSearch):
         acyclic). A function of the committed graph alone, so a run that finds it missing
         (:attr:`Graph.settled` false: a crash after the last batch) redoes it exactly."""
         g = self.g
+        if g.mapped:  # acyclic (see unmap): bounds, flags and depths are exact
+            self.commit(settled=True)
+            return
         self.phase("retrograde")
         # The key index and the reverse edges (~40 bytes a node) are not needed past this
         # point (the cyclic finality pass rebuilds the reverse edges after the retrograde
@@ -868,6 +993,8 @@ class _Solver(NullWindowSearch):
 
     def refresh_finality(self) -> None:
         """Exact finality (the greatest fixpoint) on the region the root depends on."""
+        if self.cache is not None and self.g.mapped:
+            self.cache.load_region(self.root, lambda g, r: walk(g, r)[2])
         lows, highs, _ = walk(self.g, self.root)
         update_finality(self.g, lows, highs, vmin=self.vmin, vmax=self.vmax)
 
@@ -880,7 +1007,10 @@ class _Solver(NullWindowSearch):
         prio = self.game.priority
         breadth = self.facts.leak_order == "breadth"
         if prio is None and not breadth:
-            k = self.batch_size or max(1, g.num_nodes // 256)
+            k = self.batch_size or max(1, g.total_nodes // 256)
+            if self.cache is not None and g.mapped:
+                root = self.root
+                self.cache.load_region(root, lambda g, r: first_leaks(g, r, k)[0])
             return first_leaks(g, self.root, k)[0]
         leaks = walk(g, self.root)[2]
         if prio is None:

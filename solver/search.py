@@ -19,7 +19,7 @@ from collections.abc import Callable, MutableSequence
 from enum import IntEnum
 
 from solver.expand import no_moves, repeats
-from solver.fixpoint import children_bounds, propagate_finality
+from solver.fixpoint import children_bounds, propagate_finality, update_depths
 from solver.game import Game, PositionKey
 from solver.graph import EXPANDED, UNEXPANDED, Graph, NodeId
 
@@ -114,6 +114,10 @@ class NullWindowSearch:
     def target_reached(self) -> bool:
         raise NotImplementedError
 
+    def load_stub(self, nid: NodeId) -> None:
+        """Make a mapped graph's stub *nid* expanded again (its stored edges resident)."""
+        raise NotImplementedError
+
     def search(self, limit: int) -> int:
         """Expand up to *limit* leaks chosen by null-window tests on the root; return how
         many were expanded (0 when the tests find no leak: cycles, or stale flags).
@@ -139,6 +143,7 @@ class NullWindowSearch:
         root = self.root
         GE, LE = Test.GE, Test.LE
         NONE, HOLDS, FAILS, DEAD = Outcome.NONE, Outcome.HOLDS, Outcome.FAILS, Outcome.DEAD
+        stub = g.stub if g.mapped else None
         done = 0
         seeds = self.seeds
         while done < limit:
@@ -203,6 +208,8 @@ class NullWindowSearch:
                     ret = seen[key]
                     continue
                 seen[key] = DEAD
+                if stub and stub[c]:
+                    self.load_stub(c)  # a mapped graph's node whose edges are stored
                 if state[c] == UNEXPANDED:
                     changed = self.grow([c])
                     done += 1
@@ -230,6 +237,7 @@ class NullWindowSearch:
             break
         if seeds:
             propagate_finality(g, seeds, vmin=self.vmin, vmax=self.vmax)
+            seeds.clear()  # done: a resumed run starts without them too
         return done
 
     def search_acyclic(self, limit: int) -> int:
@@ -253,7 +261,12 @@ class NullWindowSearch:
         """
         done = 0
         keys = self.g.keys
-        if acyclic_test is not None and isinstance(keys, array) and keys.typecode == "q":
+        if (
+            acyclic_test is not None
+            and isinstance(keys, array)
+            and keys.typecode == "q"
+            and not self.g.mapped  # the C loop knows nothing of stored, absent nodes
+        ):
             done, wide = self._search_native(limit)
             if not wide:
                 self.expansions += done
@@ -301,6 +314,8 @@ class NullWindowSearch:
         lf, hf = g.low_final, g.high_final
         first_edge, child_count, edge_child = g.first_edge, g.child_count, g.edge_child
         expand_one = self.expand_one
+        stub = g.stub if g.mapped else None
+        load_stub = self.load_stub
         expanded: list[NodeId] = []
         changed: list[NodeId] = []
         path: set[NodeId] = set()
@@ -309,6 +324,8 @@ class NullWindowSearch:
         def test(n: NodeId, t: int) -> int:
             """1 if ``value(n) >= t`` is proved, -1 if refuted, 0 if the expansion budget
             ran out first; *n* is undecided by its own bounds."""
+            if stub and stub[n]:
+                load_stub(n)
             if state[n] == UNEXPANDED:
                 if not budget[0]:
                     return 0
@@ -404,6 +421,7 @@ class NullWindowSearch:
         low, high, state = g.low, g.high, g.state
         edge_parent, rev_head, rev_next = g.edge_parent, g.rev_head, g.rev_next
         committed, dirty = g.committed_nodes, g.dirty
+        reveal, hidden = g.reveal, g.hidden
         seeds: list[NodeId] = list(expanded)
         work = changed
         queued: set[NodeId] = set()
@@ -413,6 +431,8 @@ class NullWindowSearch:
                 if n < committed:
                     dirty.add(n)
                 seeds.append(n)
+                if reveal is not None and hidden[n]:
+                    reveal(n)  # a mapped graph's parents that are not resident
                 e = rev_head[n]
                 while e >= 0:
                     p = edge_parent[e]
@@ -429,6 +449,8 @@ class NullWindowSearch:
             queued.clear()
             work = nxt
         propagate_finality(g, seeds, vmin=self.vmin, vmax=self.vmax)
+        if g.track_depths:
+            update_depths(g, seeds)
         expanded.clear()
         changed.clear()
 

@@ -1,0 +1,309 @@
+"""Bounded memory for partial solves: the database holds the graph, RAM a part of it.
+
+Once a depth-first partial run's graph outgrows its resident budget, the run *evicts*
+after a commit (everything is stored then): it keeps the nodes nearest the root, breadth
+first in move order, and drops the rest from RAM. The graph becomes *mapped*
+(:attr:`Graph.gid <solver.graph.Graph.gid>`): resident nodes carry their stored ids, new
+nodes get the next ids, and three kinds of absence are handled where the solver meets
+them, each by reading the database (:class:`NodeSource`):
+
+- a **stub** is a resident node that is expanded in the database but whose edges are
+  not resident; the searches load its edges and children before they descend into it
+  (:meth:`Cache.load_stub`), which is not an expansion;
+- a **transposition into evicted territory**: an expansion's child key that is not
+  resident is looked up among the stored keys before new nodes are made
+  (:meth:`Cache.expand`), so a position never gets two nodes;
+- **hidden parents**: a resident node may have stored parents whose edges are not
+  resident (:attr:`Graph.hidden`); when its bounds or flags change, the propagation that
+  would walk its reverse edges first makes those parents resident with their edges
+  (:meth:`Cache.reveal`, through :attr:`Graph.reveal`), so they are updated exactly as
+  they would be in RAM.
+
+Nothing the solver decides depends on what is resident: every bound and flag it reads
+is what an unbounded run would hold at that point, and node ids follow discovery order
+either way. So a run with any resident budget writes the same database as one without,
+node for node — which is what the tests check.
+"""
+
+from __future__ import annotations
+
+import logging
+from array import array
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from solver.expand import no_moves
+from solver.game import Game, MoveLabel, PositionKey
+from solver.graph import EXPANDED, NODE_VALUES, UNEXPANDED, Graph, KeyMap, NodeId, new_index
+
+log = logging.getLogger(__name__)
+
+StoredNode = tuple[int, PositionKey, tuple[int, int, int, int, int, int], int, int]
+"""A stored node as :meth:`NodeSource.nodes` gives it: ``(id, key, (low, high, low_final,
+high_final, depth_low, depth_high), state, dist)``, values as the graph holds them."""
+
+
+@runtime_checkable
+class NodeSource(Protocol):
+    """What a store gives a bounded-memory run: reads of its committed graph."""
+
+    def find_keys(self, keys: Sequence[PositionKey]) -> dict[PositionKey, int]:
+        """The stored ids of those of *keys* that are stored."""
+        ...
+
+    def nodes(self, ids: Sequence[int]) -> list[StoredNode]:
+        """The stored nodes *ids* (any order)."""
+        ...
+
+    def edges(self, parent: int) -> list[tuple[int, MoveLabel]]:
+        """Stored node *parent*'s edges in move order: ``(child id, move)``."""
+        ...
+
+    def parents(self, child: int) -> list[int]:
+        """The stored ids of the parents of stored node *child* (once each)."""
+        ...
+
+    def swap(self, old: Graph, new: Graph) -> None:
+        """Commit *new* from now on instead of *old* (everything of *old* committed)."""
+        ...
+
+    def load_all(self, old: Graph) -> Graph:
+        """The whole committed graph, in place of *old* (see :meth:`swap`)."""
+        ...
+
+
+class Cache:
+    """The resident part of one run's graph: the run evicts after a commit once more than
+    *budget* nodes are resident, down to half of it (between evictions it grows by what
+    a batch adds and loads)."""
+
+    def __init__(self, source: NodeSource, game: Game, budget: int) -> None:
+        if budget < 1:
+            raise ValueError("a resident budget is at least one node")
+        self.source = source
+        self.game = game
+        self.budget = budget
+        self.canon: Callable[[PositionKey], PositionKey] | None = (
+            game.canonical if game.uses_symmetry else None
+        )
+        self.g: Graph | None = None
+        self._where: KeyMap = new_index()
+        """Stored id -> resident node, for nodes up to :attr:`_synced`."""
+        self._synced = 0
+        self.evictions = 0
+        self.loaded = 0
+        """Nodes made resident again from the database (statistics)."""
+
+    # -- the resident map -----------------------------------------------------------
+
+    def _slot(self, gid: int) -> NodeId | None:
+        g = self.g
+        assert g is not None and g.gid is not None
+        ids = g.gid
+        where = self._where
+        for s in range(self._synced, g.num_nodes):
+            where[ids[s]] = s
+        self._synced = g.num_nodes
+        return where.get(gid)
+
+    def _resident(self, gids: Sequence[int]) -> list[NodeId]:
+        """Slots of stored nodes *gids*, loading those not resident."""
+        g = self.g
+        assert g is not None
+        slots = [self._slot(i) for i in gids]
+        missing = sorted({i for i, s in zip(gids, slots, strict=True) if s is None})
+        if missing:
+            for gid, key, values, state, dist in self.source.nodes(missing):
+                g.add_stored(gid, key, values, state, dist)
+            self.loaded += len(missing)
+            slots = [self._slot(i) for i in gids]
+        assert all(s is not None for s in slots)
+        return slots  # type: ignore[return-value]
+
+    # -- what the solver calls --------------------------------------------------------
+
+    def load_stub(self, nid: NodeId) -> None:
+        """Load stub *nid*'s stored edges and make its children resident."""
+        g = self.g
+        assert g is not None and g.gid is not None and g.stub[nid]
+        edges = self.source.edges(g.gid[nid])
+        children = self._resident([c for c, _ in edges])
+        g.attach_edges(nid, children, [m for _, m in edges])
+
+    def reveal(self, nid: NodeId) -> None:
+        """Make every stored parent of *nid* resident with its edges (the hook of
+        :attr:`Graph.reveal`: *nid*'s change is about to reach its parents)."""
+        g = self.g
+        assert g is not None and g.gid is not None
+        g.hidden[nid] = 0
+        gid = g.gid[nid]
+        if gid >= g.committed_gid:
+            return  # new: every parent made it in RAM
+        for p in self._resident(self.source.parents(gid)):
+            if g.stub[p]:
+                self.load_stub(p)
+
+    def expand(self, nid: NodeId) -> None:
+        """Expand *nid* by the game's rules, as :func:`solver.expand.expand_node` does,
+        after making resident the stored nodes of any of its children's keys."""
+        g = self.g
+        assert g is not None
+        key = g.keys[nid]
+        moves = self.game.children(key)
+        if not isinstance(moves, (list, tuple)):
+            moves = list(moves)
+        if not moves:
+            raise no_moves(self.game, key)
+        canon = self.canon
+        if canon is not None:
+            moves = [(m, canon(ck)) for m, ck in moves]
+        index = g.index
+        absent = list(dict.fromkeys(ck for _, ck in moves if ck not in index))
+        if absent:
+            found = self.source.find_keys(absent)
+            if found:
+                self._resident(sorted(found.values()))
+        g.expand_with(nid, moves, self.game.terminal_value)
+
+    def load_region(self, root: NodeId, walk: Callable[[Graph, NodeId], list[NodeId]]) -> None:
+        """Load every stub among the leaks *walk* finds from *root*, until it finds none:
+        what walks the graph as a whole (exact finality around cycles, leak batches)
+        then sees what an unbounded run sees."""
+        g = self.g
+        assert g is not None
+        while True:
+            stubs = [n for n in walk(g, root) if g.stub[n]]
+            if not stubs:
+                return
+            for n in stubs:
+                if g.stub[n]:
+                    self.load_stub(n)
+
+    # -- eviction ---------------------------------------------------------------------
+
+    def attach(self, g: Graph) -> None:
+        """Take *g* (everything committed) as the run's graph, mapped from now on."""
+        if g.gid is None:
+            n = g.num_nodes
+            g.gid = array("q", range(n))
+            g.stub = bytearray(n)
+            g.hidden = bytearray(n)
+            g.committed_gid = n
+            g.outside_nodes = 0
+            g.outside_edges = g.deferred_edges
+            g.deferred_edges = 0
+        g.reveal = self.reveal
+        self.g = g
+        self._where = new_index()
+        self._synced = 0
+
+    def evict(self, g: Graph, root: NodeId, keep: int) -> tuple[Graph, NodeId]:
+        """Keep about *keep* of *g*'s nodes (everything committed): the first ones
+        breadth first from *root* in move order, with the root's children whatever
+        *keep*; return the new graph and root. A kept node keeps its edges when all its
+        children are kept, else becomes a stub.
+        """
+        if g.committed_nodes != g.num_nodes or g.committed_edges != g.num_edges or g.dirty:
+            raise RuntimeError("evict() with uncommitted changes")
+        self.attach(g)
+        assert g.gid is not None
+        keep_n = max(1, keep)
+        state, first_edge, child_count, edge_child = (
+            g.state,
+            g.first_edge,
+            g.child_count,
+            g.edge_child,
+        )
+        order = [root]
+        slot = {root: 0}
+        queue = deque([root])
+        while queue and (len(order) < keep_n or len(order) == 1):  # the root keeps its edges
+            n = queue.popleft()
+            if state[n] != EXPANDED:
+                continue
+            f = first_edge[n]
+            for e in range(f, f + child_count[n]):
+                c = edge_child[e]
+                if c not in slot:
+                    slot[c] = len(order)
+                    order.append(c)
+                    queue.append(c)
+        with_edges = [
+            n
+            for n in order
+            if state[n] == EXPANDED and all(edge_child[e] in slot for e in g.children(n))
+        ]
+        keeps = set(with_edges)
+        rev_head, rev_next, edge_parent = g.rev_head, g.rev_next, g.edge_parent
+        hidden = bytearray(len(order))
+        for i, n in enumerate(order):
+            h = g.hidden[n]
+            e = rev_head[n]
+            while not h and e >= 0:
+                if edge_parent[e] not in keeps:
+                    h = 1
+                e = rev_next[e]
+            hidden[i] = h
+        new = Graph()
+        ids = np.array(order, dtype=np.int64)
+        keys = g.keys
+        new.append_keys([keys[n] for n in order])
+        columns: dict[str, bytes | list[int]] = {}
+        for name, code in NODE_VALUES:
+            column = getattr(g, name)
+            dtype = np.dtype(code) if code != "B" else np.uint8
+            columns[name] = np.frombuffer(column, dtype=dtype)[ids].tobytes()
+        old_stub = g.stub
+        stubs = bytearray(
+            1 if old_stub[n] or (state[n] == EXPANDED and n not in keeps) else 0 for n in order
+        )
+        new_state = bytearray(state[n] for n in order)
+        for i, s in enumerate(stubs):
+            if s:
+                new_state[i] = UNEXPANDED
+        columns["state"] = bytes(new_state)
+        new.append_nodes(len(order), columns)
+        parents: list[int] = []
+        children: list[int] = []
+        moves: list[MoveLabel] = []
+        for n in with_edges:
+            for e in g.children(n):
+                parents.append(slot[n])
+                children.append(slot[edge_child[e]])
+                moves.append(g.edge_move[e])
+        # append_edges wants parents ascending: with_edges follows order, slots ascend.
+        new.append_edges(parents, children, moves)
+        new.gid = array("q", (g.gid[n] for n in order))
+        new.stub = stubs
+        new.hidden = hidden
+        new.outside_nodes = g.total_nodes - len(order)
+        new.outside_edges = g.total_edges - len(children)
+        new.settled = g.settled
+        new.after_crash = g.after_crash
+        new.mark_committed()
+        self.source.swap(g, new)
+        self.attach(new)
+        self.evictions += 1
+        log.info(
+            "evicted: %d of %d nodes resident, %d of %d edges",
+            new.num_nodes,
+            new.total_nodes,
+            new.num_edges,
+            new.total_edges,
+        )
+        return new, 0
+
+    def unmap(self, g: Graph, root_key: PositionKey) -> tuple[Graph, NodeId]:
+        """The whole committed graph in place of mapped *g* (for the run's closing pass),
+        and its root."""
+        whole = self.source.load_all(g)
+        self.g = None
+        root = whole.find(root_key)
+        assert root is not None
+        return whole, root
+
+
+__all__ = ["Cache", "NodeSource", "StoredNode"]

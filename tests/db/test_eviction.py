@@ -1,0 +1,249 @@
+"""Bounded-memory partial solves (:mod:`solver.cache`): a run that evicts its graph down to
+a few resident nodes after every batch writes the very database a run that keeps
+everything writes, node for node and edge for edge — on random cyclic and acyclic graphs
+(with the brute-force fixpoint as a second oracle), on real games, split by budgets and
+resumed, on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import Engine, text
+
+from db.migrate import upgrade
+from db.session import make_engine
+from db.store import SqlStore
+from solver.cache import Cache
+from solver.errors import InvalidParameterError
+from solver.game import Game
+from solver.games import get_game
+from solver.negamax import SolveResult, solve
+from solver.store import MemoryStore
+from tests.db.helpers import pg_database
+from tests.oracles import ExplicitGame, brute_bounds
+from tests.solver.test_negamax import dags, graphs
+
+Rows = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]
+
+NODE_SQL = (
+    "SELECT id, key, low, high, low_final, high_final, depth_low, depth_high, state, dist, "
+    "expanded_in FROM nodes ORDER BY id"
+)
+EDGE_SQL = "SELECT parent, move_order, child, move FROM edges ORDER BY parent, move_order"
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty database at schema head, copied for each run."""
+    path = tmp_path_factory.mktemp("template") / "empty.db"
+    upgrade(f"sqlite:///{path}")
+    return path
+
+
+def fresh(template: Path, where: Path) -> Engine:
+    for p in where.parent.glob(where.name + "*"):
+        p.unlink(missing_ok=True)
+    shutil.copy(template, where)
+    return make_engine(f"sqlite:///{where}")
+
+
+def stored(path: Path) -> Rows:
+    with sqlite3.connect(path) as conn:
+        return conn.execute(NODE_SQL).fetchall(), conn.execute(EDGE_SQL).fetchall()
+
+
+def stored_pg(engine: Engine) -> Rows:
+    with engine.connect() as conn:
+        nodes = [tuple(r) for r in conn.execute(text(NODE_SQL))]
+        edges = [tuple(r) for r in conn.execute(text(EDGE_SQL))]
+    return nodes, edges
+
+
+def run(
+    game: Game,
+    engine: Engine,
+    resident: int | None,
+    *,
+    budgets: list[int | None] | None = None,
+    batch_size: int | None = None,
+) -> SolveResult:
+    """Solve into *engine*, in one run or one per budget of *budgets* (resuming)."""
+    result = None
+    for budget in budgets or [None]:
+        result = solve(
+            game,
+            store=SqlStore(engine),
+            resident_nodes=resident,
+            max_expansions=budget,
+            batch_size=batch_size,
+        )
+        if result.complete:
+            break
+    assert result is not None
+    engine.dispose()
+    return result
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.one_of(
+        graphs(max_nodes=14).map(lambda g: (g, False)),
+        dags(max_nodes=16).map(lambda g: (g, True)),
+    ),
+    st.integers(1, 4),
+    st.sampled_from([None, 1, 2]),
+)
+def test_eviction_at_every_batch_changes_nothing(
+    template: Path,
+    tmp_path: Path,
+    drawn: tuple[tuple[list[list[int]], dict[int, int]], bool],
+    resident: int,
+    batch_size: int | None,
+) -> None:
+    (succ, leaf), acyclic = drawn
+    game = ExplicitGame(succ, leaf, acyclic=acyclic)
+    plain = run(game, fresh(template, tmp_path / "plain.db"), None, batch_size=batch_size)
+    small = run(game, fresh(template, tmp_path / "small.db"), resident, batch_size=batch_size)
+    assert stored(tmp_path / "small.db") == stored(tmp_path / "plain.db")
+    assert (small.low, small.high, small.low_final, small.high_final) == (
+        plain.low,
+        plain.high,
+        plain.low_final,
+        plain.high_final,
+    )
+    assert (small.nodes, small.edges, small.expansions) == (
+        plain.nodes,
+        plain.edges,
+        plain.expansions,
+    )
+    # The second oracle: stored bounds are the fixpoint of the stored expansions, and a
+    # bound said final is the one full expansion gives.
+    nodes, _ = stored(tmp_path / "small.db")
+    keys = {row[1]: row for row in nodes}
+    expanded = {int.from_bytes(k, "big") for k, row in keys.items() if row[8] == 1}
+    lows, highs = brute_bounds(succ, leaf, expanded)
+    full_lows, full_highs = brute_bounds(succ, leaf)
+    for k, row in keys.items():
+        i = int.from_bytes(k, "big")
+        low = -math.inf if row[2] is None else row[2]
+        high = math.inf if row[3] is None else row[3]
+        assert (low, high) == (lows[i], highs[i])
+        if row[4]:
+            assert low == full_lows[i]
+        if row[5]:
+            assert high == full_highs[i]
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    graphs(max_nodes=14),
+    st.integers(1, 3),
+    st.lists(st.integers(1, 3), min_size=1, max_size=12),
+)
+def test_resumed_runs_end_as_one_uninterrupted_run(
+    template: Path,
+    tmp_path: Path,
+    gl: tuple[list[list[int]], dict[int, int]],
+    resident: int,
+    budgets: list[int],
+) -> None:
+    game = ExplicitGame(*gl)
+    run(game, fresh(template, tmp_path / "one.db"), resident, batch_size=1)
+    run(
+        game,
+        fresh(template, tmp_path / "split.db"),
+        resident,
+        budgets=[*budgets, None],
+        batch_size=1,
+    )
+    # (expanded_in aside: it numbers the commits, and each run adds its own closing one)
+    split, one = stored(tmp_path / "split.db"), stored(tmp_path / "one.db")
+    assert [r[:-1] for r in split[0]] == [r[:-1] for r in one[0]]
+    assert split[1] == one[1]
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "resident"),
+    [
+        ("connect-four", {"width": 4, "height": 4}, 300),
+        ("tic-tac-toe", {}, 40),
+        ("nap", {"n": 9}, 10),
+    ],
+)
+def test_games_under_a_small_budget(
+    template: Path, tmp_path: Path, name: str, params: dict[str, Any], resident: int
+) -> None:
+    game = get_game(name, **params)
+    plain = run(game, fresh(template, tmp_path / "plain.db"), None)
+    small = run(game, fresh(template, tmp_path / "small.db"), resident)
+    assert stored(tmp_path / "small.db") == stored(tmp_path / "plain.db")
+    assert small.complete and (small.low, small.high) == (plain.low, plain.high)
+    assert small.nodes > 5 * resident  # evicted, many times over
+
+
+def test_the_cache_reads_back_what_it_evicted(template: Path, tmp_path: Path) -> None:
+    # The counters show the mechanism at work: evictions, and nodes read back.
+    game = get_game("connect-four", width=4, height=4)
+    engine = fresh(template, tmp_path / "c.db")
+    caches: list[Cache] = []
+    original = Cache.__init__
+
+    def spy(self: Cache, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        caches.append(self)
+
+    Cache.__init__ = spy  # type: ignore[method-assign]
+    try:
+        run(game, engine, 300)
+    finally:
+        Cache.__init__ = original  # type: ignore[method-assign]
+    (cache,) = caches
+    assert cache.evictions > 5
+    assert cache.loaded > 0
+
+
+@pytest.fixture(scope="module")
+def pg_url() -> Iterator[str]:
+    with pg_database("negagraph_evict") as url:
+        yield url
+
+
+def test_postgresql_writes_the_same(pg_url: str, template: Path, tmp_path: Path) -> None:
+    game = get_game("connect-four", width=4, height=4)
+    run(game, fresh(template, tmp_path / "plain.db"), None)
+    engine = make_engine(pg_url)
+    try:
+        small = run(game, engine, 300, budgets=[1000, 1500, None])
+        assert small.complete
+        nodes, edges = stored_pg(engine)
+        plain_nodes, plain_edges = stored(tmp_path / "plain.db")
+        # expanded_in aside (it numbers commits: three runs here, one there)
+        assert [r[:-1] for r in nodes] == [r[:-1] for r in plain_nodes]
+        assert edges == plain_edges
+    finally:
+        engine.dispose()
+
+
+def test_bad_resident_budgets_are_refused(template: Path, tmp_path: Path) -> None:
+    game = get_game("tic-tac-toe")
+    with pytest.raises(InvalidParameterError, match="at least 1"):
+        solve(game, store=SqlStore(fresh(template, tmp_path / "a.db")), resident_nodes=0)
+    with pytest.raises(InvalidParameterError, match="into a database"):
+        solve(game, store=MemoryStore(), resident_nodes=10)
+    with pytest.raises(InvalidParameterError, match="into a database"):
+        solve(game, store=SqlStore(fresh(template, tmp_path / "b.db")), full=True, resident_nodes=9)
+    chess = get_game("chess", material="KRvK")
+    with pytest.raises(InvalidParameterError, match="depth-first"):
+        solve(chess, store=SqlStore(fresh(template, tmp_path / "c.db")), resident_nodes=9)
