@@ -327,8 +327,14 @@ class ProgressDisplay:
         low = bound_text(to_public(p.root_low))
         high = bound_text(to_public(p.root_high))
         eta = self.eta(p, rate, now) if self.phase == "expanding" else None
-        memory = format_size(p.rss) + (
-            "" if p.memory_limit is None else f" of {format_size(p.memory_limit)}"
+        memory = (
+            format_size(p.rss)
+            + ("" if p.memory_limit is None else f" of {format_size(p.memory_limit)}")
+            + (
+                ""
+                if not p.resident_nodes or p.resident_nodes >= p.nodes
+                else f", {number(p.resident_nodes)} nodes resident"
+            )
         )
         tiers = (
             f"  tiers {p.tiers_done}/{p.tiers_total}"
@@ -617,6 +623,16 @@ class MemorySize(click.ParamType[int]):
     show_default=f"{DEFAULT_FRACTION:.0%} of this machine's RAM, "
     f"{format_size(default_memory_limit())}",
 )
+@click.option(
+    "--resident-nodes",
+    type=click.IntRange(min=1),
+    metavar="N",
+    default=None,
+    help="A partial depth-first solve into a database: after a batch, keep about N/2 "
+    "nodes in RAM once more than N are there; the database holds the rest and is read "
+    "back when the search returns (same results; docs/design.md §9). Not yet derived "
+    "from --memory-limit.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @DB_OPTION
 @click.option("--memory", is_flag=True, help="Solve in memory and store nothing.")
@@ -642,6 +658,7 @@ def solve_command(
     batch_size: int | None,
     until: Until,
     memory_limit: int,
+    resident_nodes: int | None,
     as_json: bool,
     db_url: str | None,
     memory: bool,
@@ -672,7 +689,7 @@ def solve_command(
                 max_seconds,
                 batch_size,
                 until,
-                memory_limit,
+                (memory_limit, resident_nodes),
                 db_url,
                 memory,
                 mode,
@@ -729,9 +746,9 @@ def _solve(
     max_seconds: float | None,
     batch_size: int | None,
     until: Until,
-    memory_limit: int,
+    memory: tuple[int, int | None],
     db_url: str | None,
-    memory: bool,
+    in_memory: bool,
     mode: str,
     interrupts: Interrupts,
 ) -> tuple[SolveResult, str | None, GameBase]:
@@ -741,7 +758,7 @@ def _solve(
         display = ProgressDisplay(
             mode, full=full, max_expansions=max_expansions, max_seconds=max_seconds
         )
-        if memory:
+        if in_memory:
             display.phase = "starting"
 
         def progress(p: Progress) -> None:
@@ -754,7 +771,7 @@ def _solve(
             url = None
             stack.callback(display.close)
             display.start()
-            if not memory:
+            if not in_memory:
                 url = database_url(db_url)
                 engine = stack.enter_context(open_engine(url, create=True))
                 store = SqlStore(engine)
@@ -770,7 +787,8 @@ def _solve(
                     store=store,
                     progress=progress,
                     stop=interrupts,
-                    memory_limit=memory_limit,
+                    memory_limit=memory[0],
+                    resident_nodes=memory[1],
                     tiers=tiers,
                     workers=cluster[0],
                     scheduler=cluster[1],
