@@ -6,9 +6,13 @@ resumed, on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import shutil
+import signal
 import sqlite3
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,9 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, text
 
+from bench.soak import graph_rows, stored_rows
 from db.migrate import upgrade
 from db.session import make_engine
-from db.store import SqlStore
+from db.store import CRASH_ENV, SqlStore
 from solver.cache import Cache
 from solver.errors import InvalidParameterError
 from solver.game import Game
@@ -28,6 +33,7 @@ from solver.games import get_game
 from solver.negamax import SolveResult, solve
 from solver.store import MemoryStore
 from tests.db.helpers import pg_database
+from tests.db.test_solve_cli import NEGAGRAPH, reference
 from tests.oracles import ExplicitGame, brute_bounds
 from tests.solver.test_negamax import dags, graphs
 
@@ -247,3 +253,41 @@ def test_bad_resident_budgets_are_refused(template: Path, tmp_path: Path) -> Non
     chess = get_game("chess", material="KRvK")
     with pytest.raises(InvalidParameterError, match="depth-first"):
         solve(chess, store=SqlStore(fresh(template, tmp_path / "c.db")), resident_nodes=9)
+
+
+def test_killed_evicting_solves_resume_to_the_uninterrupted_graph(db_url: str) -> None:
+    # kill -9 under a small resident budget on connect-four 5 x 4: after the 60th and the
+    # 150th commit of a run, after a run's closing pass, and at a moment of its own (once
+    # its progress shows it evicted); each next run loads what was committed and goes
+    # on, and the last one ends with the uninterrupted solve's graph, row for row.
+    args = ["solve", "connect-four", "-p", "width=5", "-p", "height=4", "--db", db_url]
+    args += ["--resident-nodes", "20000", "--json"]
+    for step in ("commit:60", "commit:150"):
+        done = subprocess.run(
+            [NEGAGRAPH, *args], env={**os.environ, CRASH_ENV: step}, capture_output=True,
+            text=True, timeout=600,
+        )  # fmt: skip
+        assert done.returncode == -signal.SIGKILL, (step, done.stderr)
+    proc = subprocess.Popen(
+        [NEGAGRAPH, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:  # a progress line every 5 s (stderr is not a terminal)
+        seen.append(line)
+        if "nodes resident" in line:
+            proc.kill()
+            break
+    proc.stderr.close()
+    assert proc.wait(timeout=600) == -signal.SIGKILL, seen
+    done = subprocess.run(
+        [NEGAGRAPH, *args], env={**os.environ, CRASH_ENV: "close"}, capture_output=True,
+        text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode in (0, -signal.SIGKILL), done.stderr
+    done = subprocess.run([NEGAGRAPH, *args], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    r = json.loads(done.stdout)
+    assert (r["status"], r["value"], r["nodes"]) == ("complete", 0, 306_372)
+    g = reference("connect-four", {"width": 5, "height": 4}, full=False, batch=None)
+    assert stored_rows(db_url) == graph_rows(g)
