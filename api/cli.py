@@ -617,8 +617,10 @@ class MemorySize(click.ParamType[int]):
     "--memory-limit",
     type=MemorySize(),
     metavar="SIZE",
-    help="Stay under SIZE of RAM (e.g. 4GiB, 512MiB): the run ends, every batch "
-    "committed, before its memory (RSS) would reach it.",
+    help="Stay under SIZE of RAM (e.g. 4GiB, 512MiB). A depth-first partial solve of a "
+    "game without repetitions into a database keeps part of its graph in RAM to stay "
+    "under it (the database holds the rest) and goes on; other solves end, every batch "
+    "committed, before their memory (RSS) would reach it.",
     default=default_memory_limit,
     show_default=f"{DEFAULT_FRACTION:.0%} of this machine's RAM, "
     f"{format_size(default_memory_limit())}",
@@ -628,10 +630,10 @@ class MemorySize(click.ParamType[int]):
     type=click.IntRange(min=1),
     metavar="N",
     default=None,
-    help="A partial depth-first solve into a database: after a batch, keep about N/2 "
+    help="A depth-first partial solve into a database: after a batch, keep about N/2 "
     "nodes in RAM once more than N are there; the database holds the rest and is read "
-    "back when the search returns (same results; docs/design.md §9). Not yet derived "
-    "from --memory-limit.",
+    "back when the search returns (same results; docs/design.md §9). Default: from "
+    "--memory-limit, for games without repetitions.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @DB_OPTION
@@ -723,8 +725,9 @@ def solve_command(
                     "the same command again to go on (a fresh process), or give it a "
                     "larger --memory-limit"
                     if r.extra.get("tiers")
-                    else "this version holds the whole graph in RAM, so the same command "
-                    "goes little further: give it a larger --memory-limit"
+                    else "this solve holds its whole graph in RAM (depth-first partial "
+                    "solves of games without repetitions into a database evict instead), so "
+                    "the same command goes little further: give it a larger --memory-limit"
                 ),
                 err=True,
             )

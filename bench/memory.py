@@ -4,11 +4,11 @@
 
 - ``17a``: bytes of peak RSS per node of an unlimited partial solve in memory (the
   figure before the C key table, 255.5 on 6 x 4, is the limit: never worse).
-- ``17b``: the same solve into SQLite under a tight ``--memory-limit``: the peak over the
-  limit (at most 1), and the share of the unlimited solve's expansions it does (1: it
-  proves the root; not yet at 6 x 4 in 512 MiB: the run ends at the limit, every batch
-  committed, until positions can leave RAM), with its time against the unlimited
-  solve's (``time_ratio``; the target is 3 once it proves the root).
+- ``17b``: the same solve into SQLite under a tight ``--memory-limit``, which it meets by
+  evicting (docs/design.md §9): the peak over the limit (at most 1), and the share of the
+  unlimited solve's expansions it does (1: it proves the root; a run that cannot stay
+  under the limit ends at it, every batch committed), with its time against the
+  unlimited solve's (``time_ratio``; the target is 3).
 """
 
 from __future__ import annotations

@@ -419,6 +419,16 @@ class SqlStore:
             }
         )
 
+    def limit_cache(self, nbytes: int) -> None:
+        """Hold SQLite's page cache of this run's connection to *nbytes* (it counts in the
+        process's memory; a PostgreSQL server's does not): :class:`solver.cache.NodeSource`."""
+        conn = self._conn
+        if conn is None or self._marker != "?":
+            return
+        self._end_reading()
+        with self._errors():
+            driver(conn).execute(f"PRAGMA cache_size = -{max(1024, nbytes // 1024)}")
+
     def swap(self, old: Graph, new: Graph) -> None:
         """Commit *new* instead of *old* from now on (:class:`solver.cache.NodeSource`)."""
         self._require_open(old)

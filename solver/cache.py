@@ -66,6 +66,10 @@ class NodeSource(Protocol):
         """The stored ids of the parents of stored node *child* (once each)."""
         ...
 
+    def limit_cache(self, nbytes: int) -> None:
+        """Hold what the store caches in this process (SQLite's page cache) to *nbytes*."""
+        ...
+
     def swap(self, old: Graph, new: Graph) -> None:
         """Commit *new* from now on instead of *old* (everything of *old* committed)."""
         ...

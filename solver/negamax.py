@@ -369,6 +369,9 @@ def solve(
         if resident_nodes is not None:
             assert isinstance(store, NodeSource)
             solver.cache = Cache(store, game, resident_nodes)
+        elif memory_limit is not None and _evicts(game, store, full):
+            assert isinstance(store, NodeSource)
+            solver.cache = Cache(store, game, _resident_budget(store, memory_limit))
     except BaseException as exc:
         store.close(_opening(graph, "stopped" if isinstance(exc, KeyboardInterrupt) else "failed"))
         raise
@@ -417,6 +420,30 @@ def _solve_chance(
     return solve_chance(
         game, root_key, store, progress, DEFAULT_TOLERANCE if tolerance is None else tolerance
     )
+
+
+def _evicts(game: Game, store: Store, full: bool) -> bool:
+    """Whether a run under a memory limit evicts (:mod:`solver.cache`) rather than ending
+    at it: a depth-first partial solve of an acyclic game into a database (the closing
+    pass of a game that may repeat positions needs its whole graph)."""
+    return (
+        not full
+        and isinstance(store, NodeSource)
+        and game.facts.acyclic
+        and not game.facts.chance
+        and game.priority is None
+        and game.facts.leak_order != "breadth"
+    )
+
+
+def _resident_budget(store: NodeSource, memory_limit: int) -> int:
+    """The resident budget a memory limit gives an evicting run: the limit less what the
+    process holds now, the store's cache (held to a share of the limit) and the headroom,
+    at :data:`RESIDENT_BYTES` a node."""
+    cache = min(STORE_CACHE_MAX, memory_limit // STORE_CACHE_SHARE)
+    store.limit_cache(cache)
+    room = memory_limit - rss() - cache - headroom(memory_limit)
+    return max(MIN_RESIDENT, room // RESIDENT_BYTES)
 
 
 def _check_resident(game: Game, store: Store, full: bool, resident_nodes: int) -> None:
@@ -1120,6 +1147,23 @@ class _Solver(NullWindowSearch):
 
 
 # -- the algorithms, as plain functions over a Graph ----------------------------------
+
+RESIDENT_BYTES = 600
+"""Bytes of a memory limit an evicting run counts per resident node: the graph's columns,
+key index and reverse edges, the nodes a batch adds, reads back and writes, and the
+first eviction's retrograde pass (measured on connect-four 5 x 4 into SQLite: 500-1,100
+bytes of peak RSS per resident node over the start, docs/performance.md)."""
+
+STORE_CACHE_SHARE = 16
+"""An evicting run holds its store's cache (SQLite's page cache, which counts in the
+process's memory) to this share of its memory limit..."""
+
+STORE_CACHE_MAX = 64 * 2**20
+"""... and at most this (SQLite's page cache of a solve otherwise, db.session)."""
+
+MIN_RESIDENT = 1_000
+"""The least resident budget a memory limit gives (a limit too small for more still ends
+the run when the RSS reaches it)."""
 
 SEARCH_REFRESH_SMALL = 64
 """With the null-window search, exact refreshes run on every batch only while fewer nodes

@@ -28,35 +28,44 @@ def run_measured(*args: str) -> tuple[int, str, list[str], int]:
     return done.returncode, done.stdout, lines[:-1], int(lines[-1])
 
 
-def test_a_solve_stays_under_its_memory_limit_and_loses_nothing(db_url: str) -> None:
-    params = {"width": 5, "height": 4}  # about 180 MiB unlimited, 306,372 nodes
+def test_a_partial_solve_evicts_under_its_memory_limit_and_writes_the_same(db_url: str) -> None:
+    # A depth-first partial solve of an acyclic game into a database evicts under its
+    # limit (solver.cache): below what it needs unlimited, it goes on to the end, to the
+    # very graph an unlimited solve builds.
+    params = {"width": 5, "height": 4}  # about 165 MiB unlimited, 306,372 nodes
     solve_args = ["solve", "connect-four", "-p", "width=5", "-p", "height=4", "--db", db_url]
-    limit = parse_size("128MiB")  # the least a solve may be given
+    limit = parse_size("150MiB")
 
-    code, out, err, peak = run_measured(*solve_args, "--memory-limit", "128MiB", "-q")
+    code, out, err, peak = run_measured(*solve_args, "--memory-limit", "150MiB", "--json", "-q")
     assert code == 0, err
     assert peak <= limit, f"peak RSS {peak} over the limit {limit}"
-    (message,) = [line for line in err if "memory limit" in line]
-    assert message.startswith("  memory limit reached (") and "limit 128 MiB)" in message
-    assert "after committing the last batch" in message and "--memory-limit" in message
+    r = json.loads(out)
+    assert (r["status"], r["ended_by"], r["value"], r["nodes"]) == ("complete", None, 0, 306_372)
+    g = reference("connect-four", params, full=False, batch=None)
+    assert stored_rows(db_url) == graph_rows(g)
 
     done = subprocess.run(
         [NEGAGRAPH, "status", "--db", db_url, "--json"], capture_output=True, text=True
     )
     (variant,) = json.loads(done.stdout)["variants"]
     (run,) = variant["runs"]
-    assert (run["status"], run["memory_limit"]) == ("budget", limit)
-    assert 0 < run["expansions"] and 0 < run["rss_bytes"] <= peak
-    assert run["resident_nodes"] == variant["nodes"] < 306_372
+    assert (run["status"], run["memory_limit"]) == ("complete", limit)
+    assert 0 < run["rss_bytes"] <= peak
+    assert 0 < run["resident_nodes"] < variant["nodes"] == 306_372  # it evicted
 
-    # the same solve goes on without the limit (the default: most of this machine) to the
-    # graph an uninterrupted solve builds, node for node
-    code, out, err, _ = run_measured(*solve_args, "--json", "-q")
+
+def test_a_solve_that_cannot_evict_ends_at_its_limit(tmp_path: Path) -> None:
+    # In memory nothing can leave RAM: the run ends at the limit, and says so.
+    limit = parse_size("128MiB")
+    code, out, err, peak = run_measured(
+        "solve", "connect-four", "-p", "width=5", "-p", "height=4", "--memory",
+        "--memory-limit", "128MiB",
+    )  # fmt: skip
     assert code == 0, err
-    r = json.loads(out)
-    assert (r["status"], r["ended_by"], r["value"]) == ("complete", None, 0)
-    g = reference("connect-four", params, full=False, batch=None)
-    assert stored_rows(db_url) == graph_rows(g)
+    assert peak <= limit, f"peak RSS {peak} over the limit {limit}"
+    (message,) = [line for line in err if "memory limit" in line]
+    assert message.startswith("  memory limit reached (") and "limit 128 MiB)" in message
+    assert "after committing the last batch" in message and "--memory-limit" in message
 
 
 def test_bad_limits_are_one_line_errors(tmp_path: Path) -> None:
