@@ -469,8 +469,9 @@ class Graph:
         self.child_count = array("i", counts.astype(np.int32).tobytes())
         self.deferred_edges = int(counts.sum(dtype=np.int64))
 
-    def add_node(self, key: PositionKey, dist: int, terminal_value: int | None) -> NodeId:
-        """Append a node for *key* (which must be new); terminal nodes get exact bounds."""
+    def _append_key(self, key: PositionKey) -> NodeId:
+        """Append *key* for the next node (the keys go to a list from the first beyond 64
+        bits) and index it; return the node's id."""
         nid = len(self.state)
         try:
             self.keys.append(key)
@@ -479,6 +480,11 @@ class Graph:
             self.keys.append(key)
             self._widen_index()
         self.index[key] = nid
+        return nid
+
+    def add_node(self, key: PositionKey, dist: int, terminal_value: int | None) -> NodeId:
+        """Append a node for *key* (which must be new); terminal nodes get exact bounds."""
+        nid = self._append_key(key)
         if self.gid is not None:
             self._new_mapped(1)
         self.dist.append(dist)
@@ -630,14 +636,7 @@ class Graph:
         may not be resident (:attr:`hidden`); it counts as changed, so that the next
         commit writes whatever happens to it."""
         assert self.gid is not None
-        nid = len(self.state)
-        try:
-            self.keys.append(key)
-        except (OverflowError, TypeError):
-            self.keys = list(self.keys)
-            self.keys.append(key)
-            self._widen_index()
-        self.index[key] = nid
+        nid = self._append_key(key)
         self.gid.append(gid)
         stub = state == EXPANDED
         self.stub.append(stub)
