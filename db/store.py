@@ -42,6 +42,7 @@ import os
 import signal
 import sys
 import time
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -188,9 +189,12 @@ class SqlStore:
                     else:
                         _refuse_unfinished_tiers(conn, variant_id, game)
                         graph = self._resumed(conn, variant_id, run)
+                    settled = _settled(conn, variant_id)
+                    if graph is None and run.lazy_above is not None and settled:
+                        graph = self._lazy(conn, variant_id, game, run)
                     if graph is None:
                         graph = self.backend.load(conn, variant_id, edges=not run.full)
-                    graph.settled = self._settled = _settled(conn, variant_id)
+                    graph.settled = self._settled = settled
                     self._seq = _latest_commit(conn, variant_id)
                     graph.after_crash = self._previous_died(conn, variant_id)
                 if graph.deferred_edges:
@@ -234,6 +238,55 @@ class SqlStore:
             return None
         graph.mark_committed()
         log.info("resuming from %s (written by run %d)", path, meta["run_id"])
+        return graph
+
+    def _lazy(self, conn: Connection, variant_id: int, game: Game, run: RunOptions) -> Graph | None:
+        """The variant's graph with only the root resident (a mapped graph: the rest is
+        read back as the search needs it, :mod:`solver.cache`), or ``None`` if the root is
+        not stored yet."""
+        (root,) = rows.key_bytes([run.root])
+        found = conn.execute(
+            select(
+                Node.id, Node.low, Node.high, Node.low_final, Node.high_final,
+                Node.depth_low, Node.depth_high, Node.state, Node.dist,
+            ).where(Node.variant_id == variant_id, Node.key == root)
+        ).first()  # fmt: skip
+        latest = conn.execute(
+            select(Commit.nodes, Commit.edges)
+            .where(Commit.variant_id == variant_id)
+            .order_by(Commit.seq.desc())
+            .limit(1)
+        ).first()
+        frontier = conn.execute(
+            select(SolveRun.frontier)
+            .where(SolveRun.variant_id == variant_id, SolveRun.id != self.run_id)
+            .order_by(SolveRun.id.desc())
+            .limit(1)
+        ).scalar()
+        if found is None or latest is None or frontier is None:
+            return None
+        assert run.lazy_above is not None
+        if latest.nodes <= run.lazy_above:
+            return None  # it fits: loaded whole, searched in C until it outgrows it
+        graph = Graph()
+        graph.frontier_hint = frontier
+        graph.gid = array("q")
+        graph.outside_nodes = latest.nodes
+        graph.outside_edges = latest.edges
+        graph.committed_gid = latest.nodes
+        values = (
+            low_from_json(found.low),
+            high_from_json(found.high),
+            int(found.low_final),
+            int(found.high_final),
+            depth_from_json(found.depth_low),
+            depth_from_json(found.depth_high),
+        )
+        graph.add_stored(found.id, run.root, values, found.state, found.dist)
+        graph.hidden[0] = 0  # the root's parents, if any, are not the run's concern
+        graph.dirty.clear()
+        graph.mark_committed()
+        log.info("opened lazily: the root of %d stored nodes resident", latest.nodes)
         return graph
 
     def _keep_for_resume(self, graph: Graph, progress: Progress) -> None:

@@ -251,6 +251,9 @@ class Graph:
         self.reveal: Callable[[NodeId], None] | None = None
         """Mapped graphs: called with a node whose :attr:`hidden` flag is set before its
         changed bounds or flags are propagated to its parents (it loads them)."""
+        self.frontier_hint: int | None = None
+        """Mapped graphs opened with only their root (``SolveRun.frontier`` of the run
+        before): the unexpanded nodes stored, which the graph cannot count itself."""
         self.track_depths = False
         """Depths are kept exact as bounds change (a mapped graph of an acyclic game:
         its closing pass cannot recompute them over the whole graph)."""

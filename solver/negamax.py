@@ -362,16 +362,21 @@ def solve(
         return _solve_tiered(
             game, root_key, store, limits, progress, max_expansions, max_seconds, cluster
         )
-    run = RunOptions(root_key, full, max_expansions, max_seconds)
+    budget = resident_nodes
+    if budget is None and memory_limit is not None and _evicts(game, store, full):
+        budget = _resident_budget(memory_limit)
+    lazy_above = budget if budget is not None and _evicts(game, store, full) else None
+    run = RunOptions(root_key, full, max_expansions, max_seconds, lazy_above=lazy_above)
     graph = store.open(game, run)
     try:
         solver = _Solver(game, graph, root_key, store, run, limits, batch_size, progress, until)
-        if resident_nodes is not None:
+        if budget is not None:
             assert isinstance(store, NodeSource)
-            solver.cache = Cache(store, game, resident_nodes)
-        elif memory_limit is not None and _evicts(game, store, full):
-            assert isinstance(store, NodeSource)
-            solver.cache = Cache(store, game, _resident_budget(store, memory_limit))
+            solver.cache = Cache(store, game, budget)
+            if resident_nodes is None and memory_limit is not None:
+                store.limit_cache(_store_cache(memory_limit))
+        if graph.mapped:  # opened with its root alone (RunOptions.lazy)
+            solver.start_mapped()
     except BaseException as exc:
         store.close(_opening(graph, "stopped" if isinstance(exc, KeyboardInterrupt) else "failed"))
         raise
@@ -436,13 +441,16 @@ def _evicts(game: Game, store: Store, full: bool) -> bool:
     )
 
 
-def _resident_budget(store: NodeSource, memory_limit: int) -> int:
+def _store_cache(memory_limit: int) -> int:
+    """What an evicting run lets its store cache in RAM under *memory_limit*."""
+    return min(STORE_CACHE_MAX, memory_limit // STORE_CACHE_SHARE)
+
+
+def _resident_budget(memory_limit: int) -> int:
     """The resident budget a memory limit gives an evicting run: the limit less what the
     process holds now, the store's cache (held to a share of the limit) and the headroom,
     at :data:`RESIDENT_BYTES` a node."""
-    cache = min(STORE_CACHE_MAX, memory_limit // STORE_CACHE_SHARE)
-    store.limit_cache(cache)
-    room = memory_limit - rss() - cache - headroom(memory_limit)
+    room = memory_limit - rss() - _store_cache(memory_limit) - headroom(memory_limit)
     return max(MIN_RESIDENT, room // RESIDENT_BYTES)
 
 
@@ -655,7 +663,7 @@ class _Solver(NullWindowSearch):
         self.peak_rss = 0
         self._rss_at_check: int | None = None
         """The RSS at the last memory check (what a batch adds is the next reserve)."""
-        self.nodes_at_start = graph.num_nodes
+        self.nodes_at_start = graph.total_nodes
         self.edges_at_start = graph.total_edges
         self.canon = game.canonical if game.uses_symmetry else None
         facts = game.facts
@@ -844,6 +852,17 @@ class _Solver(NullWindowSearch):
         assert self.cache is not None
         self.cache.load_stub(nid)
 
+    def start_mapped(self) -> None:
+        """Take a graph the store opened with only its root resident (its last run closed
+        cleanly: bounds, flags and depths are exact as stored)."""
+        g, cache = self.g, self.cache
+        assert cache is not None and g.mapped and g.frontier_hint is not None
+        cache.attach(g)
+        g.track_depths = True
+        self._mapped_frontier = (g.frontier_hint, g.committed_gid, self.expansions)
+        if g.stub[self.root]:
+            cache.load_stub(self.root)
+
     def _evicting(self) -> bool:
         """Whether a resident budget calls for an eviction after this batch."""
         cache = self.cache
@@ -912,9 +931,10 @@ class _Solver(NullWindowSearch):
                 # that is terminal
                 self.commit(settled=True)
             return "complete"
-        if g.committed_nodes:
+        if g.committed_nodes and not g.mapped:
             # A stored graph: recompute bounds (and depths) from scratch once, so the
-            # incremental updates below start from the exact fixpoint whatever wrote it.
+            # incremental updates below start from the exact fixpoint whatever wrote it
+            # (a mapped one was opened so only after a run that closed cleanly).
             self.phase("retrograde")
             retrograde(g)
         self._tally = (

@@ -36,6 +36,10 @@ class RunOptions:
     tiered: bool = False
     """A tiered full solve (:mod:`solver.tiered`): the store does not load the graph; the
     run reads and writes it a tier at a time through :class:`TierStore`."""
+    lazy_above: int | None = None
+    """A run that evicts (:mod:`solver.cache`) and keeps depths exact, with this resident
+    budget: a store that can opens a stored graph of more nodes with only its root
+    resident (a mapped graph), when the last run closed cleanly; others load it whole."""
 
 
 RunStatus = Literal["running", "complete", "budget", "stopped", "failed"]

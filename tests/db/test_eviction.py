@@ -154,18 +154,23 @@ def test_eviction_at_every_batch_changes_nothing(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    graphs(max_nodes=14),
+    st.one_of(
+        graphs(max_nodes=14).map(lambda g: (g, False)),
+        dags(max_nodes=16).map(lambda g: (g, True)),
+    ),
     st.integers(1, 3),
     st.lists(st.integers(1, 3), min_size=1, max_size=12),
 )
 def test_resumed_runs_end_as_one_uninterrupted_run(
     template: Path,
     tmp_path: Path,
-    gl: tuple[list[list[int]], dict[int, int]],
+    drawn: tuple[tuple[list[list[int]], dict[int, int]], bool],
     resident: int,
     budgets: list[int],
 ) -> None:
-    game = ExplicitGame(*gl)
+    # (An acyclic game's runs after the first open their graph with the root alone.)
+    (succ, leaf), acyclic = drawn
+    game = ExplicitGame(succ, leaf, acyclic=acyclic)
     run(game, fresh(template, tmp_path / "one.db"), resident, batch_size=1)
     run(
         game,
@@ -291,3 +296,26 @@ def test_killed_evicting_solves_resume_to_the_uninterrupted_graph(db_url: str) -
     assert (r["status"], r["value"], r["nodes"]) == ("complete", 0, 306_372)
     g = reference("connect-four", {"width": 5, "height": 4}, full=False, batch=None)
     assert stored_rows(db_url) == graph_rows(g)
+
+
+def test_a_resumed_evicting_run_opens_with_its_root_alone(template: Path, tmp_path: Path) -> None:
+    # After a run that closed cleanly, the next one reads back only what its search
+    # needs: its first progress (after a batch) holds a few dozen nodes, not the graph.
+    game = get_game("connect-four", width=4, height=4)
+    engine = fresh(template, tmp_path / "lazy.db")
+    first = solve(game, store=SqlStore(engine), resident_nodes=300, max_expansions=2000)
+    assert first.status == "budget" and first.nodes > 3000
+    resident: list[tuple[int, int]] = []
+    result = solve(
+        game,
+        store=SqlStore(engine),
+        resident_nodes=300,
+        progress=lambda p: resident.append((p.resident_nodes, p.nodes)),
+    )
+    engine.dispose()
+    assert result.complete
+    assert resident[0][0] * 10 < first.nodes <= resident[0][1]  # loaded whole: > 3,000
+    run(game, fresh(template, tmp_path / "plain.db"), None)
+    assert stored(tmp_path / "lazy.db")[1] == stored(tmp_path / "plain.db")[1]
+    lazy_nodes, plain_nodes = stored(tmp_path / "lazy.db")[0], stored(tmp_path / "plain.db")[0]
+    assert [r[:-1] for r in lazy_nodes] == [r[:-1] for r in plain_nodes]
