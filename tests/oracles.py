@@ -7,7 +7,7 @@ and exhaustive strategy checks.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import ClassVar
 
@@ -238,24 +238,25 @@ def _solve_exact(rows: list[list[Fraction]], rhs: list[Fraction]) -> list[Fracti
     return [a[i][n] / a[i][i] for i in range(n)]
 
 
-def _chain_value(
-    game: ExplicitChanceGame, me: int, choice: dict[int, int], endless: Fraction
-) -> dict[int, Fraction]:
-    """Every node's expected result for player *me* when every decision node plays
-    ``choice[node]`` (a successor), with endless play worth *endless*: absorption
-    probabilities of the Markov chain, solved exactly."""
-    n = len(game.succ)
+def _chain_steps(
+    game: ExplicitChanceGame, chosen: Callable[[int], int]
+) -> dict[int, list[tuple[int, Fraction]]]:
+    """The Markov chain of a strategy: every non-terminal node's successors with their
+    probabilities (a decision node's one successor *chosen(node)*, with probability 1)."""
     step: dict[int, list[tuple[int, Fraction]]] = {}
-    for i in range(n):
+    for i in range(len(game.succ)):
         if not game.succ[i]:
             continue
         if i in game.odds:
             step[i] = list(zip(game.succ[i], game.odds[i], strict=True))
         else:
-            step[i] = [(choice[i], Fraction(1))]
-    # States that reach a terminal with positive probability; the others never end.
-    ends = {i for i in range(n) if not game.succ[i]}
-    reach = set(ends)
+            step[i] = [(chosen(i), Fraction(1))]
+    return step
+
+
+def _reaching(step: dict[int, list[tuple[int, Fraction]]], targets: set[int]) -> set[int]:
+    """*targets* and every node of the chain *step* that reaches one of them."""
+    reach = set(targets)
     grew = True
     while grew:
         grew = False
@@ -263,6 +264,20 @@ def _chain_value(
             if i not in reach and any(c in reach for c, _ in moves):
                 reach.add(i)
                 grew = True
+    return reach
+
+
+def _chain_value(
+    game: ExplicitChanceGame, me: int, choice: dict[int, int], endless: Fraction
+) -> dict[int, Fraction]:
+    """Every node's expected result for player *me* when every decision node plays
+    ``choice[node]`` (a successor), with endless play worth *endless*: absorption
+    probabilities of the Markov chain, solved exactly."""
+    n = len(game.succ)
+    step = _chain_steps(game, lambda i: choice[i])
+    # States that reach a terminal with positive probability; the others never end.
+    ends = {i for i in range(n) if not game.succ[i]}
+    reach = _reaching(step, ends)
     payoff = {
         i: Fraction(game.leaf[i] if game.player[i] == me else -game.leaf[i]) - endless for i in ends
     }
@@ -348,31 +363,10 @@ def strategy_plies(
     not end with probability 1: reachability for that, then the linear system of the
     rest solved exactly by Gaussian elimination."""
     n = len(game.succ)
-    step: dict[int, list[tuple[int, Fraction]]] = {}
-    for i in range(n):
-        if not game.succ[i]:
-            continue
-        if i in game.odds:
-            step[i] = list(zip(game.succ[i], game.odds[i], strict=True))
-        else:
-            step[i] = [(game.succ[i][choice.get(i, 0)], Fraction(1))]
+    step = _chain_steps(game, lambda i: game.succ[i][choice.get(i, 0)])
     ends = {i for i in range(n) if not game.succ[i]}
-    reach = set(ends)  # can reach an end
-    grew = True
-    while grew:
-        grew = False
-        for i, moves in step.items():
-            if i not in reach and any(c in reach for c, _ in moves):
-                reach.add(i)
-                grew = True
-    endless = set(range(n)) - reach  # can reach a node that never ends
-    grew = True
-    while grew:
-        grew = False
-        for i, moves in step.items():
-            if i not in endless and any(c in endless for c, _ in moves):
-                endless.add(i)
-                grew = True
+    reach = _reaching(step, ends)  # can reach an end
+    endless = _reaching(step, set(range(n)) - reach)  # can reach a node that never ends
     live = sorted(set(step) - endless)
     pos = {s: k for k, s in enumerate(live)}
     rows = [[Fraction(0)] * len(live) for _ in live]
