@@ -457,12 +457,12 @@ def _resident_budget(memory_limit: int) -> int:
 def _check_resident(game: Game, store: Store, full: bool, resident_nodes: int) -> None:
     """Refuse a resident budget where :mod:`solver.cache` cannot evict."""
     if resident_nodes < 1:
-        raise InvalidParameterError(f"resident_nodes must be at least 1, not {resident_nodes}")
+        raise InvalidParameterError(f"a resident budget is at least 1 node, not {resident_nodes}")
     if full or game.facts.chance or not isinstance(store, NodeSource):
-        raise InvalidParameterError("resident_nodes is for partial solves into a database")
+        raise InvalidParameterError("a resident budget is for partial solves into a database")
     if game.priority is not None or game.facts.leak_order == "breadth":
         raise InvalidParameterError(
-            f"resident_nodes is for depth-first partial solves; {game.name} expands its "
+            f"a resident budget is for depth-first partial solves; {game.name} expands its "
             "leaks by priority or breadth first"
         )
 
@@ -779,7 +779,7 @@ class _Solver(NullWindowSearch):
         g = self.g
         # A mapped graph's end needs no room for the whole graph (acyclic games only:
         # the closing pass of the others loads it).
-        reserve = 0 if g.mapped and self.acyclic else RESERVE_PER_NODE * g.num_nodes
+        reserve = 0 if g.mapped and self.acyclic else RESERVE_PER_NODE * g.total_nodes
         if self.limits.memory_limit is not None:
             used = rss()
             if self._rss_at_check is not None:

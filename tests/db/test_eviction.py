@@ -249,7 +249,7 @@ def test_postgresql_writes_the_same(pg_url: str, template: Path, tmp_path: Path)
 
 def test_bad_resident_budgets_are_refused(template: Path, tmp_path: Path) -> None:
     game = get_game("tic-tac-toe")
-    with pytest.raises(InvalidParameterError, match="at least 1"):
+    with pytest.raises(InvalidParameterError, match="at least 1 node"):
         solve(game, store=SqlStore(fresh(template, tmp_path / "a.db")), resident_nodes=0)
     with pytest.raises(InvalidParameterError, match="into a database"):
         solve(game, store=MemoryStore(), resident_nodes=10)
