@@ -14,10 +14,10 @@ them, each by reading the database (:class:`NodeSource`):
   resident is looked up among the stored keys before new nodes are made
   (:meth:`Cache.expand`), so a position never gets two nodes;
 - **hidden parents**: a resident node may have stored parents whose edges are not
-  resident (:attr:`Graph.hidden`); when its bounds or flags change, the propagation that
-  would walk its reverse edges first makes those parents resident with their edges
-  (:meth:`Cache.reveal`, through :attr:`Graph.reveal`), so they are updated exactly as
-  they would be in RAM.
+  resident (:attr:`Graph.hidden`); when its bounds, flags or depths change, the
+  propagation that would walk its reverse edges first makes those parents resident with
+  their edges (:meth:`Cache.reveal`, through :attr:`Graph.reveal`), so they are updated
+  exactly as they would be in RAM.
 
 Nothing the solver decides depends on what is resident: every bound and flag it reads
 is what an unbounded run would hold at that point, and node ids follow discovery order

@@ -282,8 +282,10 @@ def solve(
     :param notice: called with one-line notices for the user (the Dask cluster's
         workers and dashboard address).
     :param resident_nodes: a partial depth-first solve into a database: evict after a
-        commit once the graph in RAM holds more nodes than this (:mod:`solver.cache`;
-        the results are the same). The closing pass still loads the whole graph.
+        commit once the graph in RAM holds more nodes than this, keeping half
+        (:mod:`solver.cache`; the results are the same). Default: from *memory_limit*,
+        for an acyclic game (the closing pass of a game that may repeat positions loads
+        the whole graph).
     :raises InvalidParameterError: for negative budgets or a bad batch size, or a full
         solve of an infinite game without a budget, or *tiers* where they cannot be, or
         workers for a solve that is not tiered.
@@ -375,7 +377,7 @@ def solve(
             solver.cache = Cache(store, game, budget)
             if resident_nodes is None and memory_limit is not None:
                 store.limit_cache(_store_cache(memory_limit))
-        if graph.mapped:  # opened with its root alone (RunOptions.lazy)
+        if graph.mapped:  # opened with its root alone (RunOptions.lazy_above)
             solver.start_mapped()
     except BaseException as exc:
         store.close(_opening(graph, "stopped" if isinstance(exc, KeyboardInterrupt) else "failed"))
@@ -688,8 +690,8 @@ class _Solver(NullWindowSearch):
         self.cache: Cache | None = None
         """Bounded memory (:mod:`solver.cache`): evicts once the graph outgrows it."""
         self._mapped_frontier: tuple[int, int, int] | None = None
-        """For :meth:`frontier_size` of a mapped graph: (unexpanded nodes, nodes,
-        expansions) when it was first mapped."""
+        """For :meth:`frontier_size` of a mapped graph: (unexpanded nodes, stored nodes,
+        expansions) at its latest commit (or when it was mapped)."""
 
     # -- bookkeeping ----------------------------------------------------------------
 
