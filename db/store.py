@@ -409,6 +409,12 @@ class SqlStore:
         One indexed query a key: without ``ANALYZE`` statistics SQLite answers ``key IN
         (...)`` by scanning the variant (see :func:`db.repository.stored_positions`)."""
         found: dict[PositionKey, int] = {}
+        if self._marker != "?":  # PostgreSQL: one round trip, through the same index
+            hits = self._read(
+                'SELECT "key", id FROM nodes WHERE variant_id = ? AND "key" = ANY(?)',
+                (rows.key_bytes(keys),),
+            )
+            return {int.from_bytes(bytes(kb), "big"): nid for kb, nid in hits}
         sql = 'SELECT id FROM nodes WHERE variant_id = ? AND "key" = ?'
         for key, kb in zip(keys, rows.key_bytes(keys), strict=True):
             hit = self._read(sql, (kb,))

@@ -28,10 +28,14 @@ def run_measured(*args: str) -> tuple[int, str, list[str], int]:
     return done.returncode, done.stdout, lines[:-1], int(lines[-1])
 
 
-def test_a_partial_solve_evicts_under_its_memory_limit_and_writes_the_same(db_url: str) -> None:
+def test_a_partial_solve_evicts_under_its_memory_limit_and_writes_the_same(
+    tmp_path: Path,
+) -> None:
     # A depth-first partial solve of an acyclic game into a database evicts under its
     # limit (solver.cache): below what it needs unlimited, it goes on to the end, to the
-    # very graph an unlimited solve builds.
+    # very graph an unlimited solve builds. (SQLite, whose page cache is in the process's
+    # memory; tests/db/test_eviction.py evicts into PostgreSQL.)
+    db_url = f"sqlite:///{tmp_path / 'evict.db'}"
     params = {"width": 5, "height": 4}  # about 165 MiB unlimited, 306,372 nodes
     solve_args = ["solve", "connect-four", "-p", "width=5", "-p", "height=4", "--db", db_url]
     limit = parse_size("150MiB")
