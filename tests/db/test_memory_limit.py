@@ -54,7 +54,9 @@ def test_a_partial_solve_evicts_under_its_memory_limit_and_writes_the_same(
     (variant,) = json.loads(done.stdout)["variants"]
     (run,) = variant["runs"]
     assert (run["status"], run["memory_limit"]) == ("complete", limit)
-    assert 0 < run["rss_bytes"] <= peak
+    # under the limit (not compared with the peak: its last commit is its highest point,
+    # where psutil's RSS and the kernel's high-water mark differ by a few pages)
+    assert 0 < run["rss_bytes"] <= limit
     assert 0 < run["resident_nodes"] < variant["nodes"] == 306_372  # it evicted
 
 
