@@ -43,7 +43,7 @@ import signal
 import sys
 import time
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -83,12 +83,14 @@ from solver.values import depth_from_json, high_from_json, low_from_json, to_jso
 log = logging.getLogger(__name__)
 
 CRASH_ENV = "NEGAGRAPH_TEST_CRASH_AFTER"
-READ_CHUNK = 500
-"""Ids or keys per query of a bounded-memory run's reads."""
 """Tests only: ``commit:N`` kills the writing process (SIGKILL) right after its N-th
 commit, ``shard:N`` after the N-th shard it wrote itself, ``close`` right after it
 records the run's end, so that tests can stop a solve at any step of its closing
 sequence."""
+READ_CHUNK = 500
+"""Ids or keys per query of a bounded-memory run's reads."""
+KEY_CHUNK = 65_536
+"""Stored keys read a query at a time by :meth:`SqlStore.stored_keys`."""
 
 
 class SqlStore:
@@ -445,6 +447,14 @@ class SqlStore:
         if len(out) != len(set(ids)):
             raise DatabaseError("a stored node is missing: the graph is damaged")
         return out
+
+    def stored_keys(self, count: int) -> Iterator[list[PositionKey]]:
+        """The keys of stored nodes ``0 .. count - 1``, in chunks of ids
+        (:class:`solver.cache.NodeSource`)."""
+        sql = 'SELECT "key" FROM nodes WHERE variant_id = ? AND id >= ? AND id < ?'
+        for start in range(0, count, KEY_CHUNK):
+            found = self._read(sql, (start, min(count, start + KEY_CHUNK)))
+            yield [int.from_bytes(bytes(kb), "big") for (kb,) in found]
 
     def edges(self, parent: int) -> list[tuple[int, MoveLabel]]:
         """Stored node *parent*'s edges in move order (:class:`solver.cache.NodeSource`)."""

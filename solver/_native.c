@@ -10,8 +10,10 @@
  * nodes and edges it finds already there are read and written in place through the
  * buffer protocol; the nodes and edges it adds go to growable C buffers (ids past the
  * existing ones), which are appended to the Python columns in one copy each at the end.
- * Nothing else changes a column while a call holds its buffer: the callbacks are the
- * game's, which never see the graph.
+ * Nothing else changes a column while a call holds its buffer: the game's callbacks
+ * never see the graph, and the hooks of a mapped graph (solver/cache.py), which add
+ * stored nodes and edges to it, are called with everything appended and every buffer
+ * released, then the columns are taken again (call_hook).
  *
  * The end of a call always leaves the graph consistent (every column as long as it
  * should be, the key index matching): when a callback raises, the expansion it was part
@@ -598,21 +600,242 @@ static PyTypeObject KeyTableType = {
     .tp_hash = PyObject_HashNotImplemented,
 };
 
+/* -- KeyFilter: which 64-bit keys may be stored -------------------------------------
+ *
+ * A bounded-memory run (solver/cache.py) must tell, for every child key that is not
+ * resident, whether the database holds it. Most such keys are new; asking the database
+ * about each costs a query. This Bloom filter of the stored keys answers "certainly not
+ * stored" for nearly all of them without one: no false negatives, about 1% false
+ * positives (which then cost the query they would have cost anyway).
+ *
+ * A blocked Bloom filter (one 512-bit block a key, KF_PROBES bits set in it: one cache
+ * line touched a lookup), KF_BITS bits a key. It grows by parts: when the newest part
+ * holds its capacity, a part of twice that capacity is added; a lookup asks every part
+ * (a handful: the capacities double from KF_FIRST). */
+
+#define KF_BITS 12
+#define KF_PROBES 7
+#define KF_FIRST (1 << 20)
+#define KF_MAX_PARTS 40
+
+typedef struct {
+    uint64_t *blocks; /* 8 words (512 bits) a block */
+    uint64_t nblocks;
+    Py_ssize_t cap, len;
+} KfPart;
+
+typedef struct {
+    PyObject_HEAD
+    KfPart parts[KF_MAX_PARTS];
+    int nparts;
+    Py_ssize_t len;
+} KeyFilter;
+
+static PyTypeObject KeyFilterType;
+
+static inline void
+kf_probe(uint64_t h, uint64_t nblocks, uint64_t *block, uint64_t bits[8])
+{
+    *block = (uint64_t)(((unsigned __int128)(h >> 32 | h << 32) * nblocks) >> 64);
+    memset(bits, 0, 8 * sizeof(uint64_t));
+    uint64_t g = kt_hash((int64_t)(h ^ 0x5851f42d4c957f2dULL));
+    for (int i = 0; i < KF_PROBES; i++) {
+        unsigned b = (unsigned)(g & 511);
+        g >>= 9;
+        bits[b >> 6] |= (uint64_t)1 << (b & 63);
+    }
+}
+
+static int
+kf_maybe(const KeyFilter *f, int64_t k)
+{
+    uint64_t h = kt_hash(k), block, bits[8];
+    for (int p = 0; p < f->nparts; p++) {
+        const KfPart *part = &f->parts[p];
+        kf_probe(h, part->nblocks, &block, bits);
+        const uint64_t *w = &part->blocks[block * 8];
+        int all = 1;
+        for (int i = 0; i < 8; i++) {
+            if ((w[i] & bits[i]) != bits[i]) {
+                all = 0;
+                break;
+            }
+        }
+        if (all)
+            return 1;
+    }
+    return 0;
+}
+
+static int
+kf_add(KeyFilter *f, int64_t k)
+{
+    KfPart *part = f->nparts ? &f->parts[f->nparts - 1] : NULL;
+    if (part == NULL || part->len >= part->cap) {
+        if (f->nparts == KF_MAX_PARTS) {
+            PyErr_SetString(PyExc_OverflowError, "too many keys for a KeyFilter");
+            return -1;
+        }
+        Py_ssize_t cap = part == NULL ? KF_FIRST : part->cap * 2;
+        uint64_t nblocks = ((uint64_t)cap * KF_BITS + 511) / 512;
+        uint64_t *blocks = PyMem_Calloc((size_t)nblocks * 8, sizeof(uint64_t));
+        if (blocks == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        part = &f->parts[f->nparts++];
+        part->blocks = blocks;
+        part->nblocks = nblocks;
+        part->cap = cap;
+        part->len = 0;
+    }
+    uint64_t block, bits[8];
+    kf_probe(kt_hash(k), part->nblocks, &block, bits);
+    uint64_t *w = &part->blocks[block * 8];
+    for (int i = 0; i < 8; i++)
+        w[i] |= bits[i];
+    part->len++;
+    f->len++;
+    return 0;
+}
+
+static PyObject *
+kf_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    if (PyTuple_GET_SIZE(args) || (kwds && PyDict_GET_SIZE(kwds))) {
+        PyErr_SetString(PyExc_TypeError, "KeyFilter() takes no arguments");
+        return NULL;
+    }
+    KeyFilter *f = (KeyFilter *)type->tp_alloc(type, 0);
+    return (PyObject *)f;
+}
+
+static void
+kf_dealloc(KeyFilter *f)
+{
+    for (int p = 0; p < f->nparts; p++)
+        PyMem_Free(f->parts[p].blocks);
+    Py_TYPE(f)->tp_free((PyObject *)f);
+}
+
+static Py_ssize_t
+kf_length(KeyFilter *f)
+{
+    return f->len;
+}
+
+/* A key that is not a 64-bit int may be stored: the filter cannot tell. */
+static int
+kf_contains(KeyFilter *f, PyObject *key)
+{
+    int64_t k;
+    int r = kt_key(key, &k);
+    if (r <= 0)
+        return r < 0 ? -1 : 1;
+    return kf_maybe(f, k);
+}
+
+static PyObject *
+kf_add_method(KeyFilter *f, PyObject *key)
+{
+    int64_t k;
+    int r = kt_key(key, &k);
+    if (r < 0)
+        return NULL;
+    if (r == 0) {
+        PyErr_SetString(PyExc_TypeError, "a KeyFilter holds 64-bit integer keys");
+        return NULL;
+    }
+    if (kf_add(f, k) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+kf_add_many(KeyFilter *f, PyObject *keys)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(keys, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return NULL;
+    const char *fmt = view.format ? view.format : "B";
+    if (view.itemsize != 8 || !(strcmp(fmt, "q") == 0 || strcmp(fmt, "l") == 0 ||
+                                strcmp(fmt, "<q") == 0 || strcmp(fmt, "=q") == 0 ||
+                                strcmp(fmt, "<l") == 0 || strcmp(fmt, "=l") == 0)) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_TypeError, "add_many() takes a buffer of 64-bit integers");
+        return NULL;
+    }
+    const int64_t *k = view.buf;
+    Py_ssize_t n = view.len / 8;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (kf_add(f, k[i]) < 0) {
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+    }
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+kf_nbytes(KeyFilter *f, void *Py_UNUSED(closure))
+{
+    Py_ssize_t n = 0;
+    for (int p = 0; p < f->nparts; p++)
+        n += (Py_ssize_t)f->parts[p].nblocks * 64;
+    return PyLong_FromSsize_t(n);
+}
+
+static PySequenceMethods kf_as_sequence = {
+    .sq_length = (lenfunc)kf_length,
+    .sq_contains = (objobjproc)kf_contains,
+};
+
+static PyMethodDef kf_methods[] = {
+    {"add", (PyCFunction)kf_add_method, METH_O, "Add one 64-bit key."},
+    {"add_many", (PyCFunction)kf_add_many, METH_O,
+     "Add every key of a buffer of 64-bit integers (an array('q'), an int64 ndarray)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef kf_getset[] = {
+    {"nbytes", (getter)kf_nbytes, NULL, "Bytes of the filter's bits.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject KeyFilterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "solver._native.KeyFilter",
+    .tp_doc = PyDoc_STR("KeyFilter()\n--\n\nA Bloom filter of 64-bit position keys: `k in f` is "
+                        "False only for keys never added (about 1% false positives); keys "
+                        "that are not 64-bit integers are always `in`."),
+    .tp_basicsize = sizeof(KeyFilter),
+    .tp_itemsize = 0,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = kf_new,
+    .tp_dealloc = (destructor)kf_dealloc,
+    .tp_as_sequence = &kf_as_sequence,
+    .tp_methods = kf_methods,
+    .tp_getset = kf_getset,
+    .tp_hash = PyObject_HashNotImplemented,
+};
+
 /* -- one call's context ------------------------------------------------------------ */
 
 enum {
     C_KEYS, C_STATE, C_LOW, C_HIGH, C_LF, C_HF, C_DIST, C_FIRST, C_COUNT, C_DLOW,
-    C_DHIGH, C_RHEAD, /* node columns */
+    C_DHIGH, C_RHEAD, C_GID, C_STUB, C_HIDDEN, /* node columns (the last 3: mapped only) */
     C_ECHILD, C_EPARENT, C_RNEXT, /* edge columns */
     N_COLS
 };
 
 static const char *col_names[N_COLS] = {
     "keys", "state", "low", "high", "low_final", "high_final", "dist", "first_edge",
-    "child_count", "depth_low", "depth_high", "_rev_head", "edge_child", "edge_parent",
-    "_rev_next",
+    "child_count", "depth_low", "depth_high", "_rev_head", "gid", "stub", "hidden",
+    "edge_child", "edge_parent", "_rev_next",
 };
-static const Py_ssize_t col_items[N_COLS] = {8, 1, 8, 8, 1, 1, 4, 4, 4, 4, 4, 4, 4, 4, 4};
+static const Py_ssize_t col_items[N_COLS] = {8, 1, 8, 8, 1, 1, 4, 4, 4, 4, 4, 4, 8, 1, 1,
+                                             4, 4, 4};
 
 #define M_PATH 1
 #define M_QUEUED 2
@@ -632,7 +855,20 @@ typedef struct {
     Py_ssize_t mark_cap;
     Buf expanded, changed, seeds, work, next, queue; /* node ids (Py_ssize_t) */
     Py_ssize_t err_node;
+    /* a mapped graph (solver/cache.py): its hooks, and the stored id of the next new node */
+    int mapped;
+    PyObject *load_stub, *lookup, *reveal;
+    KeyFilter *filter;
+    Buf fresh; /* the parents expanded (Py_ssize_t): graph.fresh_parents */
+    int64_t next_gid;
 } Ctx;
+
+/* Whether column c is part of this call (a mapped graph's columns only when mapped). */
+static inline int
+col_used(const Ctx *x, int c)
+{
+    return x->mapped || !(c == C_GID || c == C_STUB || c == C_HIDDEN);
+}
 
 #define K(x) (&(x)->col[C_KEYS])
 #define STATE(x) (&(x)->col[C_STATE])
@@ -646,6 +882,10 @@ typedef struct {
 #define E_CHILD(x) (&(x)->col[C_ECHILD])
 #define E_PARENT(x) (&(x)->col[C_EPARENT])
 #define R_NEXT(x) (&(x)->col[C_RNEXT])
+#define STUB(x) (&(x)->col[C_STUB])
+#define HIDDEN(x) (&(x)->col[C_HIDDEN])
+#define D_LOW(x) (&(x)->col[C_DLOW])
+#define D_HIGH(x) (&(x)->col[C_DHIGH])
 
 static int
 ids_push(Buf *b, Py_ssize_t v)
@@ -703,6 +943,55 @@ children_bounds(Ctx *x, Py_ssize_t n, int64_t *lo, int64_t *hi)
     *hi = h;
 }
 
+/* -- a mapped graph's hooks -------------------------------------------------------- */
+
+static int flush(Ctx *x);
+static int open_graph(Ctx *x);
+
+/* Call hook(arg) with the graph as Python sees it: everything added so far appended to
+ * its columns, their buffers released (the hook adds nodes and edges of its own), then
+ * taken again. Returns -1 with an exception set if the hook (or taking the graph back)
+ * fails; the columns are then released and complete. */
+static int
+call_hook(Ctx *x, PyObject *hook, PyObject *arg)
+{
+    if (flush(x) < 0)
+        return -1;
+    PyObject *r = PyObject_CallOneArg(hook, arg);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return open_graph(x);
+}
+
+static int
+call_node_hook(Ctx *x, PyObject *hook, Py_ssize_t n)
+{
+    PyObject *id = PyLong_FromSsize_t(n);
+    if (id == NULL)
+        return -1;
+    int r = call_hook(x, hook, id);
+    Py_DECREF(id);
+    return r;
+}
+
+/* Load stub n's stored edges (solver.cache.Cache.load_stub). */
+static int
+load_stub(Ctx *x, Py_ssize_t n)
+{
+    return call_node_hook(x, x->load_stub, n);
+}
+
+/* Before a change of n reaches its parents: make the stored ones resident, with their
+ * edges, if some may not be (solver.cache.Cache.reveal). */
+static inline int
+reveal(Ctx *x, Py_ssize_t n)
+{
+    if (!x->mapped || !GET(HIDDEN(x), uint8_t, n))
+        return 0;
+    return call_node_hook(x, x->reveal, n);
+}
+
 /* -- expansion --------------------------------------------------------------------- */
 
 typedef struct {
@@ -732,6 +1021,13 @@ push_node(Ctx *x, int64_t key, int32_t dist, int terminal, int64_t value)
     col_push(&x->col[C_DLOW], &depth);
     col_push(&x->col[C_DHIGH], &depth);
     col_push(R_HEAD(x), &no_edge);
+    if (x->mapped) {
+        uint8_t no = 0;
+        col_push(&x->col[C_GID], &x->next_gid);
+        col_push(STUB(x), &no);
+        col_push(&x->col[C_HIDDEN], &no);
+        x->next_gid++;
+    }
     x->n++;
 }
 
@@ -808,6 +1104,29 @@ expand(Ctx *x, Py_ssize_t n)
         }
         if (mv[i].k == -1 && PyErr_Occurred())
             goto done;
+    }
+    if (x->mapped) {
+        /* keys neither resident nor certainly new: make those stored resident first
+           (solver.cache.Cache.lookup), so that a position never gets two nodes */
+        PyObject *ask = NULL;
+        for (Py_ssize_t i = 0; i < k; i++) {
+            if (kt_get(x->table, mv[i].k) >= 0 || !kf_maybe(x->filter, mv[i].k))
+                continue;
+            if ((ask == NULL && (ask = PyList_New(0)) == NULL) ||
+                PyList_Append(ask, mv[i].key) < 0) {
+                Py_XDECREF(ask);
+                goto done;
+            }
+        }
+        if (ask != NULL) {
+            int r = call_hook(x, x->lookup, ask);
+            Py_DECREF(ask);
+            if (r < 0)
+                goto done;
+        }
+    }
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *ck = mv[i].key;
         if (x->table != NULL) {
             Py_ssize_t id = kt_get(x->table, mv[i].k);
             if (id >= 0) {
@@ -892,7 +1211,8 @@ expand(Ctx *x, Py_ssize_t n)
         if (buf_reserve(&x->col[c].add, c < C_ECHILD ? n_fresh : k) < 0)
             goto done;
     }
-    if (buf_reserve(&x->labels, k) < 0 || buf_reserve(&x->dirty, 1) < 0)
+    if (buf_reserve(&x->labels, k) < 0 || buf_reserve(&x->dirty, 1) < 0 ||
+        buf_reserve(&x->fresh, 1) < 0)
         goto done;
     Py_ssize_t base = x->n;
     x->n += n_fresh;
@@ -946,6 +1266,8 @@ expand(Ctx *x, Py_ssize_t n)
     SET(COUNT(x), int32_t, n, (int32_t)k);
     SET(STATE(x), uint8_t, n, EXPANDED);
     mark_dirty(x, n); /* reserved */
+    if (x->mapped)
+        ids_push(&x->fresh, n); /* reserved */
     status = ST_OK;
 done:
     if (mv != NULL) {
@@ -976,6 +1298,8 @@ typedef struct {
 static int
 enter(Ctx *x, Buf *stack, Py_ssize_t n, int64_t t, Py_ssize_t *budget, int *r)
 {
+    if (x->mapped && GET(STUB(x), uint8_t, n) && load_stub(x, n) < 0)
+        return -1 - 100;
     uint8_t st = GET(STATE(x), uint8_t, n);
     if (st == UNEXPANDED) {
         if (*budget == 0) {
@@ -1099,6 +1423,79 @@ out:
 
 /* -- settling: the bounds fixpoint, then finality (_settle_search) ----------------- */
 
+/* The depths the retrograde pass gives expanded n of an acyclic graph
+ * (solver.fixpoint.children_depths). */
+static void
+children_depths(Ctx *x, Py_ssize_t n, int32_t *dl, int32_t *dh)
+{
+    int64_t lo = GET(LOW(x), int64_t, n), hi = GET(HIGH(x), int64_t, n);
+    Py_ssize_t f = GET(FIRST(x), int32_t, n);
+    Py_ssize_t end = f + GET(COUNT(x), int32_t, n);
+    *dl = *dh = DEPTH_INF;
+    if (lo != NEG_INF) {
+        int32_t best = DEPTH_INF;
+        for (Py_ssize_t e = f; e < end; e++) {
+            Py_ssize_t c = GET(E_CHILD(x), int32_t, e);
+            int32_t d = GET(D_HIGH(x), int32_t, c);
+            if (-GET(HIGH(x), int64_t, c) == lo && d < best)
+                best = d;
+        }
+        if (best != DEPTH_INF)
+            *dl = best + 1;
+    }
+    if (hi != POS_INF) {
+        int32_t worst = -1;
+        for (Py_ssize_t e = f; e < end; e++) {
+            int32_t d = GET(D_LOW(x), int32_t, GET(E_CHILD(x), int32_t, e));
+            if (d > worst)
+                worst = d;
+        }
+        if (worst >= 0 && worst != DEPTH_INF)
+            *dh = worst + 1;
+    }
+}
+
+/* A mapped graph keeps an acyclic game's depths exact as bounds change: from the seeds
+ * of settle(), a worklist re-evaluates the parents of each node whose depths changed
+ * (solver.fixpoint.update_depths). */
+static int
+update_depths(Ctx *x)
+{
+    Buf *seeds = &x->seeds, *queue = &x->queue;
+    queue->len = 0;
+    for (Py_ssize_t i = 0; i < seeds->len; i++) {
+        Py_ssize_t n = ((Py_ssize_t *)seeds->data)[i];
+        if (!(x->mark[n] & M_QUEUED) && GET(STATE(x), uint8_t, n) == EXPANDED) {
+            x->mark[n] |= M_QUEUED;
+            if (ids_push(queue, n) < 0)
+                return -1;
+        }
+    }
+    for (Py_ssize_t head = 0; head < queue->len; head++) {
+        Py_ssize_t n = ((Py_ssize_t *)queue->data)[head];
+        x->mark[n] &= ~M_QUEUED;
+        int32_t dl, dh;
+        children_depths(x, n, &dl, &dh);
+        if (dl == GET(D_LOW(x), int32_t, n) && dh == GET(D_HIGH(x), int32_t, n))
+            continue;
+        SET(D_LOW(x), int32_t, n, dl);
+        SET(D_HIGH(x), int32_t, n, dh);
+        if (mark_dirty(x, n) < 0 || reveal(x, n) < 0)
+            return -1;
+        int64_t e = GET(R_HEAD(x), int32_t, n);
+        while (e >= 0) {
+            Py_ssize_t p = GET(E_PARENT(x), int32_t, e);
+            if (!(x->mark[p] & M_QUEUED) && GET(STATE(x), uint8_t, p) == EXPANDED) {
+                x->mark[p] |= M_QUEUED;
+                if (ids_push(queue, p) < 0)
+                    return -1;
+            }
+            e = GET(R_NEXT(x), int32_t, e);
+        }
+    }
+    return 0;
+}
+
 static int
 settle(Ctx *x)
 {
@@ -1118,7 +1515,7 @@ settle(Ctx *x)
         Py_ssize_t queued_from = seeds->len;
         for (Py_ssize_t i = 0; i < work->len; i++) {
             Py_ssize_t n = ((Py_ssize_t *)work->data)[i];
-            if (mark_dirty(x, n) < 0 || ids_push(seeds, n) < 0)
+            if (mark_dirty(x, n) < 0 || ids_push(seeds, n) < 0 || reveal(x, n) < 0)
                 return -1;
             int64_t e = GET(R_HEAD(x), int32_t, n);
             while (e >= 0) {
@@ -1206,7 +1603,7 @@ settle(Ctx *x)
         if (l_ok != GET(LF(x), uint8_t, n) || h_ok != GET(HF(x), uint8_t, n)) {
             SET(LF(x), uint8_t, n, l_ok);
             SET(HF(x), uint8_t, n, h_ok);
-            if (mark_dirty(x, n) < 0)
+            if (mark_dirty(x, n) < 0 || reveal(x, n) < 0)
                 return -1;
             int64_t e = GET(R_HEAD(x), int32_t, n);
             while (e >= 0) {
@@ -1220,7 +1617,7 @@ settle(Ctx *x)
             }
         }
     }
-    return 0;
+    return x->mapped ? update_depths(x) : 0;
 }
 
 /* -- the entry point ---------------------------------------------------------------- */
@@ -1273,6 +1670,22 @@ flush(Ctx *x)
         }
         x->dirty.len = 0;
     }
+    if (x->fresh.len) {
+        PyObject *fresh = PyObject_GetAttrString(x->graph, "fresh_parents");
+        if (fresh == NULL) {
+            failed = 1;
+        }
+        else {
+            for (Py_ssize_t i = 0; i < x->fresh.len && !failed; i++) {
+                PyObject *id = PyLong_FromSsize_t(((Py_ssize_t *)x->fresh.data)[i]);
+                if (id == NULL || PyList_Append(fresh, id) < 0)
+                    failed = 1;
+                Py_XDECREF(id);
+            }
+            Py_DECREF(fresh);
+        }
+        x->fresh.len = 0;
+    }
     if (et != NULL) {
         if (failed)
             PyErr_Clear();
@@ -1298,7 +1711,54 @@ ctx_free(Ctx *x)
     PyMem_Free(x->work.data);
     PyMem_Free(x->next.data);
     PyMem_Free(x->queue.data);
+    PyMem_Free(x->fresh.data);
     Py_XDECREF(x->index);
+}
+
+/* Take the graph's columns (their buffers) and key index, as they are now: at the start
+ * of a call, and after a hook changed them. */
+static int
+open_graph(Ctx *x)
+{
+    PyObject *v;
+    Py_CLEAR(x->index);
+    x->table = NULL;
+    x->index = PyObject_GetAttrString(x->graph, "_index");
+    if (x->index == NULL)
+        return -1;
+    if (PyObject_TypeCheck(x->index, &KeyTableType))
+        x->table = (KeyTable *)x->index;
+    else if (x->mapped || !PyDict_CheckExact(x->index)) {
+        PyErr_SetString(PyExc_TypeError, x->mapped ? "a mapped graph's key index is not a KeyTable"
+                                                   : "the graph's key index is not built");
+        return -1;
+    }
+    for (int c = 0; c < N_COLS; c++) {
+        if (!col_used(x, c))
+            continue;
+        col_release(&x->col[c]);
+        Py_CLEAR(x->col[c].obj);
+        if (col_open(&x->col[c], x->graph, col_names[c], col_items[c]) < 0)
+            return -1;
+    }
+    x->n = x->col[C_STATE].n_old;
+    x->m = x->col[C_ECHILD].n_old;
+    for (int c = 0; c < N_COLS; c++) {
+        if (col_used(x, c) && x->col[c].n_old != (c < C_ECHILD ? x->n : x->m)) {
+            PyErr_Format(PyExc_ValueError, "graph column %s has %zd items, not %zd",
+                         col_names[c], x->col[c].n_old, c < C_ECHILD ? x->n : x->m);
+            return -1;
+        }
+    }
+    if (x->mapped) {
+        if ((v = PyObject_GetAttrString(x->graph, "outside_nodes")) == NULL)
+            return -1;
+        x->next_gid = (int64_t)x->n + PyLong_AsLongLong(v);
+        Py_DECREF(v);
+        if (PyErr_Occurred())
+            return -1;
+    }
+    return marks_fit(x);
 }
 
 PyDoc_STRVAR(acyclic_test_doc,
@@ -1312,13 +1772,19 @@ PyDoc_STRVAR(acyclic_test_doc,
 "budget), 1 when *node* has no moves but is not terminal, 2 when *node* repeats on the\n"
 "search path, 3 when a child of *node* has a key that is not a 64-bit integer (*node*\n"
 "not expanded; the graph is settled). The game's exceptions propagate, the graph\n"
-"consistent (without the expansion that raised), but not settled.");
+"consistent (without the expansion that raised), but not settled.\n\n"
+"A mapped graph (solver.cache) passes four more: load_stub(node), called before the\n"
+"search enters a stub; lookup(keys), called with the child keys of an expansion that\n"
+"are not resident but may be stored (by filter, a KeyFilter of the stored keys), before\n"
+"the expansion; reveal(node), called before a change of a node whose parents may not\n"
+"be resident (graph.hidden) reaches them. Its depths are kept exact as well (the\n"
+"graph is acyclic).");
 
 static PyObject *
 acyclic_test(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 9) {
-        PyErr_SetString(PyExc_TypeError, "acyclic_test() takes 9 arguments");
+    if (nargs != 9 && nargs != 13) {
+        PyErr_SetString(PyExc_TypeError, "acyclic_test() takes 9 or 13 arguments");
         return NULL;
     }
     Ctx x;
@@ -1326,6 +1792,7 @@ acyclic_test(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     x.labels.item = sizeof(PyObject *);
     x.dirty.item = x.expanded.item = x.changed.item = sizeof(Py_ssize_t);
     x.seeds.item = x.work.item = x.next.item = x.queue.item = sizeof(Py_ssize_t);
+    x.fresh.item = sizeof(Py_ssize_t);
     x.graph = args[0];
     Py_ssize_t root = PyLong_AsSsize_t(args[1]);
     int64_t t = PyLong_AsLongLong(args[2]);
@@ -1337,16 +1804,18 @@ acyclic_test(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     x.vmax = PyLong_AsLongLong(args[8]);
     if (PyErr_Occurred())
         return NULL;
-    PyObject *v;
-    x.index = PyObject_GetAttrString(x.graph, "_index");
-    if (x.index == NULL)
-        goto fail;
-    if (PyObject_TypeCheck(x.index, &KeyTableType))
-        x.table = (KeyTable *)x.index;
-    else if (!PyDict_CheckExact(x.index)) {
-        PyErr_SetString(PyExc_TypeError, "the graph's key index is not built");
-        goto fail;
+    if (nargs == 13) {
+        x.mapped = 1;
+        x.load_stub = args[9];
+        x.lookup = args[10];
+        x.reveal = args[11];
+        if (!PyObject_TypeCheck(args[12], &KeyFilterType)) {
+            PyErr_SetString(PyExc_TypeError, "acyclic_test()'s filter must be a KeyFilter");
+            return NULL;
+        }
+        x.filter = (KeyFilter *)args[12];
     }
+    PyObject *v;
     if ((v = PyObject_GetAttrString(x.graph, "committed_nodes")) == NULL)
         goto fail;
     x.committed = PyLong_AsSsize_t(v);
@@ -1355,27 +1824,12 @@ acyclic_test(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         goto fail;
     x.track_dirty = !PyObject_IsTrue(v);
     Py_DECREF(v);
-    if (PyErr_Occurred())
+    if (PyErr_Occurred() || open_graph(&x) < 0)
         goto fail;
-    for (int c = 0; c < N_COLS; c++) {
-        if (col_open(&x.col[c], x.graph, col_names[c], col_items[c]) < 0)
-            goto fail;
-    }
-    x.n = x.col[C_STATE].n_old;
-    x.m = x.col[C_ECHILD].n_old;
-    for (int c = 0; c < N_COLS; c++) {
-        if (x.col[c].n_old != (c < C_ECHILD ? x.n : x.m)) {
-            PyErr_Format(PyExc_ValueError, "graph column %s has %zd items, not %zd",
-                         col_names[c], x.col[c].n_old, c < C_ECHILD ? x.n : x.m);
-            goto fail;
-        }
-    }
     if (root < 0 || root >= x.n) {
         PyErr_SetString(PyExc_IndexError, "root is not a node of the graph");
         goto fail;
     }
-    if (marks_fit(&x) < 0)
-        goto fail;
     x.err_node = -1;
     Py_ssize_t left = budget;
     int result = 0;
@@ -1409,12 +1863,13 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__native(void)
 {
-    if (PyType_Ready(&KeyTableType) < 0)
+    if (PyType_Ready(&KeyTableType) < 0 || PyType_Ready(&KeyFilterType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
-    if (PyModule_AddObjectRef(m, "KeyTable", (PyObject *)&KeyTableType) < 0) {
+    if (PyModule_AddObjectRef(m, "KeyTable", (PyObject *)&KeyTableType) < 0 ||
+        PyModule_AddObjectRef(m, "KeyFilter", (PyObject *)&KeyFilterType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

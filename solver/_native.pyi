@@ -28,6 +28,21 @@ class KeyTable:
     def nbytes(self) -> int:
         """Bytes of the table's slots."""
 
+class KeyFilter:
+    """A Bloom filter of 64-bit position keys: ``k in f`` is false only for keys never
+    added (about 1% false positives); keys that are not 64-bit integers are always in."""
+
+    def __init__(self) -> None: ...
+    def __len__(self) -> int: ...
+    def __contains__(self, key: object, /) -> bool: ...
+    def add(self, key: int, /) -> None: ...
+    def add_many(self, keys: Any, /) -> None:
+        """Add a buffer of 64-bit keys (an ``array("q")``, an int64 ndarray)."""
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the filter's bits."""
+
+@overload
 def acyclic_test(
     graph: Any,
     root: int,
@@ -41,3 +56,22 @@ def acyclic_test(
     /,
 ) -> tuple[int, int, int]:
     """Whether *root*'s value is at least *t*: ``(status, expansions, node)``."""
+
+@overload
+def acyclic_test(
+    graph: Any,
+    root: int,
+    t: int,
+    budget: int,
+    children: Callable[[Any], Sequence[tuple[Any, Any]]],
+    terminal_value: Callable[[Any], int | None],
+    canonical: Callable[[Any], Any] | None,
+    vmin: int,
+    vmax: int,
+    load_stub: Callable[[int], None],
+    lookup: Callable[[list[Any]], None],
+    reveal: Callable[[int], None],
+    filter: KeyFilter,
+    /,
+) -> tuple[int, int, int]:
+    """The same on a mapped graph (``solver.cache``), its depths kept exact too."""

@@ -12,7 +12,9 @@ them, each by reading the database (:class:`NodeSource`):
   (:meth:`Cache.load_stub`), which is not an expansion;
 - a **transposition into evicted territory**: an expansion's child key that is not
   resident is looked up among the stored keys before new nodes are made
-  (:meth:`Cache.expand`), so a position never gets two nodes;
+  (:meth:`Cache.expand`, :meth:`Cache.lookup`), so a position never gets two nodes. A
+  Bloom filter of the stored keys (:class:`solver._native.KeyFilter`, 1.5 bytes a key)
+  spares the query for nearly every key that is new;
 - **hidden parents**: a resident node may have stored parents whose edges are not
   resident (:attr:`Graph.hidden`); when its bounds, flags or depths change, the
   propagation that would walk its reverse edges first makes those parents resident with
@@ -28,16 +30,20 @@ node for node — which is what the tests check.
 from __future__ import annotations
 
 import logging
+import os
 from array import array
 from collections import deque
-from collections.abc import Callable, Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from solver.expand import no_moves
 from solver.game import Game, MoveLabel, PositionKey
 from solver.graph import EXPANDED, NODE_VALUES, UNEXPANDED, Graph, KeyMap, NodeId, new_index
+
+if TYPE_CHECKING:
+    from solver._native import KeyFilter
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +72,10 @@ class NodeSource(Protocol):
         """The stored ids of the parents of stored node *child* (once each)."""
         ...
 
+    def stored_keys(self, count: int) -> Iterator[list[PositionKey]]:
+        """The keys of stored nodes ``0 .. count - 1``, in chunks."""
+        ...
+
     def limit_cache(self, nbytes: int) -> None:
         """Hold what the store caches in this process (SQLite's page cache) to *nbytes*."""
         ...
@@ -79,17 +89,33 @@ class NodeSource(Protocol):
         ...
 
 
+def _new_filter() -> KeyFilter | None:
+    """A :class:`solver._native.KeyFilter`, or ``None`` without the C module (every key
+    not resident is then looked up)."""
+    if os.environ.get("NEGAGRAPH_PURE_PYTHON"):
+        return None
+    try:
+        from solver._native import KeyFilter
+    except ImportError:
+        return None
+    return KeyFilter()
+
+
 class Cache:
     """The resident part of one run's graph: the run evicts after a commit once more than
     *budget* nodes are resident, down to half of it (between evictions it grows by what
-    a batch adds and loads)."""
+    a batch adds and loads). With *node_bytes*, the budget is of memory at that many
+    bytes a node, and the stored keys' filter takes its share (:meth:`limit`)."""
 
-    def __init__(self, source: NodeSource, game: Game, budget: int) -> None:
+    def __init__(
+        self, source: NodeSource, game: Game, budget: int, node_bytes: int | None = None
+    ) -> None:
         if budget < 1:
             raise ValueError("a resident budget is at least one node")
         self.source = source
         self.game = game
         self.budget = budget
+        self.node_bytes = node_bytes
         self.canon: Callable[[PositionKey], PositionKey] | None = (
             game.canonical if game.uses_symmetry else None
         )
@@ -100,6 +126,47 @@ class Cache:
         self.evictions = 0
         self.loaded = 0
         """Nodes made resident again from the database (statistics)."""
+        self.filter = _new_filter()
+        """Every stored key with an id below :attr:`_filtered` (and maybe others): a key
+        not in it and not resident is new."""
+        self._filtered = 0
+
+    def limit(self) -> int:
+        """The resident nodes above which the run evicts: :attr:`budget`, less the
+        filter's RAM when the budget is of memory (at least a fifth of it)."""
+        if self.node_bytes is None:
+            return self.budget
+        return max(self.budget // 5, self.budget - self.filter_bytes // self.node_bytes)
+
+    @property
+    def filter_bytes(self) -> int:
+        """RAM of :attr:`filter`."""
+        return 0 if self.filter is None else int(self.filter.nbytes)
+
+    def _remember(self, g: Graph) -> None:
+        """Add to the filter the keys of *g*'s nodes stored since it last saw them."""
+        f = self.filter
+        if f is None or g.gid is None:
+            return
+        fresh = np.frombuffer(g.gid, dtype=np.int64) >= self._filtered
+        keys = g.keys
+        if isinstance(keys, array) and keys.typecode == "q":
+            f.add_many(np.frombuffer(keys, dtype=np.int64)[fresh])
+        else:  # keys beyond 64 bits are always looked up: only the others go in
+            for k, new in zip(keys, fresh.tolist(), strict=True):
+                if new and isinstance(k, int) and -(2**63) <= k < 2**63:
+                    f.add(k)
+        self._filtered = g.total_nodes
+
+    def remember_stored(self, count: int) -> None:
+        """Add the keys of stored nodes ``0 .. count - 1`` to the filter (a graph opened
+        with its root alone)."""
+        f = self.filter
+        if f is None:
+            return
+        for keys in self.source.stored_keys(count):
+            f.add_many(np.array(keys, dtype=np.int64))
+        self._filtered = count
 
     # -- the resident map -----------------------------------------------------------
 
@@ -128,6 +195,13 @@ class Cache:
         return slots  # type: ignore[return-value]
 
     # -- what the solver calls --------------------------------------------------------
+
+    def lookup(self, keys: Sequence[PositionKey]) -> None:
+        """Make resident the stored nodes of those of *keys* (not resident) that are
+        stored."""
+        found = self.source.find_keys(keys)
+        if found:
+            self._resident(sorted(found.values()))
 
     def load_stub(self, nid: NodeId) -> None:
         """Load stub *nid*'s stored edges and make its children resident."""
@@ -165,11 +239,12 @@ class Cache:
         if canon is not None:
             moves = [(m, canon(ck)) for m, ck in moves]
         index = g.index
-        absent = list(dict.fromkeys(ck for _, ck in moves if ck not in index))
+        f = self.filter
+        absent = list(
+            dict.fromkeys(ck for _, ck in moves if ck not in index and (f is None or ck in f))
+        )
         if absent:
-            found = self.source.find_keys(absent)
-            if found:
-                self._resident(sorted(found.values()))
+            self.lookup(absent)
         g.expand_with(nid, moves, self.game.terminal_value)
 
     def load_region(self, root: NodeId, walk: Callable[[Graph, NodeId], list[NodeId]]) -> None:
@@ -213,6 +288,7 @@ class Cache:
         if g.committed_nodes != g.num_nodes or g.committed_edges != g.num_edges or g.dirty:
             raise RuntimeError("evict() with uncommitted changes")
         self.attach(g)
+        self._remember(g)
         assert g.gid is not None
         keep_n = max(1, keep)
         state, first_edge, child_count, edge_child = (

@@ -59,7 +59,7 @@ from solver.memory import (
     rss,
 )
 from solver.retrograde import retrograde, settle_all_flags
-from solver.search import NullWindowSearch
+from solver.search import MappedHooks, NullWindowSearch
 from solver.store import MemoryStore, Progress, RunOptions, RunStatus, Store, TierStore
 from solver.tiered import TieredSolve
 from solver.values import NEG_INF, POS_INF, Bounds, clamp, depth_to_json, to_public
@@ -374,8 +374,11 @@ def solve(
         solver = _Solver(game, graph, root_key, store, run, limits, batch_size, progress, until)
         if budget is not None:
             assert isinstance(store, NodeSource)
-            solver.cache = Cache(store, game, budget)
-            if resident_nodes is None and memory_limit is not None:
+            from_limit = resident_nodes is None and memory_limit is not None
+            # a budget from the memory limit makes room for the stored keys' filter
+            solver.cache = Cache(store, game, budget, RESIDENT_BYTES if from_limit else None)
+            if from_limit:
+                assert memory_limit is not None
                 store.limit_cache(_store_cache(memory_limit))
         if graph.mapped:  # opened with its root alone (RunOptions.lazy_above)
             solver.start_mapped()
@@ -854,6 +857,12 @@ class _Solver(NullWindowSearch):
         assert self.cache is not None
         self.cache.load_stub(nid)
 
+    def mapped_hooks(self) -> MappedHooks | None:
+        cache = self.cache
+        if cache is None or cache.filter is None:
+            return None
+        return cache.load_stub, cache.lookup, cache.reveal, cache.filter
+
     def start_mapped(self) -> None:
         """Take a graph the store opened with only its root resident (its last run closed
         cleanly: bounds, flags and depths are exact as stored)."""
@@ -862,13 +871,15 @@ class _Solver(NullWindowSearch):
         cache.attach(g)
         g.track_depths = True
         self._mapped_frontier = (g.frontier_hint, g.committed_gid, self.expansions)
+        self.phase("reading the stored keys")
+        cache.remember_stored(g.committed_gid)
         if g.stub[self.root]:
             cache.load_stub(self.root)
 
     def _evicting(self) -> bool:
         """Whether a resident budget calls for an eviction after this batch."""
         cache = self.cache
-        return cache is not None and self.g.num_nodes > cache.budget
+        return cache is not None and self.g.num_nodes > cache.limit()
 
     def before_eviction(self) -> None:
         """Before the commit after which a run first evicts, an acyclic game's graph gets
@@ -884,7 +895,7 @@ class _Solver(NullWindowSearch):
         cache = self.cache
         if cache is None or not self._evicting():
             return
-        self.evict(cache.budget // 2)
+        self.evict(cache.limit() // 2)
 
     def evict(self, keep: int) -> None:
         """Keep about *keep* nodes resident (:meth:`Cache.evict`; everything committed,

@@ -17,6 +17,7 @@ import sys
 from array import array
 from collections.abc import Callable, MutableSequence
 from enum import IntEnum
+from typing import Any
 
 from solver.expand import no_moves, repeats
 from solver.fixpoint import children_bounds, propagate_finality, update_depths
@@ -25,6 +26,12 @@ from solver.graph import EXPANDED, UNEXPANDED, Graph, NodeId
 
 AcyclicTest = Callable[..., tuple[int, int, int]]
 """The C loop's entry point (see ``solver/_native.pyi``)."""
+
+MappedHooks = tuple[
+    Callable[[NodeId], None], Callable[[list[PositionKey]], None], Callable[[NodeId], None], Any
+]
+"""What the C loop needs of a mapped graph's cache: ``load_stub``, ``lookup``, ``reveal``
+and the stored keys' filter (see :mod:`solver.cache`)."""
 
 
 def _load_acyclic_test() -> AcyclicTest | None:
@@ -116,6 +123,10 @@ class NullWindowSearch:
 
     def load_stub(self, nid: NodeId) -> None:
         """Make a mapped graph's stub *nid* expanded again (its stored edges resident)."""
+        raise NotImplementedError
+
+    def mapped_hooks(self) -> MappedHooks | None:
+        """A mapped graph's hooks for the C loop, or ``None`` if it cannot run it."""
         raise NotImplementedError
 
     def search(self, limit: int) -> int:
@@ -254,8 +265,9 @@ class NullWindowSearch:
         from the root, so its choices depend only on the graph as the call finds it.
 
         The C inner loop (:mod:`solver._native`, when built and the keys fit 64 bits) runs
-        the same tests, expansion for expansion; this method falls back to the Python one
-        in :meth:`_search_acyclic_py` otherwise, or from the first key beyond 64 bits on.
+        the same tests, expansion for expansion, on a mapped graph too (calling back the
+        cache for stubs and stored keys); this method falls back to the Python one in
+        :meth:`_search_acyclic_py` otherwise, or from the first key beyond 64 bits on.
 
         :raises SolveError: if a position repeats (the game is not acyclic after all).
         """
@@ -265,7 +277,7 @@ class NullWindowSearch:
             acyclic_test is not None
             and isinstance(keys, array)
             and keys.typecode == "q"
-            and not self.g.mapped  # the C loop knows nothing of stored, absent nodes
+            and (not self.g.mapped or self.mapped_hooks() is not None)
         ):
             done, wide = self._search_native(limit)
             if not wide:
@@ -285,14 +297,16 @@ class NullWindowSearch:
         children, terminal, canon = game.children, game.terminal_value, self.canon
         test = acyclic_test
         assert test is not None  # the caller chose the C path
+        hooks = self.mapped_hooks() if g.mapped else None
         done = 0
         while done < limit:
             t = self._next_root_test()
             if t is None:
                 break
             code, used, node = test(
-                g, root, t, limit - done, children, terminal, canon, self.vmin, self.vmax
-            )
+                g, root, t, limit - done, children, terminal, canon, self.vmin, self.vmax,
+                *(hooks or ()),
+            )  # fmt: skip
             status = NativeStatus(code)
             done += used
             if status == NativeStatus.NO_MOVES:

@@ -14,6 +14,7 @@ import signal
 import sqlite3
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, text
 
+import solver.cache
+import solver.search
 from bench.soak import graph_rows, stored_rows
 from db.migrate import upgrade
 from db.session import make_engine
@@ -31,6 +34,7 @@ from solver.errors import InvalidParameterError
 from solver.game import Game
 from solver.games import get_game
 from solver.negamax import SolveResult, solve
+from solver.search import NullWindowSearch
 from solver.store import MemoryStore
 from tests.db.helpers import pg_database
 from tests.db.test_solve_cli import NEGAGRAPH, reference
@@ -73,6 +77,18 @@ def stored_pg(engine: Engine) -> Rows:
     return nodes, edges
 
 
+@contextmanager
+def python_only(on: bool = True) -> Iterator[None]:
+    """With *on*, the searches run in Python and the cache looks up every key that is not
+    resident (no C loop, no filter of stored keys): the path of a machine without a C
+    compiler, which must write the same database."""
+    with pytest.MonkeyPatch.context() as mp:
+        if on:
+            mp.setattr(solver.search, "acyclic_test", None)
+            mp.setattr(solver.cache, "_new_filter", lambda: None)
+        yield
+
+
 def run(
     game: Game,
     engine: Engine,
@@ -108,6 +124,7 @@ def run(
     ),
     st.integers(1, 4),
     st.sampled_from([None, 1, 2]),
+    st.booleans(),
 )
 def test_eviction_at_every_batch_changes_nothing(
     template: Path,
@@ -115,11 +132,14 @@ def test_eviction_at_every_batch_changes_nothing(
     drawn: tuple[tuple[list[list[int]], dict[int, int]], bool],
     resident: int,
     batch_size: int | None,
+    in_python: bool,
 ) -> None:
+    # (acyclic games search in C, cache hooks and all, unless in_python)
     (succ, leaf), acyclic = drawn
     game = ExplicitGame(succ, leaf, acyclic=acyclic)
     plain = run(game, fresh(template, tmp_path / "plain.db"), None, batch_size=batch_size)
-    small = run(game, fresh(template, tmp_path / "small.db"), resident, batch_size=batch_size)
+    with python_only(in_python):
+        small = run(game, fresh(template, tmp_path / "small.db"), resident, batch_size=batch_size)
     assert stored(tmp_path / "small.db") == stored(tmp_path / "plain.db")
     assert (small.low, small.high, small.low_final, small.high_final) == (
         plain.low,
@@ -185,6 +205,7 @@ def test_resumed_runs_end_as_one_uninterrupted_run(
     assert split[1] == one[1]
 
 
+@pytest.mark.parametrize("in_python", [False, True])
 @pytest.mark.parametrize(
     ("name", "params", "resident"),
     [
@@ -194,11 +215,24 @@ def test_resumed_runs_end_as_one_uninterrupted_run(
     ],
 )
 def test_games_under_a_small_budget(
-    template: Path, tmp_path: Path, name: str, params: dict[str, Any], resident: int
+    template: Path,
+    tmp_path: Path,
+    name: str,
+    params: dict[str, Any],
+    resident: int,
+    in_python: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     game = get_game(name, **params)
     plain = run(game, fresh(template, tmp_path / "plain.db"), None)
-    small = run(game, fresh(template, tmp_path / "small.db"), resident)
+    if not in_python and game.facts.acyclic and solver.search.acyclic_test is not None:
+        # the C loop runs the mapped graph's searches (stubs and stored keys by its hooks)
+        def python_search(self: NullWindowSearch, limit: int) -> int:
+            raise AssertionError("the Python search ran")
+
+        monkeypatch.setattr(NullWindowSearch, "_search_acyclic_py", python_search)
+    with python_only(in_python):
+        small = run(game, fresh(template, tmp_path / "small.db"), resident)
     assert stored(tmp_path / "small.db") == stored(tmp_path / "plain.db")
     assert small.complete and (small.low, small.high) == (plain.low, plain.high)
     assert small.nodes > 5 * resident  # evicted, many times over
