@@ -601,7 +601,8 @@ class MemorySize(click.ParamType[int]):
     "--batch-size",
     type=click.IntRange(min=1),
     metavar="N",
-    help="Expansions per batch, each one commit (default: adaptive; a full "
+    help="Expansions per batch, each one commit (default: adaptive; a depth-first "
+    "partial solve expands a 32nd of its graph a batch, at most 65,536; a full "
     "solve commits when its new positions reach half the stored ones, "
     "or every 30 s).",
 )

@@ -23,7 +23,7 @@ from typing import Any
 from bench.baselines import memo_negamax
 from bench.lookups import lookup_rows
 from bench.measure import Row, parse_size, parse_sizes, timed
-from bench.memory import memory_rows
+from bench.memory import long_memory_rows, memory_rows
 from bench.persist import persist_rows
 from bench.pruning import pruning_rows
 from bench.targets import (
@@ -133,13 +133,14 @@ TARGETS: dict[str, Callable[[TargetConfig, int], list[Row]]] = {
     "postgres": postgres_rows,
     "lookups": lookup_rows,
     "memory": memory_rows,
+    "long-memory": long_memory_rows,
     "tiers": tier_rows,
     "tablebase": tablebase_rows,
     "workers": worker_rows,
 }
 """Groups of target rows (:mod:`bench.targets`): ``(config, repeat) -> rows``."""
 
-ON_REQUEST = frozenset({"tablebase", "workers"})
+ON_REQUEST = frozenset({"tablebase", "workers", "long-memory"})
 """Groups that run only when named with ``--only`` (they take a quarter of an hour or
 more)."""
 

@@ -57,6 +57,14 @@ class TargetConfig:
     """Targets 17a/17b: the partial solve whose memory is measured."""
     memory_limit: str = "512MiB"
     """Target 17b: the tight ``--memory-limit``."""
+    long_size: Size = (7, 4)
+    """Target 17c: the partial solve proved under a limit in runs of at most an hour..."""
+    long_limit: str = "4GiB"
+    """... under this ``--memory-limit``..."""
+    long_run_seconds: int = 3600
+    """... each run's ``--max-seconds``..."""
+    long_total_seconds: int = 3 * 3600
+    """... and the total wall time (the target; the benchmark stops past it)."""
     pg_admin_url: str = PG_ADMIN_URL
 
     @classmethod
@@ -69,6 +77,10 @@ class TargetConfig:
             lookup_seconds=1.0,
             memory_size=(5, 4),
             memory_limit="150MiB",
+            long_size=(5, 4),
+            long_limit="150MiB",
+            long_run_seconds=2,
+            long_total_seconds=600,
         )
 
 

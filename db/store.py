@@ -45,11 +45,12 @@ import time
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, func, insert, select, text, update
+from sqlalchemy import Engine, Update, bindparam, func, insert, select, text, update
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection
 
@@ -922,19 +923,20 @@ class SqlStore:
     ) -> None:
         """The ``commits`` row of batch *seq* (what a replay needs, see :class:`Commit`)."""
         conn.execute(
-            insert(Commit).values(
-                variant_id=self.variant_id,
-                seq=seq,
-                run_id=self.run_id,
-                committed_at=utcnow(),
-                nodes=nodes,
-                edges=edges,
-                expansions=progress.expansions,
-                root_low=to_json(progress.root_low),
-                root_high=to_json(progress.root_high),
-                root_low_final=bool(progress.root_low_final),
-                root_high_final=bool(progress.root_high_final),
-            )
+            _COMMIT_INSERT,  # one statement, compiled once (a commit's fixed cost)
+            {
+                "variant_id": self.variant_id,
+                "seq": seq,
+                "run_id": self.run_id,
+                "committed_at": utcnow(),
+                "nodes": nodes,
+                "edges": edges,
+                "expansions": progress.expansions,
+                "root_low": to_json(progress.root_low),
+                "root_high": to_json(progress.root_high),
+                "root_low_final": bool(progress.root_low_final),
+                "root_high_final": bool(progress.root_high_final),
+            },
         )
 
     # -- open: variant, lock, load ----------------------------------------------------
@@ -1016,9 +1018,8 @@ class SqlStore:
         if final:
             values.update(status=_final_status(progress.status), finished_at=now)
         result = conn.execute(
-            update(SolveRun)
-            .where(SolveRun.id == self.run_id, SolveRun.status == "running")
-            .values(**values)
+            _run_update(tuple(values)),
+            {"run_id": self.run_id, **{f"v_{k}": v for k, v in values.items()}},
         )
         if result.rowcount != 1:
             raise VariantLockedError(
@@ -1120,6 +1121,22 @@ class _DriverErrors:
         else:
             return
         raise DatabaseError(f"database {self.store._where()}: {reason}") from exc
+
+
+_COMMIT_INSERT = insert(Commit)
+"""A ``commits`` row (executed with its values as parameters: compiled once)."""
+
+
+@cache
+def _run_update(columns: tuple[str, ...]) -> Update:
+    """The update of a running run's row that sets *columns* (from parameters ``v_`` +
+    the column's name, and ``run_id``): one statement per set of columns, compiled once,
+    since a commit's fixed cost was mostly SQLAlchemy compiling inlined values."""
+    return (
+        update(SolveRun)
+        .where(SolveRun.id == bindparam("run_id"), SolveRun.status == "running")
+        .values({c: bindparam(f"v_{c}") for c in columns})
+    )
 
 
 def load_graph(engine: Engine, game: Game) -> Graph:

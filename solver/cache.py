@@ -32,15 +32,24 @@ from __future__ import annotations
 import logging
 import os
 from array import array
-from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
 
 from solver.expand import no_moves
 from solver.game import Game, MoveLabel, PositionKey
-from solver.graph import EXPANDED, NODE_VALUES, UNEXPANDED, Graph, KeyMap, NodeId, new_index
+from solver.graph import (
+    EXPANDED,
+    NODE_VALUES,
+    UNEXPANDED,
+    Graph,
+    KeyMap,
+    Labels,
+    NodeId,
+    new_index,
+)
 
 if TYPE_CHECKING:
     from solver._native import KeyFilter
@@ -283,7 +292,8 @@ class Cache:
         """Keep about *keep* of *g*'s nodes (everything committed): the first ones
         breadth first from *root* in move order, with the root's children whatever
         *keep*; return the new graph and root. A kept node keeps its edges when all its
-        children are kept, else becomes a stub.
+        children are kept, else becomes a stub. (Which nodes stay changes nothing the
+        run decides, only what it reads back.)
         """
         if g.committed_nodes != g.num_nodes or g.committed_edges != g.num_edges or g.dirty:
             raise RuntimeError("evict() with uncommitted changes")
@@ -291,79 +301,89 @@ class Cache:
         self._remember(g)
         assert g.gid is not None
         keep_n = max(1, keep)
-        state, first_edge, child_count, edge_child = (
-            g.state,
-            g.first_edge,
-            g.child_count,
-            g.edge_child,
+        state = np.frombuffer(g.state, dtype=np.uint8)
+        first = np.frombuffer(g.first_edge, dtype=np.int32)
+        count = np.frombuffer(g.child_count, dtype=np.int32)
+        edge_child = np.frombuffer(g.edge_child, dtype=np.int32)
+        edge_parent = np.frombuffer(g.edge_parent, dtype=np.int32)
+        # breadth first, a level at a time: each level's children in move order, first
+        # occurrences only, cut where the count reaches keep_n (the root's children whole)
+        slot = np.full(g.num_nodes, -1, dtype=np.int64)
+        slot[root] = 0
+        levels = [np.array([root], dtype=np.int64)]
+        size = 1
+        level = levels[0]
+        while level.size and (size < keep_n or size == 1):
+            found = edge_child[_edges_of(level[state[level] == EXPANDED], first, count)]
+            _, at = np.unique(found, return_index=True)
+            kids = found[np.sort(at)].astype(np.int64)
+            kids = kids[slot[kids] < 0]
+            if size > 1:
+                kids = kids[: keep_n - size]
+            slot[kids] = np.arange(size, size + kids.size)
+            size += kids.size
+            levels.append(kids)
+            level = kids
+        order = np.concatenate(levels)
+        kept = slot >= 0
+        # the kept nodes that keep their edges: expanded, every child kept
+        expanded = order[state[order] == EXPANDED]
+        edges = _edges_of(expanded, first, count)
+        sizes = count[expanded]
+        starts = np.cumsum(sizes) - sizes
+        whole = (
+            np.add.reduceat(kept[edge_child[edges]].astype(np.int64), starts) == sizes
+            if expanded.size
+            else np.zeros(0, dtype=bool)
         )
-        order = [root]
-        slot = {root: 0}
-        queue = deque([root])
-        while queue and (len(order) < keep_n or len(order) == 1):  # the root keeps its edges
-            n = queue.popleft()
-            if state[n] != EXPANDED:
-                continue
-            f = first_edge[n]
-            for e in range(f, f + child_count[n]):
-                c = edge_child[e]
-                if c not in slot:
-                    slot[c] = len(order)
-                    order.append(c)
-                    queue.append(c)
-        with_edges = [
-            n
-            for n in order
-            if state[n] == EXPANDED and all(edge_child[e] in slot for e in g.children(n))
-        ]
-        keeps = set(with_edges)
-        rev_head, rev_next, edge_parent = g.rev_head, g.rev_next, g.edge_parent
-        hidden = bytearray(len(order))
-        for i, n in enumerate(order):
-            h = g.hidden[n]
-            e = rev_head[n]
-            while not h and e >= 0:
-                if edge_parent[e] not in keeps:
-                    h = 1
-                e = rev_next[e]
-            hidden[i] = h
+        with_edges = expanded[whole]
+        keeps = np.zeros(g.num_nodes, dtype=bool)
+        keeps[with_edges] = True
+        # hidden: a kept node some of whose resident parents lose their edges
+        hidden = np.frombuffer(g.hidden, dtype=np.uint8)[order].astype(bool)
+        lost = kept[edge_child] & ~keeps[edge_parent]
+        hidden[slot[edge_child[lost]]] = True
+        stubs = np.frombuffer(g.stub, dtype=np.uint8)[order].astype(bool) | (
+            (state[order] == EXPANDED) & ~keeps[order]
+        )
         new = Graph()
-        ids = np.array(order, dtype=np.int64)
         keys = g.keys
-        new.append_keys([keys[n] for n in order])
+        if isinstance(keys, array) and keys.typecode == "q":
+            new.append_keys(np.frombuffer(keys, dtype=np.int64)[order])
+        else:
+            new.append_keys([keys[n] for n in order.tolist()])
         columns: dict[str, bytes | list[int]] = {}
         for name, code in NODE_VALUES:
             column = getattr(g, name)
             dtype = np.dtype(code) if code != "B" else np.uint8
-            columns[name] = np.frombuffer(column, dtype=dtype)[ids].tobytes()
-        old_stub = g.stub
-        stubs = bytearray(
-            1 if old_stub[n] or (state[n] == EXPANDED and n not in keeps) else 0 for n in order
-        )
-        new_state = bytearray(state[n] for n in order)
-        for i, s in enumerate(stubs):
-            if s:
-                new_state[i] = UNEXPANDED
-        columns["state"] = bytes(new_state)
+            columns[name] = np.frombuffer(column, dtype=dtype)[order].tobytes()
+        new_state = state[order].copy()
+        new_state[stubs] = UNEXPANDED
+        columns["state"] = new_state.tobytes()
         new.append_nodes(len(order), columns)
-        parents: list[int] = []
-        children: list[int] = []
-        moves: list[MoveLabel] = []
-        for n in with_edges:
-            for e in g.children(n):
-                parents.append(slot[n])
-                children.append(slot[edge_child[e]])
-                moves.append(g.edge_move[e])
-        # append_edges wants parents ascending: with_edges follows order, slots ascend.
-        new.append_edges(parents, children, moves)
-        new.gid = array("q", (g.gid[n] for n in order))
-        new.stub = stubs
-        new.hidden = hidden
+        kept_edges = _edges_of(with_edges, first, count)
+        moves: Labels | list[MoveLabel]
+        if isinstance(g.edge_move, Labels):
+            data = g.edge_move.data
+            codes = np.frombuffer(data, dtype=np.dtype(data.typecode))[kept_edges]
+            moves = Labels.from_codes(g.edge_move.names, codes)
+        else:
+            moves = [g.edge_move[e] for e in kept_edges.tolist()]
+        # append_edges wants parents ascending: with_edges follows order, slots ascend
+        new.append_edges(
+            slot[edge_parent[kept_edges]].astype(np.int32),
+            slot[edge_child[kept_edges]].astype(np.int32),
+            moves,
+        )
+        new.gid = array("q", np.frombuffer(g.gid, dtype=np.int64)[order].tobytes())
+        new.stub = bytearray(stubs.astype(np.uint8).tobytes())
+        new.hidden = bytearray(hidden.astype(np.uint8).tobytes())
         new.outside_nodes = g.total_nodes - len(order)
-        new.outside_edges = g.total_edges - len(children)
+        new.outside_edges = g.total_edges - kept_edges.size
         new.settled = g.settled
         new.after_crash = g.after_crash
         new.mark_committed()
+        del state, first, count, edge_child, edge_parent  # views of g's columns
         self.source.swap(g, new)
         self.attach(new)
         self.evictions += 1
@@ -384,6 +404,18 @@ class Cache:
         root = whole.find(root_key)
         assert root is not None
         return whole, root
+
+
+def _edges_of(
+    nodes: npt.NDArray[np.int64], first: npt.NDArray[np.int32], count: npt.NDArray[np.int32]
+) -> npt.NDArray[np.int64]:
+    """The indices of the edges of *nodes* (expanded), node by node in move order."""
+    sizes = count[nodes].astype(np.int64)
+    total = int(sizes.sum())
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.cumsum(sizes) - sizes
+    return np.repeat(first[nodes].astype(np.int64) - starts, sizes) + np.arange(total)
 
 
 __all__ = ["Cache", "NodeSource", "StoredNode"]

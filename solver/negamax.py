@@ -965,7 +965,7 @@ class _Solver(NullWindowSearch):
                 status = reason
                 break
             if self.searching:
-                limit = self.batch_size or max(1, g.total_nodes // 256)
+                limit = self.batch_size or min(BATCH_CAP, max(1, g.total_nodes // BATCH_SHARE))
                 # exact; and a restarted search retraces
                 limit = self.limits.cap(limit, self.expansions)
                 done = self.search_acyclic(limit) if self.acyclic else self.search(limit)
@@ -1067,7 +1067,7 @@ class _Solver(NullWindowSearch):
         prio = self.game.priority
         breadth = self.facts.leak_order == "breadth"
         if prio is None and not breadth:
-            k = self.batch_size or max(1, g.total_nodes // 256)
+            k = self.batch_size or max(1, g.total_nodes // LEAK_SHARE)
             if self.cache is not None and g.mapped:
                 root = self.root
                 self.cache.load_region(root, lambda g, r: first_leaks(g, r, k)[0])
@@ -1193,6 +1193,19 @@ process's memory) to this share of its memory limit..."""
 
 STORE_CACHE_MAX = 64 * 2**20
 """... and at most this (SQLite's page cache of a solve otherwise, db.session)."""
+
+BATCH_SHARE = 32
+"""A depth-first partial batch expands up to the graph's nodes / this (each batch one
+commit: into SQLite a commit's fixed cost and the rows it rewrites made 1/256 a third
+slower on connect-four 5 x 4, docs/performance.md)..."""
+
+BATCH_CAP = 65_536
+"""... and at most this many (what a batch adds to RAM between two memory checks, and
+to an evicting run's resident nodes between two evictions, stays bounded)."""
+
+LEAK_SHARE = 256
+"""A batch of leaks chosen by walking the graph (games that expand by priority or
+breadth first, and the general search's fallback) takes up to its nodes / this."""
 
 MIN_RESIDENT = 1_000
 """The least resident budget a memory limit gives (a limit too small for more still ends

@@ -13,6 +13,7 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, create_engine, text
 
 import solver.cache
 import solver.search
@@ -295,30 +296,34 @@ def test_bad_resident_budgets_are_refused(template: Path, tmp_path: Path) -> Non
 
 
 def test_killed_evicting_solves_resume_to_the_uninterrupted_graph(db_url: str) -> None:
-    # kill -9 under a small resident budget on connect-four 5 x 4: after the 60th and the
-    # 150th commit of a run, after a run's closing pass, and at a moment of its own (once
-    # its progress shows it evicted); each next run loads what was committed and goes
-    # on, and the last one ends with the uninterrupted solve's graph, row for row.
+    # kill -9 under a small resident budget on connect-four 5 x 4 (172 commits in one
+    # run; more than 20,000 nodes, so evicting, from the 130th on): after a run's 100th
+    # commit, after the next run's 45th (the 145th in all), then at a moment of its own
+    # once the database shows the 160th, and after a run's closing pass; each next run
+    # loads what was committed and goes on, and the last one ends with the uninterrupted
+    # solve's graph, row for row.
     args = ["solve", "connect-four", "-p", "width=5", "-p", "height=4", "--db", db_url]
     args += ["--resident-nodes", "20000", "--json"]
-    for step in ("commit:60", "commit:150"):
+    for step in ("commit:100", "commit:45"):
         done = subprocess.run(
             [NEGAGRAPH, *args], env={**os.environ, CRASH_ENV: step}, capture_output=True,
             text=True, timeout=600,
         )  # fmt: skip
         assert done.returncode == -signal.SIGKILL, (step, done.stderr)
+    assert latest_commit(db_url) == 145
     proc = subprocess.Popen(
         [NEGAGRAPH, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
+    deadline = time.monotonic() + 600
+    while latest_commit(db_url) < 160 and proc.poll() is None:
+        assert time.monotonic() < deadline, "no 160th commit"
+        time.sleep(0.01)
+    proc.kill()
     assert proc.stderr is not None
-    seen = []
-    for line in proc.stderr:  # a progress line every 5 s (stderr is not a terminal)
-        seen.append(line)
-        if "nodes resident" in line:
-            proc.kill()
-            break
+    err = proc.stderr.read()
     proc.stderr.close()
-    assert proc.wait(timeout=600) == -signal.SIGKILL, seen
+    assert proc.wait(timeout=600) == -signal.SIGKILL, err
+    assert 160 <= latest_commit(db_url) < 172
     done = subprocess.run(
         [NEGAGRAPH, *args], env={**os.environ, CRASH_ENV: "close"}, capture_output=True,
         text=True, timeout=600,
@@ -330,6 +335,16 @@ def test_killed_evicting_solves_resume_to_the_uninterrupted_graph(db_url: str) -
     assert (r["status"], r["value"], r["nodes"]) == ("complete", 0, 306_372)
     g = reference("connect-four", {"width": 5, "height": 4}, full=False, batch=None)
     assert stored_rows(db_url) == graph_rows(g)
+
+
+def latest_commit(db_url: str) -> int:
+    """The number of the database's latest commit (0 before the first)."""
+    engine = create_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            return int(conn.execute(text("SELECT coalesce(max(seq), 0) FROM commits")).scalar_one())
+    finally:
+        engine.dispose()
 
 
 def test_a_resumed_evicting_run_opens_with_its_root_alone(template: Path, tmp_path: Path) -> None:
