@@ -88,8 +88,6 @@ CRASH_ENV = "NEGAGRAPH_TEST_CRASH_AFTER"
 commit, ``shard:N`` after the N-th shard it wrote itself, ``close`` right after it
 records the run's end, so that tests can stop a solve at any step of its closing
 sequence."""
-READ_CHUNK = 500
-"""Ids or keys per query of a bounded-memory run's reads."""
 KEY_CHUNK = 65_536
 """Stored keys read a query at a time by :meth:`SqlStore.stored_keys`."""
 
@@ -407,47 +405,21 @@ class SqlStore:
             with self._errors():
                 reading.commit()
 
-    def find_keys(self, keys: Sequence[PositionKey]) -> dict[PositionKey, int]:
-        """The stored ids of those of *keys* that are stored (:class:`solver.cache.NodeSource`).
-        One indexed query a key: without ``ANALYZE`` statistics SQLite answers ``key IN
-        (...)`` by scanning the variant (see :func:`db.repository.stored_positions`)."""
-        found: dict[PositionKey, int] = {}
-        if self._marker != "?":  # PostgreSQL: one round trip, through the same index
-            hits = self._read(
-                'SELECT "key", id FROM nodes WHERE variant_id = ? AND "key" = ANY(?)',
+    def find_nodes(self, keys: Sequence[PositionKey]) -> list[StoredNode]:
+        """The stored nodes of those of *keys* that are stored, by id
+        (:class:`solver.cache.NodeSource`). SQLite: one indexed query a key, since
+        without ``ANALYZE`` statistics it answers ``key IN (...)`` by scanning the
+        variant (see :func:`db.repository.stored_positions`); PostgreSQL: one round trip
+        through the same index."""
+        if self._marker != "?":
+            found = self._read(
+                f'SELECT {_NODE_FIELDS} FROM nodes n WHERE n.variant_id = ? AND n."key" = ANY(?)',
                 (rows.key_bytes(keys),),
             )
-            return {int.from_bytes(bytes(kb), "big"): nid for kb, nid in hits}
-        sql = 'SELECT id FROM nodes WHERE variant_id = ? AND "key" = ?'
-        for key, kb in zip(keys, rows.key_bytes(keys), strict=True):
-            hit = self._read(sql, (kb,))
-            if hit:
-                found[key] = hit[0][0]
-        return found
-
-    def nodes(self, ids: Sequence[int]) -> list[StoredNode]:
-        """The stored nodes *ids* (:class:`solver.cache.NodeSource`)."""
-        out: list[StoredNode] = []
-        for start in range(0, len(ids), READ_CHUNK):
-            part = list(ids[start : start + READ_CHUNK])
-            marks = ", ".join("?" * len(part))
-            for r in self._read(
-                'SELECT id, "key", low, high, low_final, high_final, depth_low, depth_high, '
-                f"state, dist FROM nodes WHERE variant_id = ? AND id IN ({marks})",
-                part,
-            ):
-                values = (
-                    low_from_json(r[2]),
-                    high_from_json(r[3]),
-                    int(r[4]),
-                    int(r[5]),
-                    depth_from_json(r[6]),
-                    depth_from_json(r[7]),
-                )
-                out.append((r[0], int.from_bytes(bytes(r[1]), "big"), values, r[8], r[9]))
-        if len(out) != len(set(ids)):
-            raise DatabaseError("a stored node is missing: the graph is damaged")
-        return out
+        else:
+            sql = f'SELECT {_NODE_FIELDS} FROM nodes n WHERE n.variant_id = ? AND n."key" = ?'
+            found = [r for kb in rows.key_bytes(keys) for r in self._read(sql, (kb,))]
+        return sorted((_stored_node(r) for r in found), key=lambda n: n[0])
 
     def stored_keys(self, count: int) -> Iterator[list[PositionKey]]:
         """The keys of stored nodes ``0 .. count - 1``, in chunks of ids
@@ -457,20 +429,23 @@ class SqlStore:
             found = self._read(sql, (start, min(count, start + KEY_CHUNK)))
             yield [int.from_bytes(bytes(kb), "big") for (kb,) in found]
 
-    def edges(self, parent: int) -> list[tuple[int, MoveLabel]]:
-        """Stored node *parent*'s edges in move order (:class:`solver.cache.NodeSource`)."""
-        return [
-            (child, move)
-            for child, move in self._read(
-                "SELECT child, move FROM edges WHERE variant_id = ? AND parent = ? "
-                "ORDER BY move_order",
-                (parent,),
-            )
-        ]
+    def children(self, parent: int) -> list[tuple[MoveLabel, StoredNode]]:
+        """Stored node *parent*'s edges in move order, each with its child's node, in one
+        query (:class:`solver.cache.NodeSource`)."""
+        found = self._read(
+            f"SELECT e.move, {_NODE_FIELDS} FROM edges e LEFT JOIN nodes n "
+            "ON n.variant_id = e.variant_id AND n.id = e.child "
+            "WHERE e.variant_id = ? AND e.parent = ? ORDER BY e.move_order",
+            (parent,),
+        )
+        if any(r[1] is None for r in found):
+            raise DatabaseError("a stored node is missing: the graph is damaged")
+        return [(r[0], _stored_node(r[1:])) for r in found]
 
-    def parents(self, child: int) -> list[int]:
-        """The stored parents of *child* (:class:`solver.cache.NodeSource`); the first call
-        makes the index this needs (``edges_by_child``, kept: see docs/design.md §9)."""
+    def parent_nodes(self, child: int) -> list[StoredNode]:
+        """The stored parents of *child*, once each, by id (:class:`solver.cache.NodeSource`);
+        the first call makes the index this needs (``edges_by_child``, kept: see
+        docs/design.md §9)."""
         if not self._child_index:
             self._end_reading()
             conn = self._conn
@@ -480,14 +455,13 @@ class SqlStore:
                     text("CREATE INDEX IF NOT EXISTS edges_by_child ON edges (variant_id, child)")
                 )
             self._child_index = True
-        return sorted(
-            {
-                p
-                for (p,) in self._read(
-                    "SELECT parent FROM edges WHERE variant_id = ? AND child = ?", (child,)
-                )
-            }
+        found = self._read(
+            f"SELECT {_NODE_FIELDS} FROM edges e JOIN nodes n "
+            "ON n.variant_id = e.variant_id AND n.id = e.parent "
+            "WHERE e.variant_id = ? AND e.child = ?",
+            (child,),
         )
+        return sorted({r[0]: _stored_node(r) for r in found}.values(), key=lambda n: n[0])
 
     def limit_cache(self, nbytes: int) -> None:
         """Hold SQLite's page cache of this run's connection to *nbytes* (it counts in the
@@ -1121,6 +1095,26 @@ class _DriverErrors:
         else:
             return
         raise DatabaseError(f"database {self.store._where()}: {reason}") from exc
+
+
+_NODE_FIELDS = (
+    'n.id, n."key", n.low, n.high, n.low_final, n.high_final, n.depth_low, n.depth_high, '
+    "n.state, n.dist"
+)
+"""A stored node's columns as :func:`_stored_node` reads them (table alias ``n``)."""
+
+
+def _stored_node(r: Sequence[Any]) -> StoredNode:
+    """A row of :data:`_NODE_FIELDS` as :class:`solver.cache.NodeSource` gives it."""
+    values = (
+        low_from_json(r[2]),
+        high_from_json(r[3]),
+        int(r[4]),
+        int(r[5]),
+        depth_from_json(r[6]),
+        depth_from_json(r[7]),
+    )
+    return (r[0], int.from_bytes(bytes(r[1]), "big"), values, r[8], r[9])
 
 
 _COMMIT_INSERT = insert(Commit)

@@ -65,20 +65,16 @@ high_final, depth_low, depth_high), state, dist)``, values as the graph holds th
 class NodeSource(Protocol):
     """What a store gives a bounded-memory run: reads of its committed graph."""
 
-    def find_keys(self, keys: Sequence[PositionKey]) -> dict[PositionKey, int]:
-        """The stored ids of those of *keys* that are stored."""
+    def find_nodes(self, keys: Sequence[PositionKey]) -> list[StoredNode]:
+        """The stored nodes of those of *keys* that are stored, by id."""
         ...
 
-    def nodes(self, ids: Sequence[int]) -> list[StoredNode]:
-        """The stored nodes *ids* (any order)."""
+    def children(self, parent: int) -> list[tuple[MoveLabel, StoredNode]]:
+        """Stored node *parent*'s edges in move order: ``(move, child)``."""
         ...
 
-    def edges(self, parent: int) -> list[tuple[int, MoveLabel]]:
-        """Stored node *parent*'s edges in move order: ``(child id, move)``."""
-        ...
-
-    def parents(self, child: int) -> list[int]:
-        """The stored ids of the parents of stored node *child* (once each)."""
+    def parent_nodes(self, child: int) -> list[StoredNode]:
+        """The stored parents of stored node *child*, once each, by id."""
         ...
 
     def stored_keys(self, count: int) -> Iterator[list[PositionKey]]:
@@ -189,36 +185,33 @@ class Cache:
         self._synced = g.num_nodes
         return where.get(gid)
 
-    def _resident(self, gids: Sequence[int]) -> list[NodeId]:
-        """Slots of stored nodes *gids*, loading those not resident."""
+    def _resident(self, stored: Sequence[StoredNode]) -> list[NodeId]:
+        """Slots of the *stored* nodes, making resident those that are not."""
         g = self.g
         assert g is not None
-        slots = [self._slot(i) for i in gids]
-        missing = sorted({i for i, s in zip(gids, slots, strict=True) if s is None})
-        if missing:
-            for gid, key, values, state, dist in self.source.nodes(missing):
-                g.add_stored(gid, key, values, state, dist)
-            self.loaded += len(missing)
-            slots = [self._slot(i) for i in gids]
-        assert all(s is not None for s in slots)
-        return slots  # type: ignore[return-value]
+        slots: list[NodeId] = []
+        for gid, key, values, state, dist in stored:
+            s = self._slot(gid)
+            if s is None:
+                s = g.add_stored(gid, key, values, state, dist)
+                self.loaded += 1
+            slots.append(s)
+        return slots
 
     # -- what the solver calls --------------------------------------------------------
 
     def lookup(self, keys: Sequence[PositionKey]) -> None:
         """Make resident the stored nodes of those of *keys* (not resident) that are
         stored."""
-        found = self.source.find_keys(keys)
-        if found:
-            self._resident(sorted(found.values()))
+        self._resident(self.source.find_nodes(keys))
 
     def load_stub(self, nid: NodeId) -> None:
         """Load stub *nid*'s stored edges and make its children resident."""
         g = self.g
         assert g is not None and g.gid is not None and g.stub[nid]
-        edges = self.source.edges(g.gid[nid])
-        children = self._resident([c for c, _ in edges])
-        g.attach_edges(nid, children, [m for _, m in edges])
+        edges = self.source.children(g.gid[nid])
+        children = self._resident([c for _, c in edges])
+        g.attach_edges(nid, children, [m for m, _ in edges])
 
     def reveal(self, nid: NodeId) -> None:
         """Make every stored parent of *nid* resident with its edges (the hook of
@@ -229,7 +222,7 @@ class Cache:
         gid = g.gid[nid]
         if gid >= g.committed_gid:
             return  # new: every parent made it in RAM
-        for p in self._resident(self.source.parents(gid)):
+        for p in self._resident(self.source.parent_nodes(gid)):
             if g.stub[p]:
                 self.load_stub(p)
 
