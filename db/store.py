@@ -387,14 +387,33 @@ class SqlStore:
         would cost more than the query)."""
         conn = self._conn
         assert conn is not None and self.variant_id is not None
-        with self._errors():
-            if self._reading is None:
-                self._reading = conn.begin()
-                self._cursor = driver(conn).cursor()
-            if self._marker != "?":
-                sql = sql.replace("?", self._marker)
-            self._cursor.execute(sql, (self.variant_id, *params))
-            return list(self._cursor.fetchall())
+        try:
+            with self._errors():
+                if self._reading is None:
+                    self._reading = conn.begin()
+                    self._cursor = driver(conn).cursor()
+                if self._marker != "?":
+                    sql = sql.replace("?", self._marker)
+                self._cursor.execute(sql, (self.variant_id, *params))
+                return list(self._cursor.fetchall())
+        except BaseException:
+            self._drop_reading()  # so that the run's end can record itself
+            raise
+
+    def _drop_reading(self) -> None:
+        """Roll back the read transaction of :meth:`_read` after it failed (a lost
+        connection, Ctrl-C): nothing of it matters, and the connection is free again."""
+        reading, cursor = self._reading, self._cursor
+        self._reading = self._cursor = None
+        for undo in (
+            cursor.close if cursor is not None else None,
+            reading.rollback if reading is not None else None,
+        ):
+            if undo is not None:
+                try:
+                    undo()
+                except Exception as exc:  # the connection is gone: its transaction too
+                    log.debug("dropping the read transaction: %s", exc)
 
     def _end_reading(self) -> None:
         """Close the read transaction of :meth:`_read`, if open (before a write)."""

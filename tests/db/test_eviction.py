@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Engine, create_engine, inspect, make_url, text
 
 import solver.cache
 import solver.search
@@ -37,7 +37,7 @@ from solver.games import get_game
 from solver.negamax import SolveResult, solve
 from solver.search import NullWindowSearch
 from solver.store import MemoryStore
-from tests.db.helpers import pg_database
+from tests.db.helpers import _admin, pg_database
 from tests.db.test_solve_cli import NEGAGRAPH, reference
 from tests.oracles import ExplicitGame, brute_bounds
 from tests.solver.test_negamax import dags, graphs
@@ -342,6 +342,8 @@ def latest_commit(db_url: str) -> int:
     engine = create_engine(db_url)
     try:
         with engine.connect() as conn:
+            if not inspect(conn).has_table("commits"):
+                return 0  # the solve has not made the schema yet
             return int(conn.execute(text("SELECT coalesce(max(seq), 0) FROM commits")).scalar_one())
     finally:
         engine.dispose()
@@ -368,3 +370,47 @@ def test_a_resumed_evicting_run_opens_with_its_root_alone(template: Path, tmp_pa
     assert stored(tmp_path / "lazy.db")[1] == stored(tmp_path / "plain.db")[1]
     lazy_nodes, plain_nodes = stored(tmp_path / "lazy.db")[0], stored(tmp_path / "plain.db")[0]
     assert [r[:-1] for r in lazy_nodes] == [r[:-1] for r in plain_nodes]
+
+
+@pytest.fixture
+def fresh_pg_url() -> Iterator[str]:
+    with pg_database("negagraph_evict_lost") as url:
+        yield url
+
+
+def test_a_lost_server_connection_while_evicting_is_one_line(fresh_pg_url: str) -> None:
+    # The server drops the evicting run's connection (pg_terminate_backend) once it is
+    # past its 150th commit, evicting and reading back: the run ends with one line and
+    # exit 1, its row says failed, and the same command goes on to the uninterrupted
+    # solve's graph.
+    args = ["solve", "connect-four", "-p", "width=5", "-p", "height=4", "--db", fresh_pg_url]
+    args += ["--resident-nodes", "20000", "--json"]
+    proc = subprocess.Popen(
+        [NEGAGRAPH, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 600
+    while latest_commit(fresh_pg_url) < 150 and proc.poll() is None:
+        assert time.monotonic() < deadline, "no 150th commit"
+        time.sleep(0.01)
+    name = make_url(fresh_pg_url).database
+    with _admin() as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            (name,),
+        )
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 1, (out, err)
+    lines = [line for line in err.splitlines() if not line.startswith("progress:")]
+    assert lines[-1].startswith(f"error: database {fresh_pg_url}: ") and "Traceback" not in err, err
+    engine = create_engine(fresh_pg_url)
+    try:
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT status FROM solve_runs")).scalar_one() == "failed"
+    finally:
+        engine.dispose()
+    done = subprocess.run([NEGAGRAPH, *args], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "complete"
+    g = reference("connect-four", {"width": 5, "height": 4}, full=False, batch=None)
+    assert stored_rows(fresh_pg_url) == graph_rows(g)
