@@ -299,15 +299,16 @@ kt_key(PyObject *key, int64_t *k)
     return overflow ? 0 : 1;
 }
 
+/* tp_new of the types here, which take no arguments (zeroed: empty). */
 static PyObject *
-kt_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+new_empty(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     if (PyTuple_GET_SIZE(args) || (kwds && PyDict_GET_SIZE(kwds))) {
-        PyErr_SetString(PyExc_TypeError, "KeyTable() takes no arguments");
+        const char *dot = strrchr(type->tp_name, '.');
+        PyErr_Format(PyExc_TypeError, "%s() takes no arguments", dot ? dot + 1 : type->tp_name);
         return NULL;
     }
-    KeyTable *t = (KeyTable *)type->tp_alloc(type, 0);
-    return (PyObject *)t;
+    return type->tp_alloc(type, 0);
 }
 
 static void
@@ -589,7 +590,7 @@ static PyTypeObject KeyTableType = {
               "in 12 bytes a slot at a load of at most 3/4.",
     .tp_basicsize = sizeof(KeyTable),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_new = kt_new,
+    .tp_new = new_empty,
     .tp_dealloc = (destructor)kt_dealloc,
     .tp_as_mapping = &kt_as_mapping,
     .tp_as_sequence = &kt_as_sequence,
@@ -699,17 +700,6 @@ kf_add(KeyFilter *f, int64_t k)
     return 0;
 }
 
-static PyObject *
-kf_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
-{
-    if (PyTuple_GET_SIZE(args) || (kwds && PyDict_GET_SIZE(kwds))) {
-        PyErr_SetString(PyExc_TypeError, "KeyFilter() takes no arguments");
-        return NULL;
-    }
-    KeyFilter *f = (KeyFilter *)type->tp_alloc(type, 0);
-    return (PyObject *)f;
-}
-
 static void
 kf_dealloc(KeyFilter *f)
 {
@@ -812,7 +802,7 @@ static PyTypeObject KeyFilterType = {
     .tp_basicsize = sizeof(KeyFilter),
     .tp_itemsize = 0,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_new = kf_new,
+    .tp_new = new_empty,
     .tp_dealloc = (destructor)kf_dealloc,
     .tp_as_sequence = &kf_as_sequence,
     .tp_methods = kf_methods,
@@ -1423,6 +1413,27 @@ out:
 
 /* -- settling: the bounds fixpoint, then finality (_settle_search) ----------------- */
 
+/* Queue n if it is expanded and not queued yet (M_QUEUED). */
+static inline int
+queue_node(Ctx *x, Buf *queue, Py_ssize_t n)
+{
+    if ((x->mark[n] & M_QUEUED) || GET(STATE(x), uint8_t, n) != EXPANDED)
+        return 0;
+    x->mark[n] |= M_QUEUED;
+    return ids_push(queue, n);
+}
+
+/* Queue n's parents as queue_node does. */
+static int
+queue_parents(Ctx *x, Buf *queue, Py_ssize_t n)
+{
+    for (int64_t e = GET(R_HEAD(x), int32_t, n); e >= 0; e = GET(R_NEXT(x), int32_t, e)) {
+        if (queue_node(x, queue, GET(E_PARENT(x), int32_t, e)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* The depths the retrograde pass gives expanded n of an acyclic graph
  * (solver.fixpoint.children_depths). */
 static void
@@ -1464,12 +1475,8 @@ update_depths(Ctx *x)
     Buf *seeds = &x->seeds, *queue = &x->queue;
     queue->len = 0;
     for (Py_ssize_t i = 0; i < seeds->len; i++) {
-        Py_ssize_t n = ((Py_ssize_t *)seeds->data)[i];
-        if (!(x->mark[n] & M_QUEUED) && GET(STATE(x), uint8_t, n) == EXPANDED) {
-            x->mark[n] |= M_QUEUED;
-            if (ids_push(queue, n) < 0)
-                return -1;
-        }
+        if (queue_node(x, queue, ((Py_ssize_t *)seeds->data)[i]) < 0)
+            return -1;
     }
     for (Py_ssize_t head = 0; head < queue->len; head++) {
         Py_ssize_t n = ((Py_ssize_t *)queue->data)[head];
@@ -1480,18 +1487,8 @@ update_depths(Ctx *x)
             continue;
         SET(D_LOW(x), int32_t, n, dl);
         SET(D_HIGH(x), int32_t, n, dh);
-        if (mark_dirty(x, n) < 0 || reveal(x, n) < 0)
+        if (mark_dirty(x, n) < 0 || reveal(x, n) < 0 || queue_parents(x, queue, n) < 0)
             return -1;
-        int64_t e = GET(R_HEAD(x), int32_t, n);
-        while (e >= 0) {
-            Py_ssize_t p = GET(E_PARENT(x), int32_t, e);
-            if (!(x->mark[p] & M_QUEUED) && GET(STATE(x), uint8_t, p) == EXPANDED) {
-                x->mark[p] |= M_QUEUED;
-                if (ids_push(queue, p) < 0)
-                    return -1;
-            }
-            e = GET(R_NEXT(x), int32_t, e);
-        }
     }
     return 0;
 }
@@ -1550,12 +1547,8 @@ settle(Ctx *x)
     Buf *queue = &x->queue;
     queue->len = 0;
     for (Py_ssize_t i = 0; i < seeds->len; i++) {
-        Py_ssize_t n = ((Py_ssize_t *)seeds->data)[i];
-        if (!(x->mark[n] & M_QUEUED) && GET(STATE(x), uint8_t, n) == EXPANDED) {
-            x->mark[n] |= M_QUEUED;
-            if (ids_push(queue, n) < 0)
-                return -1;
-        }
+        if (queue_node(x, queue, ((Py_ssize_t *)seeds->data)[i]) < 0)
+            return -1;
     }
     for (Py_ssize_t head = 0; head < queue->len; head++) {
         Py_ssize_t n = ((Py_ssize_t *)queue->data)[head];
@@ -1603,18 +1596,8 @@ settle(Ctx *x)
         if (l_ok != GET(LF(x), uint8_t, n) || h_ok != GET(HF(x), uint8_t, n)) {
             SET(LF(x), uint8_t, n, l_ok);
             SET(HF(x), uint8_t, n, h_ok);
-            if (mark_dirty(x, n) < 0 || reveal(x, n) < 0)
+            if (mark_dirty(x, n) < 0 || reveal(x, n) < 0 || queue_parents(x, queue, n) < 0)
                 return -1;
-            int64_t e = GET(R_HEAD(x), int32_t, n);
-            while (e >= 0) {
-                Py_ssize_t p = GET(E_PARENT(x), int32_t, e);
-                if (!(x->mark[p] & M_QUEUED) && GET(STATE(x), uint8_t, p) == EXPANDED) {
-                    x->mark[p] |= M_QUEUED;
-                    if (ids_push(queue, p) < 0)
-                        return -1;
-                }
-                e = GET(R_NEXT(x), int32_t, e);
-            }
         }
     }
     return x->mapped ? update_depths(x) : 0;
@@ -1622,8 +1605,34 @@ settle(Ctx *x)
 
 /* -- the entry point ---------------------------------------------------------------- */
 
+/* Hand the node ids of b to the graph's attribute *name* (a set or a list) by *add*, and
+ * empty b. */
+static int
+ids_flush(Ctx *x, Buf *b, const char *name, int (*add)(PyObject *, PyObject *))
+{
+    if (!b->len)
+        return 0;
+    int failed = 0;
+    PyObject *to = PyObject_GetAttrString(x->graph, name);
+    if (to == NULL) {
+        failed = 1;
+    }
+    else {
+        for (Py_ssize_t i = 0; i < b->len && !failed; i++) {
+            PyObject *id = PyLong_FromSsize_t(((Py_ssize_t *)b->data)[i]);
+            if (id == NULL || add(to, id) < 0)
+                failed = 1;
+            Py_XDECREF(id);
+        }
+        Py_DECREF(to);
+    }
+    b->len = 0;
+    return failed ? -1 : 0;
+}
+
 /* Append the new parts to the graph's columns, labels to edge_move, dirty ids to
- * graph.dirty; release every buffer. Keeps a pending exception. */
+ * graph.dirty and a mapped graph's expanded parents to graph.fresh_parents; release every
+ * buffer. Keeps a pending exception. */
 static int
 flush(Ctx *x)
 {
@@ -1654,38 +1663,10 @@ flush(Ctx *x)
             failed = 1;
         }
     }
-    if (x->dirty.len) {
-        PyObject *dirty = PyObject_GetAttrString(x->graph, "dirty");
-        if (dirty == NULL) {
-            failed = 1;
-        }
-        else {
-            for (Py_ssize_t i = 0; i < x->dirty.len && !failed; i++) {
-                PyObject *id = PyLong_FromSsize_t(((Py_ssize_t *)x->dirty.data)[i]);
-                if (id == NULL || PySet_Add(dirty, id) < 0)
-                    failed = 1;
-                Py_XDECREF(id);
-            }
-            Py_DECREF(dirty);
-        }
-        x->dirty.len = 0;
-    }
-    if (x->fresh.len) {
-        PyObject *fresh = PyObject_GetAttrString(x->graph, "fresh_parents");
-        if (fresh == NULL) {
-            failed = 1;
-        }
-        else {
-            for (Py_ssize_t i = 0; i < x->fresh.len && !failed; i++) {
-                PyObject *id = PyLong_FromSsize_t(((Py_ssize_t *)x->fresh.data)[i]);
-                if (id == NULL || PyList_Append(fresh, id) < 0)
-                    failed = 1;
-                Py_XDECREF(id);
-            }
-            Py_DECREF(fresh);
-        }
-        x->fresh.len = 0;
-    }
+    if (!failed && ids_flush(x, &x->dirty, "dirty", PySet_Add) < 0)
+        failed = 1;
+    if (!failed && ids_flush(x, &x->fresh, "fresh_parents", PyList_Append) < 0)
+        failed = 1;
     if (et != NULL) {
         if (failed)
             PyErr_Clear();

@@ -42,7 +42,6 @@ class KeyFilter:
     def nbytes(self) -> int:
         """Bytes of the filter's bits."""
 
-@overload
 def acyclic_test(
     graph: Any,
     root: int,
@@ -54,24 +53,8 @@ def acyclic_test(
     vmin: int,
     vmax: int,
     /,
+    *mapped: Any,
 ) -> tuple[int, int, int]:
-    """Whether *root*'s value is at least *t*: ``(status, expansions, node)``."""
-
-@overload
-def acyclic_test(
-    graph: Any,
-    root: int,
-    t: int,
-    budget: int,
-    children: Callable[[Any], Sequence[tuple[Any, Any]]],
-    terminal_value: Callable[[Any], int | None],
-    canonical: Callable[[Any], Any] | None,
-    vmin: int,
-    vmax: int,
-    load_stub: Callable[[int], None],
-    lookup: Callable[[list[Any]], None],
-    reveal: Callable[[int], None],
-    filter: KeyFilter,
-    /,
-) -> tuple[int, int, int]:
-    """The same on a mapped graph (``solver.cache``), its depths kept exact too."""
+    """Whether *root*'s value is at least *t*: ``(status, expansions, node)``. A mapped
+    graph (``solver.cache``) passes ``load_stub``, ``lookup``, ``reveal`` and the stored
+    keys' ``KeyFilter`` as *mapped*, and has its depths kept exact too."""

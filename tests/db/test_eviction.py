@@ -314,10 +314,7 @@ def test_killed_evicting_solves_resume_to_the_uninterrupted_graph(db_url: str) -
     proc = subprocess.Popen(
         [NEGAGRAPH, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
-    deadline = time.monotonic() + 600
-    while latest_commit(db_url) < 160 and proc.poll() is None:
-        assert time.monotonic() < deadline, "no 160th commit"
-        time.sleep(0.01)
+    wait_for_commit(proc, db_url, 160)
     proc.kill()
     assert proc.stderr is not None
     err = proc.stderr.read()
@@ -347,6 +344,14 @@ def latest_commit(db_url: str) -> int:
             return int(conn.execute(text("SELECT coalesce(max(seq), 0) FROM commits")).scalar_one())
     finally:
         engine.dispose()
+
+
+def wait_for_commit(proc: subprocess.Popen[str], db_url: str, seq: int) -> None:
+    """Until the solve *proc* has committed its *seq*-th batch (or ended)."""
+    deadline = time.monotonic() + 600
+    while latest_commit(db_url) < seq and proc.poll() is None:
+        assert time.monotonic() < deadline, f"no commit {seq}"
+        time.sleep(0.01)
 
 
 def test_a_resumed_evicting_run_opens_with_its_root_alone(template: Path, tmp_path: Path) -> None:
@@ -388,10 +393,7 @@ def test_a_lost_server_connection_while_evicting_is_one_line(fresh_pg_url: str) 
     proc = subprocess.Popen(
         [NEGAGRAPH, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    deadline = time.monotonic() + 600
-    while latest_commit(fresh_pg_url) < 150 and proc.poll() is None:
-        assert time.monotonic() < deadline, "no 150th commit"
-        time.sleep(0.01)
+    wait_for_commit(proc, fresh_pg_url, 150)
     name = make_url(fresh_pg_url).database
     with _admin() as admin:
         admin.execute(
