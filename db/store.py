@@ -44,6 +44,7 @@ import sys
 import time
 from array import array
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import suppress
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
@@ -405,15 +406,13 @@ class SqlStore:
         connection, Ctrl-C): nothing of it matters, and the connection is free again."""
         reading, cursor = self._reading, self._cursor
         self._reading = self._cursor = None
-        for undo in (
-            cursor.close if cursor is not None else None,
-            reading.rollback if reading is not None else None,
-        ):
-            if undo is not None:
-                try:
-                    undo()
-                except Exception as exc:  # the connection is gone: its transaction too
-                    log.debug("dropping the read transaction: %s", exc)
+        # (on a lost connection these may fail: the transaction is gone with it)
+        with suppress(Exception):
+            if cursor is not None:
+                cursor.close()
+        with suppress(Exception):
+            if reading is not None:
+                reading.rollback()
 
     def _end_reading(self) -> None:
         """Close the read transaction of :meth:`_read`, if open (before a write)."""

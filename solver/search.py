@@ -266,8 +266,9 @@ class NullWindowSearch:
 
         The C inner loop (:mod:`solver._native`, when built and the keys fit 64 bits) runs
         the same tests, expansion for expansion, on a mapped graph too (calling back the
-        cache for stubs and stored keys); this method falls back to the Python one in
-        :meth:`_search_acyclic_py` otherwise, or from the first key beyond 64 bits on.
+        cache for stubs, stored keys and hidden parents); this method falls back to the
+        Python one in :meth:`_search_acyclic_py` otherwise, or from the first key beyond
+        64 bits on.
 
         :raises SolveError: if a position repeats (the game is not acyclic after all).
         """
