@@ -42,6 +42,11 @@ WORKER_THREADS = 1
 MAX_ATTEMPTS = 3
 """Times a unit whose task Dask cancelled is submitted again before the solve fails."""
 
+SCATTER_SECONDS = 30.0
+SCATTER_RATE = 10 * 2**20
+"""A solved tier's copy to the workers is given up (and made again) after
+:data:`SCATTER_SECONDS` plus a second for every this many bytes of it."""
+
 
 def _failed(exc: BaseException) -> SolveError:
     """The cluster's failure (a lost scheduler, a unit that kept killing workers)."""
@@ -217,11 +222,16 @@ class DaskRunner:
 
     def _scatter(self, table: SolvedTier) -> Any:
         """*table* copied to every worker. A worker lost while it is copied can make the
-        scheduler fail the copy (it lists the worker, then no longer has it): copy again,
-        to the workers there are then."""
+        scheduler fail the copy (it lists the worker, then no longer has it), or leave it
+        waiting for good (``Client.scatter`` has no limit on the copy itself): give up
+        after :func:`_scatter_seconds` and copy again, to the workers there are then."""
+        client = self.client
+        seconds = _scatter_seconds(table)
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
-                return self.client.scatter(table, broadcast=True, hash=False)
+                return client.sync(
+                    client._scatter, table, broadcast=True, hash=False, callback_timeout=seconds
+                )
             except Exception as exc:  # the scheduler's error, whatever its type
                 if attempt == MAX_ATTEMPTS:
                     raise _failed(exc) from exc
@@ -276,6 +286,14 @@ class DaskRunner:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _scatter_seconds(table: Any) -> float:
+    """How long a copy of *table* to the workers may take before it is given up:
+    :data:`SCATTER_SECONDS`, plus a second for every :data:`SCATTER_RATE` bytes."""
+    from dask.sizeof import sizeof  # (dask only where a run asks for workers)
+
+    return SCATTER_SECONDS + int(sizeof(table)) / SCATTER_RATE
 
 
 __all__ = ["DaskRunner"]
