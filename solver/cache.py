@@ -30,10 +30,9 @@ node for node — which is what the tests check.
 from __future__ import annotations
 
 import logging
-import os
 from array import array
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -48,6 +47,7 @@ from solver.graph import (
     KeyMap,
     Labels,
     NodeId,
+    native,
     new_index,
 )
 
@@ -94,16 +94,13 @@ class NodeSource(Protocol):
         ...
 
 
+_KEY_FILTER: Any = native("KeyFilter")
+
+
 def _new_filter() -> KeyFilter | None:
     """A :class:`solver._native.KeyFilter`, or ``None`` without the C module (every key
     not resident is then looked up)."""
-    if os.environ.get("NEGAGRAPH_PURE_PYTHON"):
-        return None
-    try:
-        from solver._native import KeyFilter
-    except ImportError:
-        return None
-    return KeyFilter()
+    return None if _KEY_FILTER is None else _KEY_FILTER()
 
 
 class Cache:

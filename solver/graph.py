@@ -41,17 +41,20 @@ KeyMap = MutableMapping[PositionKey, NodeId]
 """A graph's key index: position key -> node id."""
 
 
-def _load_key_table() -> Any:
+def native(name: str) -> Any:
+    """:mod:`solver._native`'s *name*, or ``None`` when the C module is not built (no C
+    compiler at install) or ``NEGAGRAPH_PURE_PYTHON`` is set: its callers then take their
+    Python path, with the same results."""
     if os.environ.get("NEGAGRAPH_PURE_PYTHON"):
         return None
     try:
-        from solver._native import KeyTable
-    except ImportError:  # not built: dicts
+        from solver import _native
+    except ImportError:
         return None
-    return KeyTable
+    return getattr(_native, name)
 
 
-KeyTable: Any = _load_key_table()
+KeyTable: Any = native("KeyTable")
 """:class:`solver._native.KeyTable`, or ``None`` when the C module is not built or
 ``NEGAGRAPH_PURE_PYTHON`` is set (then the index is a dict: same results)."""
 

@@ -12,7 +12,6 @@ and goes on — alpha-beta's null-window search with the graph as its transposit
 
 from __future__ import annotations
 
-import os
 import sys
 from array import array
 from collections.abc import Callable, MutableSequence
@@ -22,7 +21,7 @@ from typing import Any
 from solver.expand import no_moves, repeats
 from solver.fixpoint import children_bounds, propagate_finality, update_depths
 from solver.game import Game, PositionKey
-from solver.graph import EXPANDED, UNEXPANDED, Graph, NodeId
+from solver.graph import EXPANDED, UNEXPANDED, Graph, NodeId, native
 
 AcyclicTest = Callable[..., tuple[int, int, int]]
 """The C loop's entry point (see ``solver/_native.pyi``)."""
@@ -34,17 +33,7 @@ MappedHooks = tuple[
 and the stored keys' filter (see :mod:`solver.cache`)."""
 
 
-def _load_acyclic_test() -> AcyclicTest | None:
-    if os.environ.get("NEGAGRAPH_PURE_PYTHON"):
-        return None
-    try:
-        from solver import _native
-    except ImportError:  # not built (no C compiler at install): the pure-Python path
-        return None
-    return _native.acyclic_test
-
-
-acyclic_test: AcyclicTest | None = _load_acyclic_test()
+acyclic_test: AcyclicTest | None = native("acyclic_test")
 """The C inner loop of the acyclic search, or ``None`` when it is not built or
 ``NEGAGRAPH_PURE_PYTHON`` is set (then the same search runs in Python)."""
 
