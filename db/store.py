@@ -63,6 +63,7 @@ from db.migrate import ensure_schema, require_head
 from db.models import Commit, Node, SolveRun, Tier, Variant, utcnow
 from db.session import is_negagraph_engine, safe_url, translate_errors
 from db.shards import SqlShardTarget
+from db.sqlite_backend import WAL_AUTOCHECKPOINT
 from solver.cache import StoredNode
 from solver.errors import SolveError
 from solver.game import Game, MoveLabel, PositionKey, params_text
@@ -483,13 +484,23 @@ class SqlStore:
 
     def limit_cache(self, nbytes: int) -> None:
         """Hold SQLite's page cache of this run's connection to *nbytes* (it counts in the
-        process's memory; a PostgreSQL server's does not): :class:`solver.cache.NodeSource`."""
+        process's memory; a PostgreSQL server's does not), and let its write-ahead log
+        grow as large before a checkpoint: :class:`solver.cache.NodeSource`.
+
+        An evicting run's commits dirty index pages all over a large file (each new key
+        lands at a random place in ``(variant_id, key)``); a checkpoint copies a page
+        once however many commits rewrote it since the last one, so a longer log copies
+        fewer pages a commit (docs/performance.md, "Eviction")."""
         conn = self._conn
         if conn is None or self._marker != "?":
             return
         self._end_reading()
         with self._errors():
-            driver(conn).execute(f"PRAGMA cache_size = -{max(1024, nbytes // 1024)}")
+            sqlite = driver(conn)
+            (page_bytes,) = sqlite.execute("PRAGMA page_size").fetchone()
+            pages = max(WAL_AUTOCHECKPOINT, nbytes // page_bytes)
+            sqlite.execute(f"PRAGMA cache_size = -{max(1024, nbytes // 1024)}")
+            sqlite.execute(f"PRAGMA wal_autocheckpoint = {pages}")
 
     def swap(self, old: Graph, new: Graph) -> None:
         """Commit *new* instead of *old* from now on (:class:`solver.cache.NodeSource`)."""

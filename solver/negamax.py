@@ -448,7 +448,9 @@ def _evicts(game: Game, store: Store, full: bool) -> bool:
 
 def _store_cache(memory_limit: int) -> int:
     """What an evicting run lets its store cache in RAM under *memory_limit*."""
-    return min(STORE_CACHE_MAX, memory_limit // STORE_CACHE_SHARE)
+    if memory_limit < STORE_CACHE_LARGE:
+        return memory_limit // STORE_CACHE_SHARE
+    return min(STORE_CACHE_MAX, memory_limit // STORE_CACHE_LARGE_SHARE)
 
 
 def _resident_budget(memory_limit: int) -> int:
@@ -881,6 +883,13 @@ class _Solver(NullWindowSearch):
         cache = self.cache
         return cache is not None and self.g.num_nodes > cache.limit()
 
+    def batch_cap(self) -> int:
+        """The most expansions a depth-first batch takes: :data:`BATCH_CAP`, or a share of
+        an evicting run's budget when that is more (:data:`BATCH_BUDGET_SHARE`)."""
+        if self.cache is None:
+            return BATCH_CAP
+        return max(BATCH_CAP, self.cache.budget // BATCH_BUDGET_SHARE)
+
     def before_eviction(self) -> None:
         """Before the commit after which a run first evicts, an acyclic game's graph gets
         its depths exact (one retrograde pass, while the whole graph is in RAM): from
@@ -965,7 +974,9 @@ class _Solver(NullWindowSearch):
                 status = reason
                 break
             if self.searching:
-                limit = self.batch_size or min(BATCH_CAP, max(1, g.total_nodes // BATCH_SHARE))
+                limit = self.batch_size or min(
+                    self.batch_cap(), max(1, g.total_nodes // BATCH_SHARE)
+                )
                 # exact; and a restarted search retraces
                 limit = self.limits.cap(limit, self.expansions)
                 done = self.search_acyclic(limit) if self.acyclic else self.search(limit)
@@ -1189,10 +1200,16 @@ bytes of peak RSS per resident node over the start, docs/performance.md)."""
 
 STORE_CACHE_SHARE = 16
 """An evicting run holds its store's cache (SQLite's page cache, which counts in the
-process's memory) to this share of its memory limit..."""
+process's memory) to this share of a memory limit below :data:`STORE_CACHE_LARGE`..."""
 
-STORE_CACHE_MAX = 64 * 2**20
-"""... and at most this (SQLite's page cache of a solve otherwise, db.session)."""
+STORE_CACHE_LARGE = 2**30
+STORE_CACHE_LARGE_SHARE = 8
+"""... and to this share of a larger one, at most :data:`STORE_CACHE_MAX`: a large limit
+is for a large solve, whose commits insert keys at random places in an index that
+outgrows the cache, and run faster the more of it stays cached (docs/performance.md,
+"Eviction"). SQLite's page cache of a solve is otherwise 64 MiB (db.session)."""
+
+STORE_CACHE_MAX = 2**30
 
 BATCH_SHARE = 32
 """A depth-first partial batch expands up to the graph's nodes / this (each batch one
@@ -1202,6 +1219,13 @@ slower on connect-four 5 x 4, docs/performance.md)..."""
 BATCH_CAP = 65_536
 """... and at most this many (what a batch adds to RAM between two memory checks, and
 to an evicting run's resident nodes between two evictions, stays bounded)."""
+
+BATCH_BUDGET_SHARE = 32
+"""... unless an evicting run's budget / this is more: a large budget commits in larger
+batches, as each commit rewrites index pages all over a large database file, the more
+of them a key the fewer keys a commit inserts (docs/performance.md, "Eviction"). A batch
+adds a few nodes an expansion, so the resident nodes stay within about a tenth over the
+budget between evictions. Budgets up to 2 M nodes keep :data:`BATCH_CAP`."""
 
 LEAK_SHARE = 256
 """A batch of leaks chosen by walking the graph (games that expand by priority or

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine, create_engine, inspect, make_url, text
 
 import solver.cache
+import solver.negamax
 import solver.search
 from bench.soak import graph_rows, stored_rows
 from db.migrate import upgrade
@@ -237,6 +238,54 @@ def test_games_under_a_small_budget(
     assert stored(tmp_path / "small.db") == stored(tmp_path / "plain.db")
     assert small.complete and (small.low, small.high) == (plain.low, plain.high)
     assert small.nodes > 5 * resident  # evicted, many times over
+
+
+def test_a_large_budget_commits_in_larger_batches_and_stores_the_same(
+    template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A budget above BATCH_CAP * BATCH_BUDGET_SHARE nodes takes batches of a share of it
+    # (fewer, larger commits into a large index); only the commit numbering differs from
+    # an unlimited run's. The cap is made small so that connect-four 4 x 4 shows it.
+    monkeypatch.setattr(solver.negamax, "BATCH_CAP", 16)
+    game = get_game("connect-four", width=4, height=4)
+    run(game, fresh(template, tmp_path / "plain.db"), None)
+    large_run = run(game, fresh(template, tmp_path / "large.db"), 4000)  # batches of 125
+    assert large_run.nodes > 2 * 4000  # it evicted
+    plain, large = stored(tmp_path / "plain.db"), stored(tmp_path / "large.db")
+    assert [r[:-1] for r in large[0]] == [r[:-1] for r in plain[0]]
+    assert large[1] == plain[1]
+    commits = {}
+    for name in ("plain", "large"):
+        with sqlite3.connect(tmp_path / f"{name}.db") as conn:
+            commits[name] = conn.execute("SELECT count(*) FROM commits").fetchone()[0]
+    assert commits["large"] < commits["plain"] / 2, commits
+
+
+def test_a_large_memory_limit_gives_sqlite_a_larger_cache_and_log(
+    template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Under 1 GiB a sixteenth of the limit (as before); from 1 GiB an eighth, at most
+    # 1 GiB, and the write-ahead log grows as large between checkpoints: the writer's
+    # connection carries both.
+    assert solver.negamax._store_cache(512 * 2**20) == 32 * 2**20
+    assert solver.negamax._store_cache(4 * 2**30) == 512 * 2**20
+    assert solver.negamax._store_cache(64 * 2**30) == 2**30
+    seen: list[tuple[int, int]] = []
+    original = SqlStore.limit_cache
+
+    def spy(self: SqlStore, nbytes: int) -> None:
+        original(self, nbytes)
+        assert self._conn is not None
+        with self._conn.begin():
+            (cache,) = self._conn.exec_driver_sql("PRAGMA cache_size").one()
+            (pages,) = self._conn.exec_driver_sql("PRAGMA wal_autocheckpoint").one()
+        seen.append((cache, pages))
+
+    monkeypatch.setattr(SqlStore, "limit_cache", spy)
+    engine = fresh(template, tmp_path / "t.db")
+    solve(get_game("tic-tac-toe"), store=SqlStore(engine), memory_limit=4 * 2**30)
+    assert seen == [(-512 * 1024, 512 * 2**20 // 4096)]
+    engine.dispose()
 
 
 def test_the_cache_reads_back_what_it_evicted(template: Path, tmp_path: Path) -> None:
