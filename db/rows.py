@@ -144,23 +144,31 @@ def mapped_rows(
                 [seq if s == EXPANDED else None for s in st],
             ]
         )
-    columns: list[list[Any]] = [[], [], [], [], []]
-    ids = graph.gid
-    for p in sorted(graph.fresh_parents, key=ids.__getitem__):
-        first = graph.first_edge[p]
-        for e in range(first, first + graph.child_count[p]):
-            columns[0].append(vid)
-            columns[1].append(ids[p])
-            columns[2].append(e - first)
-            columns[3].append(ids[graph.edge_child[e]])
-            columns[4].append(graph.edge_move[e])
-    edges = [columns] if columns[0] else []
-    stub = graph.stub
-    old = sorted((ids[n], n) for n in graph.dirty if ids[n] < graph.committed_gid)
-    updates = [
-        (i, *row[1:5], EXPANDED if stub[n] else row[5], *row[6:])
-        for (i, n), row in zip(old, update_rows(graph, [n for _, n in old]), strict=True)
-    ]
+    edges: list[list[Any]] = []
+    parents = np.array(graph.fresh_parents, dtype=np.int64)
+    if parents.size:
+        parents = parents[np.argsort(gid[parents], kind="stable")]
+        counts = np.frombuffer(graph.child_count, dtype=np.int32)[parents].astype(np.int64)
+        starts = np.cumsum(counts) - counts  # each parent's first row
+        orders = np.arange(int(counts.sum())) - np.repeat(starts, counts)
+        at = np.repeat(np.frombuffer(graph.first_edge, dtype=np.int32)[parents], counts) + orders
+        moves = graph.edge_move
+        edges.append(
+            [
+                [vid] * int(at.size),
+                np.repeat(gid[parents], counts).tolist(),
+                orders.tolist(),
+                gid[np.frombuffer(graph.edge_child, dtype=np.int32)[at]].tolist(),
+                [moves[e] for e in at.tolist()],
+            ]
+        )
+    dirty = np.fromiter(graph.dirty, dtype=np.int64, count=len(graph.dirty))
+    dirty = dirty[gid[dirty] < graph.committed_gid]
+    dirty = dirty[np.argsort(gid[dirty], kind="stable")]
+    lo, hi, dl, dh, st, lf, hf = value_columns(graph, dirty)
+    stub = np.frombuffer(graph.stub, dtype=np.uint8)[dirty].tolist()
+    st = [EXPANDED if is_stub else s for is_stub, s in zip(stub, st, strict=True)]
+    updates = list(zip(gid[dirty].tolist(), lo, hi, dl, dh, st, lf, hf, strict=True))
     return nodes, edges, updates
 
 
