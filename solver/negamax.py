@@ -884,9 +884,11 @@ class _Solver(NullWindowSearch):
         return cache is not None and self.g.num_nodes > cache.limit()
 
     def batch_cap(self) -> int:
-        """The most expansions a depth-first batch takes: :data:`BATCH_CAP`, or a share of
-        an evicting run's budget when that is more (:data:`BATCH_BUDGET_SHARE`)."""
-        if self.cache is None:
+        """The most expansions a depth-first batch takes: :data:`BATCH_CAP`, or once the
+        run has evicted a share of its budget when that is more
+        (:data:`BATCH_BUDGET_SHARE`). A graph that fits its budget is committed as with
+        no budget at all, however much RAM the machine has."""
+        if self.cache is None or not self.g.mapped:
             return BATCH_CAP
         return max(BATCH_CAP, self.cache.budget // BATCH_BUDGET_SHARE)
 
@@ -1221,11 +1223,12 @@ BATCH_CAP = 65_536
 to an evicting run's resident nodes between two evictions, stays bounded)."""
 
 BATCH_BUDGET_SHARE = 32
-"""... unless an evicting run's budget / this is more: a large budget commits in larger
-batches, as each commit rewrites index pages all over a large database file, the more
-of them a key the fewer keys a commit inserts (docs/performance.md, "Eviction"). A batch
-adds a few nodes an expansion, so the resident nodes stay within about a tenth over the
-budget between evictions. Budgets up to 2 M nodes keep :data:`BATCH_CAP`."""
+"""... unless an evicting run's budget / this is more, once it has evicted: a large
+budget commits in larger batches, as each commit rewrites index pages all over a large
+database file, the more of them a key the fewer keys a commit inserts
+(docs/performance.md, "Eviction"). A batch adds a few nodes an expansion, so the resident
+nodes stay within about a tenth over the budget between evictions. Budgets up to 2 M
+nodes keep :data:`BATCH_CAP`."""
 
 LEAK_SHARE = 256
 """A batch of leaks chosen by walking the graph (games that expand by priority or

@@ -244,13 +244,14 @@ def test_a_large_budget_commits_in_larger_batches_and_stores_the_same(
     template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A budget above BATCH_CAP * BATCH_BUDGET_SHARE nodes takes batches of a share of it
-    # (fewer, larger commits into a large index); only the commit numbering differs from
-    # an unlimited run's. The cap is made small so that connect-four 4 x 4 shows it.
+    # once it has evicted (fewer, larger commits into a large index); only the commit
+    # numbering differs from an unlimited run's. The cap is made small so that
+    # connect-four 4 x 4 shows it.
     monkeypatch.setattr(solver.negamax, "BATCH_CAP", 16)
     game = get_game("connect-four", width=4, height=4)
     run(game, fresh(template, tmp_path / "plain.db"), None)
-    large_run = run(game, fresh(template, tmp_path / "large.db"), 4000)  # batches of 125
-    assert large_run.nodes > 2 * 4000  # it evicted
+    large_run = run(game, fresh(template, tmp_path / "large.db"), 2048)  # batches of 64
+    assert large_run.nodes > 3 * 2048  # it evicted
     plain, large = stored(tmp_path / "plain.db"), stored(tmp_path / "large.db")
     assert [r[:-1] for r in large[0]] == [r[:-1] for r in plain[0]]
     assert large[1] == plain[1]
@@ -258,7 +259,7 @@ def test_a_large_budget_commits_in_larger_batches_and_stores_the_same(
     for name in ("plain", "large"):
         with sqlite3.connect(tmp_path / f"{name}.db") as conn:
             commits[name] = conn.execute("SELECT count(*) FROM commits").fetchone()[0]
-    assert commits["large"] < commits["plain"] / 2, commits
+    assert commits["large"] < 0.6 * commits["plain"], commits  # 186 against 349
 
 
 def test_a_large_memory_limit_gives_sqlite_a_larger_cache_and_log(
