@@ -1095,8 +1095,9 @@ def status_command(db_url: str | None, game_refs: tuple[str, ...], as_json: bool
 
 
 def memory_text(run: dict[str, Any]) -> str:
-    """``  tiers 5/13  RAM 1.2 GiB of 18 GiB, 10,575,506 nodes resident`` (the tiers of
-    tiered runs only; empty for runs recorded before the figures were)."""
+    """``  tiers 5/13 ~4m10s left  RAM 1.2 GiB of 18 GiB, 10,575,506 nodes resident`` (the
+    tiers of tiered runs only, the time left of running ones once known; empty for runs
+    recorded before the figures were)."""
     tiers = (
         "" if run["tiers_total"] is None else f"  tiers {run['tiers_done']}/{run['tiers_total']}"
     )
@@ -1104,6 +1105,8 @@ def memory_text(run: dict[str, Any]) -> str:
         tiers += f" units {run['units_done']}/{run['units_total']}"
     if (run.get("workers") or 1) > 1:
         tiers += f" on {run['workers']} workers"
+    if run.get("eta_seconds") is not None:
+        tiers += f" ~{duration(run['eta_seconds'])} left"
     if run["rss_bytes"] is None:
         return tiers
     limit = run["memory_limit"]
@@ -1160,6 +1163,7 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
                 "units_done": r.units_done,
                 "units_total": r.units_total,
                 "workers": r.workers,
+                "eta_seconds": r.eta_seconds,
                 "worker_units": [
                     {
                         "worker": w.worker,

@@ -379,6 +379,11 @@ class SolveRun(_Model):
     workers: int | None = Field(
         ge=1, description="the processes solving the run's units (1: its own; null: not tiered)"
     )
+    eta_seconds: float | None = Field(
+        ge=0,
+        description="a running tiered solve's estimate at its latest commit of the seconds "
+        "it still needs, once every tier is discovered (null: not known, or the run ended)",
+    )
     worker_units: list[WorkerUnits] = Field(
         description="the shards each process wrote for the run (tiered solves)"
     )

@@ -58,6 +58,7 @@ def run_json(run: RunRecord, variant: VariantRecord | None) -> dict[str, Any]:
         "units_done": run.units_done,
         "units_total": run.units_total,
         "workers": run.workers,
+        "eta_seconds": run.eta_seconds,
         "worker_units": [
             {"worker": w.worker, "units": w.units, "positions": w.positions, "seconds": w.seconds}
             for w in run.worker_units

@@ -352,6 +352,9 @@ class SolveRun(Base):
     """The units the run knows of in its current sweep (discovery or solving)."""
     workers: Mapped[int | None] = mapped_column(Integer)
     """The processes solving the run's units (1: the run's own)."""
+    eta_seconds: Mapped[float | None] = mapped_column(Float)
+    """A tiered run's estimate at its latest commit of the seconds it still needs, once
+    every tier is discovered (migration 0012; NULL: not known)."""
     pid: Mapped[int] = mapped_column(Integer)
     hostname: Mapped[str] = mapped_column(Text)
 

@@ -107,6 +107,10 @@ class RunRecord:
     """The units of its current sweep known to the run."""
     workers: int | None = None
     """The processes solving its units (1: the run's own)."""
+    eta_seconds: float | None = None
+    """A running tiered run's estimate at its latest commit of the seconds it still
+    needs, once every tier is discovered (``None``: not known, the run has ended, or it
+    was recorded before migration 0012)."""
     worker_units: tuple[WorkerUnits, ...] = ()
     """The shards each process wrote for the run (migration 0009's ``tier_shards``)."""
 

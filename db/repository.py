@@ -236,7 +236,10 @@ def _with_dead(session: Reader, runs: list[RunRecord]) -> list[RunRecord]:
             return r.hostname == here and stale_reason(r, now) is not None
         return stale_reason(r, now) is not None
 
-    return [replace(r, status="dead") if r.status == "running" and dead(r) else r for r in runs]
+    return [
+        replace(r, status="dead", eta_seconds=None) if r.status == "running" and dead(r) else r
+        for r in runs
+    ]
 
 
 def probe_position(session: Reader, game: Game, key: PositionKey) -> PositionRecord:
@@ -532,6 +535,7 @@ def _run(r: Any) -> RunRecord:
         units_done=r.units_done,
         units_total=r.units_total,
         workers=r.workers,
+        eta_seconds=r.eta_seconds if r.status == "running" else None,
     )
 
 

@@ -1009,6 +1009,7 @@ class SqlStore:
                 "root_high_final": bool(progress.root_high_final),
                 "seconds": float(progress.seconds),
                 "rss_bytes": progress.rss or None,
+                "eta_seconds": progress.eta,
                 "memory_limit": progress.memory_limit,
                 "resident_nodes": progress.resident_nodes or None,
                 "tiers_done": progress.tiers_done if progress.tiers_total else None,

@@ -174,6 +174,7 @@ RUN_FIELDS = {
     "units_done",
     "units_total",
     "workers",
+    "eta_seconds",
     "worker_units",
     "pid",
     "hostname",
@@ -197,6 +198,7 @@ def test_solves_list_and_detail(client: FlaskClient) -> None:
         tiered = run["tiers_total"] is not None
         assert run["resident_nodes"] == (None if tiered else run["nodes"])
         assert not tiered or run["tiers_done"] == run["tiers_total"] > 1
+        assert run["eta_seconds"] is None  # ended: nothing left
     ttt = next(
         run for run in runs if run["game"] == "tic-tac-toe" and run["params"] == {"symmetry": False}
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from solver.games import get_game
 from solver.graph import Graph
 from solver.negamax import solve
 from solver.store import MemoryStore, Progress
+from tests.api.helpers import make_app
 
 NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
 
@@ -309,6 +311,43 @@ def wait_for_running_run(url: str, timeout: float = WAIT) -> None:
     finally:
         engine.dispose()
     raise AssertionError(f"no solve run was recorded as running within {timeout:.0f} s")
+
+
+def test_a_running_tiered_solve_shows_the_time_it_still_needs(db_url: str) -> None:
+    # Once every tier is discovered and one is solved, each commit records the time left
+    # at the rate of solving so far: `status` (text and JSON) and /api/solves show it
+    # while the run goes on, and nothing once it has ended.
+    args = ["connect-four", "-p", "width=5", "-p", "height=4", "--full", "--db", db_url]
+    proc = start_solve(*args, "--max-seconds", "600")
+    engine = make_engine(db_url)
+    eta = None
+    try:
+        deadline = time.monotonic() + 5 * WAIT
+        while eta is None and time.monotonic() < deadline and proc.poll() is None:
+            with engine.connect() as conn:
+                eta = conn.execute(
+                    text("SELECT eta_seconds FROM solve_runs WHERE status = 'running'")
+                ).scalar()
+            time.sleep(0.05)
+        assert eta is not None and eta > 0, "no time left was recorded while solving tiers"
+        code, out, err = run("status", "--db", db_url, "--json")
+        assert code == 0, err
+        (variant,) = json.loads(out)["variants"]
+        (running,) = [r for r in variant["runs"] if r["status"] == "running"]
+        assert running["eta_seconds"] > 0
+        code, out, err = run("status", "--db", db_url)
+        assert code == 0, err
+        assert re.search(r"tiers \d+/\d+ (units \d+/\d+ )?~[\dhms]+ left", out), out
+        with make_app(db_url) as app:
+            (api_run,) = app.test_client().get("/api/solves").get_json()["solves"]
+        assert api_run["status"] == "running" and api_run["eta_seconds"] > 0
+    finally:
+        proc.send_signal(signal.SIGINT)  # stopped: the run ends, recorded "stopped"
+        proc.communicate(timeout=WAIT)
+        engine.dispose()
+    code, out, err = run("status", "--db", db_url, "--json")
+    (variant,) = json.loads(out)["variants"]
+    assert [r["eta_seconds"] for r in variant["runs"]] == [None]
 
 
 def test_one_writer_per_variant_and_a_dead_writer_does_not_block(db_url: str) -> None:
