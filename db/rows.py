@@ -146,9 +146,9 @@ def mapped_rows(
         )
     edges: list[list[Any]] = []
     parents = np.array(graph.fresh_parents, dtype=np.int64)
-    if parents.size:
-        parents = parents[np.argsort(gid[parents], kind="stable")]
-        counts = np.frombuffer(graph.child_count, dtype=np.int32)[parents].astype(np.int64)
+    parents = parents[np.argsort(gid[parents], kind="stable")]
+    counts = np.frombuffer(graph.child_count, dtype=np.int32)[parents].astype(np.int64)
+    if counts.any():
         starts = np.cumsum(counts) - counts  # each parent's first row
         orders = np.arange(int(counts.sum())) - np.repeat(starts, counts)
         at = np.repeat(np.frombuffer(graph.first_edge, dtype=np.int32)[parents], counts) + orders
