@@ -82,7 +82,9 @@ class NodeSource(Protocol):
         ...
 
     def limit_cache(self, nbytes: int) -> None:
-        """Hold what the store caches in this process (SQLite's page cache) to *nbytes*."""
+        """Hold what the store caches in this process (SQLite's page cache) to *nbytes*,
+        and let what it writes before copying it into place (SQLite's write-ahead log)
+        grow as large."""
         ...
 
     def swap(self, old: Graph, new: Graph) -> None:
