@@ -33,7 +33,7 @@ from bench.targets import (
     resume_rows,
     sqlite_rows,
 )
-from bench.tiers import tablebase_rows, tier_rows
+from bench.tiers import chess_table_rows, tablebase_5x5_rows, tablebase_rows, tier_rows
 from bench.workers import worker_rows
 from solver.alphabeta import alphabeta
 from solver.games import get_game
@@ -136,11 +136,13 @@ TARGETS: dict[str, Callable[[TargetConfig, int], list[Row]]] = {
     "long-memory": long_memory_rows,
     "tiers": tier_rows,
     "tablebase": tablebase_rows,
+    "tablebase-5x5": tablebase_5x5_rows,
+    "chess-table": chess_table_rows,
     "workers": worker_rows,
 }
 """Groups of target rows (:mod:`bench.targets`): ``(config, repeat) -> rows``."""
 
-ON_REQUEST = frozenset({"tablebase", "workers", "long-memory"})
+ON_REQUEST = frozenset({"tablebase", "tablebase-5x5", "chess-table", "workers", "long-memory"})
 """Groups that run only when named with ``--only`` (they take a quarter of an hour or
 more)."""
 
