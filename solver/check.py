@@ -218,6 +218,11 @@ def _check_tiers(
     tier = hooks.tier(key)
     if not isinstance(tier, int) or isinstance(tier, bool):
         return [Violation("tiers", f"tier() is {tier!r}, not an integer", _text(game, key))]
+    name = hooks.tier_name(tier)
+    if not isinstance(name, str) or not name:
+        out.append(
+            Violation("tiers", f"tier_name({tier}) is {name!r}, not a name", _text(game, key))
+        )
     below = list(hooks.child_tiers(tier))
     if tier in below:
         out.append(

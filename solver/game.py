@@ -399,6 +399,10 @@ class TieredRules(Protocol):
         """:meth:`GameBase.tier_positions`."""
         ...
 
+    def tier_name(self, tier: Tier) -> str:
+        """:meth:`GameBase.tier_name`."""
+        ...
+
 
 class GameBase(ABC):
     """Shared plumbing for the built-in games: parameter handling, defaults, ``repr``.
@@ -569,6 +573,11 @@ class GameBase(ABC):
         itself (moves within a tier are always allowed); the relation must be acyclic
         (a game that declares ``tiers`` implements it)."""
         raise ContractError(f"{self.name} declares no tiers")
+
+    def tier_name(self, tier: Tier) -> str:
+        """How progress lines and messages name *tier*: its number (the default), or
+        what it stands for (chess: the material, ``KQvKR``)."""
+        return str(tier)
 
     def tier_positions(self, tier: Tier) -> Iterable[PositionKey] | None:
         """Positions of *tier*, canonical when the variant uses symmetry, each once, in

@@ -72,7 +72,15 @@ from solver.values import DEPTH_INF, NEG_INF, POS_INF
 log = logging.getLogger(__name__)
 
 DISCOVERY_BATCH = 1 << 17
-"""Positions expanded at a time while discovering a tier."""
+"""Positions expanded at a time while discovering a tier, at most: batches start at
+:data:`FIRST_DISCOVERY_BATCH` and double while one takes less than a quarter of
+:data:`DISCOVERY_REPORT` (the batch size does not change what is found, or its order)."""
+
+FIRST_DISCOVERY_BATCH = 1024
+
+DISCOVERY_REPORT = 2.0
+"""Seconds between the progress reports of a tier's discovery (positions found and
+expanded so far): a large tier takes minutes with per-position rules."""
 
 SOLVE_CHUNK = 1 << 17
 """Positions of a unit of work (the default ``--shard-size``): a slice of a discovered
@@ -227,6 +235,8 @@ class TieredSolve:
         """The solving sweep's units (shards), written before or to run."""
         self._units_done = 0
         self._reported = time.monotonic()
+        self._batch = FIRST_DISCOVERY_BATCH
+        """Positions the discovery expands at a time (grows up to DISCOVERY_BATCH)."""
         self._discovering: deque[_Discovered] = deque()
         """Tiers whose positions are being written, in discovery order."""
         self._next_id = 0
@@ -343,9 +353,9 @@ class TieredSolve:
         if why == "memory" and not self._steps:
             raise SolveError(
                 f"{self.game.name}: {'discovering' if step == 'discover' else 'solving'} "
-                f"tier {tier} ({nodes:,} positions) needs about {format_size(need)} more "
-                f"than the {format_size(rss())} in use, which the memory limit does not "
-                "leave: give the solve a larger --memory-limit"
+                f"tier {self.rules.tier_name(tier)} ({nodes:,} positions) needs about "
+                f"{format_size(need)} more than the {format_size(rss())} in use, which the "
+                "memory limit does not leave: give the solve a larger --memory-limit"
             )
         log.info("ending the run before %sing tier %d: %s", step.rstrip("e"), tier, why)
         return "stopped" if why == "request" else "budget"
@@ -413,8 +423,8 @@ class TieredSolve:
         tiers = [r.tier for r in self.records]
         if tiers != self.order[: len(tiers)]:
             raise SolveError(
-                f"{self.game.name}: the stored tiers ({_listed(tiers)}) are not the game's "
-                f"tier order from this root ({_listed(self.order)})"
+                f"{self.game.name}: the stored tiers ({_listed(self.rules, tiers)}) are not "
+                f"the game's tier order from this root ({_listed(self.rules, self.order)})"
             )
         stored = self.store.stored_nodes()
         # positions of tiers whose discovery an earlier run was writing are the solve's
@@ -449,7 +459,7 @@ class TieredSolve:
         for record in self.records:
             if not undiscovered.intersection(self.rules.child_tiers(record.tier)):
                 continue
-            self.tell(f"resuming: expanding tier {record.tier} again")
+            self.tell(f"resuming: expanding tier {self.rules.tier_name(record.tier)} again")
             nodes = self.store.tier_nodes(record)
             # In the order the discovery expanded them: by distance, then id.
             live = np.flatnonzero(~nodes.terminal)
@@ -474,7 +484,9 @@ class TieredSolve:
         one of them sooner), so each position's distance is the least, as in an
         untiered breadth-first solve; within a level, in order of discovery."""
         tier = self.order[ordinal]
-        self.tell(f"discovering tier {tier}")
+        name = self.rules.tier_name(tier)
+        self.tell(f"discovering tier {name}")
+        told = time.monotonic()
         found = pending.pop(tier, None) or _Found()
         children = set(self.rules.child_tiers(tier))
         inner = False
@@ -488,8 +500,11 @@ class TieredSolve:
                 break
             level = int(found.dist[left].min())
             todo = left[found.dist[left] == level]
-            for start in range(0, todo.size, DISCOVERY_BATCH):
-                at = todo[start : start + DISCOVERY_BATCH]
+            start = 0
+            while start < todo.size:
+                began = time.monotonic()
+                at = todo[start : start + self._batch]
+                start += at.size
                 keys = found.keys[at]
                 term, val = terminal_values(self.game, keys)
                 terminal[at] = term
@@ -516,6 +531,15 @@ class TieredSolve:
                     if child not in children:
                         self._wrong_tier(tier, child, found.keys[live], moves, mask)
                     pending.setdefault(child, _Found()).add(moves.keys[mask], dist[mask])
+                now = time.monotonic()
+                if now - began < DISCOVERY_REPORT / 4:  # fast rules: larger batches
+                    self._batch = min(2 * self._batch, DISCOVERY_BATCH)
+                if now - told >= DISCOVERY_REPORT:
+                    told = now
+                    self.tell(
+                        f"discovering tier {name}: {found.count:,} positions, "
+                        f"{int(done[: found.count].sum()):,} expanded"
+                    )
         count = found.count
         nodes = TierNodes(
             found.keys[:count].copy(),
@@ -534,7 +558,7 @@ class TieredSolve:
         count = int(nodes.keys.size)
         first_id = self._next_id
         self._next_id += count
-        self.tell(f"writing tier {tier}: {count:,} positions")
+        self.tell(f"writing tier {self.rules.tier_name(tier)}: {count:,} positions")
         done = [(f, n) for f, n in self._written_nodes if first_id <= f < first_id + count]
         if done:  # an earlier run of this discovery wrote them: they must be these
             record = TierRecord(tier, ordinal, first_id, count, None)
@@ -542,7 +566,8 @@ class TieredSolve:
                 again = self.store.tier_nodes(record, f - first_id, f - first_id + n).keys
                 if not np.array_equal(again, nodes.keys[f - first_id : f - first_id + n]):
                     raise SolveError(
-                        f"{self.game.name}: the positions an earlier run wrote for tier {tier} "
+                        f"{self.game.name}: the positions an earlier run wrote for tier "
+                        f"{self.rules.tier_name(tier)} "
                         f"(nodes {f:,} on) are not this discovery's: the database was "
                         "changed, or the game's moves are not what they were"
                     )
@@ -610,11 +635,13 @@ class TieredSolve:
         j = int(np.argmax(mask))
         parent = int(parents[np.searchsorted(np.cumsum(moves.counts), j, side="right")])
         game = self.game
+        name = self.rules.tier_name(tier)
         raise ContractError(
             f"{game.name}: the move {moves.names[int(moves.labels[j])]!r} from "
-            f"{game.format(parent)!r} (tier {tier}) leads to {game.format(int(moves.keys[j]))!r}"
-            f" in tier {child}, which is not one of tier {tier}'s child tiers "
-            f"({_listed(list(self.rules.child_tiers(tier)))})"
+            f"{game.format(parent)!r} (tier {name}) leads to {game.format(int(moves.keys[j]))!r}"
+            f" in tier {self.rules.tier_name(child)}, which is not one of tier {name}'s child "
+            "tiers "
+            f"({_listed(self.rules, list(self.rules.child_tiers(tier)))})"
         )
 
     # -- solving ----------------------------------------------------------------------
@@ -632,7 +659,13 @@ class TieredSolve:
         for i, record in enumerate(todo):
             written = self.store.written_shards(record)
             shards = plan_shards(record, written, self.shard_size, base + i)
-            runs[record.tier] = _TierRun(record, shards, len(written), complete=not written)
+            runs[record.tier] = _TierRun(
+                record,
+                shards,
+                len(written),
+                complete=not written,
+                name=self.rules.tier_name(record.tier),
+            )
         self._units = sum(len(r.shards) + r.done for r in runs.values())
         self._units_done = sum(r.done_before for r in runs.values())
         written_tiers = {r.tier for r in self.records if r.solved}
@@ -772,13 +805,15 @@ class _TierRun:
     valued: int = 0
     """Shards whose values came back."""
     expanded: int = 0
+    name: str = ""
+    """The tier as the game names it (:meth:`~solver.game.GameBase.tier_name`)."""
     results: list[ShardResult] | None = None
     held: SolvedTier | None = None
     """The tier's values, once this run has solved all its shards."""
 
     @property
     def phase(self) -> str:
-        return f"solving tier {self.record.tier}: {self.record.nodes:,} positions"
+        return f"solving tier {self.name or self.record.tier}: {self.record.nodes:,} positions"
 
     def add_values(self, result: ShardResult) -> int:
         """Keep a shard's values (the same whoever solved or wrote it: the shard's
@@ -892,8 +927,8 @@ def _id_ordered_keys(table: SolvedTier) -> npt.NDArray[np.int64]:
     return keys
 
 
-def _listed(tiers: list[int]) -> str:
-    shown = ", ".join(map(str, tiers[:8]))
+def _listed(rules: TieredRules, tiers: list[int]) -> str:
+    shown = ", ".join(rules.tier_name(t) for t in tiers[:8])
     return shown + (", ..." if len(tiers) > 8 else "") if tiers else "none"
 
 

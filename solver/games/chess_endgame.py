@@ -688,6 +688,10 @@ class ChessGame(GameBase):
                             out.add(raised - (1 << _tier_shift(not white, letter)))
         return sorted(out)
 
+    def tier_name(self, tier: int) -> str:
+        """The tier's material, ``KQvK``."""
+        return material_of_tier(tier)
+
     def tier_positions(self, tier: int) -> Iterator[PositionKey]:
         """Every legal placement of the tier's material (:meth:`tablebase_positions` of
         that material's variant): the positions without castling rights or en passant."""

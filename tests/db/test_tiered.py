@@ -7,6 +7,7 @@ kill -9 at every commit; the refusals."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -441,3 +442,32 @@ def test_a_stopped_run_records_the_units_it_wrote(db_url: str) -> None:
     finally:
         engine.dispose()
     assert (nodes, added, status) == (stored, stored, "stopped") == (1, 1, "stopped")
+
+
+def test_a_tier_s_discovery_reports_what_it_has_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chess tiers are named by their material; a tier's discovery reports the positions
+    found and expanded as it goes (here after every batch); batches of any size store the
+    same rows, id for id."""
+    game: Any = get_game("chess", material="KQvK")
+    large = sqlite_url(tmp_path, "large-batches.db")
+    full_solve(game, large, tiers=True)
+    monkeypatch.setattr(tiered, "DISCOVERY_REPORT", 0.0)  # report every batch
+    monkeypatch.setattr(tiered, "FIRST_DISCOVERY_BATCH", 256)
+    monkeypatch.setattr(tiered, "DISCOVERY_BATCH", 256)  # never larger
+    phases: list[str] = []
+    small = sqlite_url(tmp_path, "small-batches.db")
+    full_solve(game, small, tiers=True, progress=lambda p: phases.append(p.phase))
+    assert "discovering tier KQvK" in phases and "discovering tier KvK" in phases
+    assert any(p.startswith("solving tier KQvK: ") for p in phases)
+    reports = [p for p in phases if p.startswith("discovering tier KQvK: ")]
+    counts = [tuple(int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*", p)) for p in reports]
+    assert len(counts) > 10 and counts == sorted(counts)
+    assert all(found >= expanded for found, expanded in counts)
+    a, b = make_engine(large), make_engine(small)
+    try:
+        assert stored(b, game) == stored(a, game)
+    finally:
+        a.dispose()
+        b.dispose()

@@ -173,6 +173,15 @@ class WrongTierPositions(TieredHeap):
         return range(4 * tier, 4 * tier + 5)
 
 
+class UnnamedTiers(TieredHeap):
+    """Names its odd tiers with an empty string."""
+
+    name: ClassVar[str] = "unnamed-tiers"
+
+    def tier_name(self, tier: int) -> str:
+        return "" if tier % 2 else f"block {tier}"
+
+
 class WrongTiersBatch(TieredHeap):
     """Its batched tiers put a block's last heap (4t+3) in the block above."""
 

@@ -72,6 +72,7 @@ def test_correct_tiers_pass() -> None:
             "lists a position in tier",
             {"4", "8", "12", "16", "20", "24"},
         ),
+        (bad_games.UnnamedTiers, "not a name", {"13", "14", "15", "20", "21"}),  # odd tiers
     ],
 )
 def test_broken_tiers_are_caught_with_a_witness(
