@@ -49,6 +49,8 @@ from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
 import chess
+import numpy as np
+import numpy.typing as npt
 
 from solver.errors import InvalidParameterError, InvalidPositionError, NegagraphError
 from solver.game import GameBase, LeakOrder, MoveLabel, Param, ParamValue, PositionKey
@@ -104,6 +106,22 @@ _TIER_BITS = 4
 
 def _tier_shift(white: bool, letter: str) -> int:
     return _TIER_BITS * ((0 if white else 5) + _TIER_LETTERS.index(letter))
+
+
+_TIER_OF_CODE = np.array(
+    [
+        0
+        if code in (0, chess.KING, _WHITE_KING) or code > _WHITE_KING
+        else 1
+        << _tier_shift(
+            code > _WHITE_OFFSET,
+            chess.piece_symbol(code - _WHITE_OFFSET if code > _WHITE_OFFSET else code).upper(),
+        )
+        for code in range(16)
+    ],
+    dtype=np.int64,
+)
+"""What a piece code adds to a tier number (0 for kings and for no piece)."""
 
 
 def tier_of_material(material: str) -> int:
@@ -667,6 +685,16 @@ class ChessGame(GameBase):
             piece = code - _WHITE_OFFSET if white else code
             if piece != chess.KING:
                 tier += 1 << _tier_shift(white, chess.piece_symbol(piece).upper())
+        return tier
+
+    def tiers_batch(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
+        """:meth:`tier` of every key, from the piece codes of its 10-bit groups at once
+        (a key of five pieces or fewer fits 64 bits)."""
+        rest = np.asarray(keys, dtype=np.int64) >> HEADER_BITS
+        tier = np.zeros(rest.shape, dtype=np.int64)
+        while rest.any():
+            tier += _TIER_OF_CODE[(rest >> 6) & 15]  # a group is (code << 6) | square
+            rest = rest >> GROUP_BITS
         return tier
 
     def child_tiers(self, tier: int) -> list[int]:

@@ -13,11 +13,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import chess
+import numpy as np
 import pytest
 
 from solver.errors import InvalidParameterError, InvalidPositionError, NegagraphError
 from solver.games import chess_endgame, get_game
-from solver.games.chess_endgame import ChessGame, IllegalMoveError, material_of
+from solver.games.chess_endgame import ChessGame, IllegalMoveError, material_of, material_of_tier
 from solver.graph import EXPANDED, STATE_NAMES, TERMINAL
 from solver.negamax import solve
 from solver.store import MemoryStore
@@ -290,6 +291,22 @@ def random_positions(game: ChessGame, count: int, seed: int) -> Iterator[int]:
                 break
             key = rng.choice(kids)[1]
         yield key
+
+
+@pytest.mark.parametrize("material", ["KQvKR", "KRBvKN", "KPPvKR", "KRPvKQ"])
+def test_batched_tiers_equal_the_per_position_ones(material: str) -> None:
+    """The materials of positions and of their children (captures, promotions)."""
+    game = chess_game(material)
+    keys = [
+        game.canonical(child)
+        for key in random_positions(game, 200, seed=7)
+        for _, child in [("", key), *game.children(key)]
+    ]
+    tiers = game.tiers_batch(np.array(keys, dtype=np.int64))
+    assert tiers is not None and tiers.dtype == np.int64
+    assert tiers.tolist() == [game.tier(k) for k in keys]
+    assert len({material_of_tier(t) for t in tiers.tolist()}) > 3  # captures, promotions
+    assert game.tiers_batch(np.zeros(0, dtype=np.int64)).tolist() == []  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("material", ["KPvKP", "KQvKR", "KRBvKN", "KPPvKR"])
