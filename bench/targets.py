@@ -65,6 +65,11 @@ class TargetConfig:
     """... each run's ``--max-seconds``..."""
     long_total_seconds: int = 3 * 3600
     """... and the total wall time (the target; the benchmark stops past it)."""
+    table_material: str = "KQvKR"
+    """Target 18f: the chess table built tier by tier..."""
+    table_longest: int = 69
+    """... whose longest win with white to move is this many plies (KQvKR: Thompson's
+    mate in 35)."""
     pg_admin_url: str = PG_ADMIN_URL
 
     @classmethod
@@ -81,6 +86,8 @@ class TargetConfig:
             long_limit="150MiB",
             long_run_seconds=2,
             long_total_seconds=600,
+            table_material="KRvK",
+            table_longest=31,  # mate in 16
         )
 
 

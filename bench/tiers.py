@@ -12,8 +12,8 @@ own, its peak RSS measured by the system):
 - ``18e`` (group ``tablebase-5x5``, about half an hour): the 5 x 5 tablebase likewise, a
   draw, its 69,763,700 positions counted independently (:mod:`bench.c4count`);
 - ``18f`` (group ``chess-table``): the chess table of KQvKR, tier by tier, under the same
-  limit: minutes (no limit set), its win/draw/loss counts and longest mates, ``correct``
-  when the longest win is the published mate in 35.
+  memory limit: minutes (within an hour: our limit, the issue sets none), its win/draw/loss
+  counts and longest mates, ``correct`` when the longest win is the published mate in 35.
 """
 
 from __future__ import annotations
@@ -112,12 +112,14 @@ def _tablebase(width: int, height: int, count: int, value: int, row: str, limit:
 
 
 def chess_table_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
-    """Target 18f: the chess table of KQvKR built tier by tier (its child tiers KQvK, KvKR
-    and KvK first) into SQLite under a 4 GiB memory limit; ``correct`` when the table
-    is complete and its longest win, white to move, is Thompson's mate in 35 (69 plies).
-    The win/draw/loss counts of the KQvKR positions are figures, not checked."""
-    memory, material = "4GiB", "KQvKR"
-    path = workdir() / "chess-kqvkr.db"
+    """Target 18f: the chess table of KQvKR (smoke: KRvK) built tier by tier (its child
+    tiers KQvK, KvKR and KvK after it) into SQLite under a 4 GiB memory limit, within an
+    hour (our own limit: the issue sets none); ``correct`` when the table is complete, its
+    longest win with white to move is the published one (KQvKR: Thompson's mate in 35, 69
+    plies) and the peak stays under the limit. The win/draw/loss counts of the
+    material's positions are figures, not checked."""
+    memory, material = "4GiB", cfg.table_material
+    path = workdir() / f"chess-{material}.db"
     with fresh_sqlite(path) as url:
         r, peak = measured_solve(
             "chess", "-p", f"material={material}", "--full", "--db", url,
@@ -129,10 +131,10 @@ def chess_table_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
     within = peak <= parse_size(memory)
     return [
         target_row(
-            "18f KQvKR chess table into SQLite, minutes",
+            f"18f {material} chess table into SQLite, minutes",
             r["seconds"] / 60,
-            "-",
-            correct=r["complete"] and longest.get("white won") == 69 and within,
+            "<= 60",
+            correct=r["complete"] and longest.get("white won") == cfg.table_longest and within,
             case=f"chess {material} --full --memory-limit {memory}",
             nodes=r["nodes"],
             edges=r["edges"],

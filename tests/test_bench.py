@@ -48,6 +48,15 @@ def test_bench_smoke_writes_json_and_markdown(tmp_path: Path) -> None:
     assert "| case |" in text and "| target | case | measured | limit | met |" in text
 
 
+def test_the_chess_table_row_in_smoke_size(tmp_path: Path) -> None:
+    """Row 18f on KRvK: the table tier by tier, its counts and Karrer's longest mates."""
+    assert main(["--smoke", "--only", "chess-table", "--out", str(tmp_path)]) == 0
+    (row,) = json.loads((tmp_path / "results.json").read_text())["rows"]
+    assert row["target"].startswith("18f KRvK ") and row["correct"] and row["tiers"] == 2
+    assert (row["white_won"], row["black_lost"], row["black_drawn"]) == (21959, 25260, 2796)
+    assert (row["longest_white_win_plies"], row["longest_black_loss_plies"]) == (31, 32)
+
+
 @pytest.mark.parametrize(
     ("name", "params"),
     [
