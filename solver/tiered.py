@@ -297,6 +297,31 @@ class TieredSolve:
             return None
         return left * elapsed / solved
 
+    def _tell_early(self, phase: str) -> None:
+        """Report *phase* before the tier order is known (while the seeds are listed)."""
+        if self.progress_cb is not None:
+            used = rss()
+            self.peak_rss = max(self.peak_rss, used)
+            self.progress_cb(
+                Progress(
+                    status="running",
+                    expansions=0,
+                    nodes=self.nodes_at_start,
+                    edges=self.edges_at_start,
+                    nodes_added=0,
+                    edges_added=0,
+                    frontier=0,
+                    root_low=NEG_INF,
+                    root_high=POS_INF,
+                    root_low_final=False,
+                    root_high_final=False,
+                    seconds=time.monotonic() - self.started,
+                    rss=used,
+                    memory_limit=self.memory_limit,
+                    phase=phase,
+                )
+            )
+
     def tell(self, phase: str) -> None:
         if self.progress_cb is not None:
             self.progress_cb(self.progress("running", phase))
@@ -407,7 +432,13 @@ class TieredSolve:
         if listed is None:
             return _Seeds(np.zeros(0, np.int64), [])
         canon = self.canon
-        keys = [canon(k) if canon is not None else k for k in listed]
+        keys: list[PositionKey] = []
+        told = time.monotonic()
+        for key in listed:
+            keys.append(canon(key) if canon is not None else key)
+            if len(keys) % 4096 == 0 and time.monotonic() - told >= DISCOVERY_REPORT:
+                told = time.monotonic()
+                self._tell_early(f"listing the game's tablebase positions: {len(keys):,}")
         try:
             array = np.array(keys, dtype=np.int64)
         except OverflowError:

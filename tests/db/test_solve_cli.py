@@ -547,6 +547,7 @@ PHASES = (
     "writing tier ",
     "solving tier ",
     "resuming: expanding tier ",
+    "listing the game's tablebase positions: ",
     "loading the stored graph",
     "starting",
     "expanding",

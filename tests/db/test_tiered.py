@@ -447,9 +447,9 @@ def test_a_stopped_run_records_the_units_it_wrote(db_url: str) -> None:
 def test_a_tier_s_discovery_reports_what_it_has_found(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Chess tiers are named by their material; a tier's discovery reports the positions
-    found and expanded as it goes (here after every batch); batches of any size store the
-    same rows, id for id."""
+    """Chess tiers are named by their material; the listing of the game's tablebase
+    positions and a tier's discovery report how far they are as they go (here as often as
+    they may); batches of any size store the same rows, id for id."""
     game: Any = get_game("chess", material="KQvK")
     large = sqlite_url(tmp_path, "large-batches.db")
     full_solve(game, large, tiers=True)
@@ -459,6 +459,8 @@ def test_a_tier_s_discovery_reports_what_it_has_found(
     phases: list[str] = []
     small = sqlite_url(tmp_path, "small-batches.db")
     full_solve(game, small, tiers=True, progress=lambda p: phases.append(p.phase))
+    listing = [p for p in phases if p.startswith("listing the game's tablebase positions: ")]
+    assert listing and listing[0].endswith(": 4,096")  # every 4,096 positions at most
     assert "discovering tier KQvK" in phases and "discovering tier KvK" in phases
     assert any(p.startswith("solving tier KQvK: ") for p in phases)
     reports = [p for p in phases if p.startswith("discovering tier KQvK: ")]
