@@ -53,7 +53,7 @@ import numpy.typing as npt
 from solver.errors import ContractError, SolveError
 from solver.game import ChanceRules, Game, MoveLabel, PositionKey
 from solver.graph import Graph, NodeState
-from solver.memory import rss
+from solver.memory import format_size, headroom, rss
 from solver.negamax import ProgressCallback, SolveResult
 from solver.store import Progress, RunOptions, RunStatus, Store
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
@@ -74,6 +74,14 @@ TINY = 2.0**-1000
 
 DEFAULT_TOLERANCE = 1e-9
 """How close the two bounds of a position on a chance cycle are brought by default."""
+
+PEAK_FACTOR = 3.0
+"""A chance solve's peak RSS growth over its expansion's: solving, the expected plies,
+the rows and the commit come on top of the graph (Pig to 60: 2.9 times)."""
+
+COMMIT_SHARE = 0.85
+"""What the commit of a chance solve's rows adds to its RSS, as a share of what its
+expansion took (Pig to 60: about 0.75), reserved by the check before it."""
 
 DEFAULT_MAX_SWEEPS = 1_000_000
 """Most sweeps of value iteration per level of components (a safety stop: the bounds stay
@@ -868,6 +876,8 @@ def solve_chance(
     store: Store,
     progress: ProgressCallback | None = None,
     tolerance: float = DEFAULT_TOLERANCE,
+    *,
+    memory_limit: int | None = None,
 ) -> SolveResult:
     """A full solve of a game of chance into *store*: expand everything reachable from
     *root_key*, solve it (:func:`solve_graph`) and commit it as one batch.
@@ -875,8 +885,14 @@ def solve_chance(
     The whole graph is solved in memory and written in one transaction, so a stored
     variant is always complete; solving it again recomputes it and writes nothing.
 
+    Under a *memory_limit* (bytes of RSS) the expansion stops as soon as the solve's
+    projected peak (:data:`PEAK_FACTOR` times what the graph has taken so far) would pass
+    it, and every later step checks the RSS itself: the solve then ends with an error,
+    having written nothing, instead of running past the limit.
+
     :raises SolveError: if the stored graph differs from the one computed (another rules
-        version of the game would be refused before that).
+        version of the game would be refused before that), or if the memory limit is
+        reached.
     """
     from solver.chance_plies import expected_plies  # it imports this module
 
@@ -918,17 +934,45 @@ def solve_chance(
         )
 
     stored = graph.num_nodes
+    before = rss()
+
+    grown = 0  # what the expansion took
+
+    def check(step: str, found: int, factor: float = 1.0, reserve: int = 0) -> None:
+        """End the solve if *step*'s projected peak (*factor* times the growth so far,
+        plus *reserve*) reaches the memory limit, with *found* positions in the graph."""
+        if memory_limit is None:
+            return
+        used = rss()
+        need = before + int((used - before) * factor) + reserve
+        if need + headroom(memory_limit) >= memory_limit:
+            raise SolveError(
+                f"{game.name}: a game of chance is solved with its whole graph in memory, "
+                f"and {step} at {found:,} positions it would need about {format_size(need)}"
+                f" or more (now {format_size(used)}), past the {format_size(memory_limit)} "
+                "--memory-limit: give a larger one (nothing was written)"
+            )
+
+    def expanding(done: int, found: int) -> None:
+        check("expanding", found, PEAK_FACTOR)
+        if progress is not None:
+            progress(snapshot("running", found, 0, 0, 0, phase=f"expanding: {done:,} expanded"))
+
     try:
         if progress is not None:
             progress(snapshot("running", stored, graph.total_edges, 0, 0, phase="expanding"))
-        chance_graph = expand_all(game, root_key)
+        chance_graph = expand_all(game, root_key, report=expanding)
+        size = len(chance_graph)
+        check("expanding", size, PEAK_FACTOR)
+        grown = rss() - before
         if progress is not None:
-            progress(
-                snapshot("running", len(chance_graph), chance_graph.edges, 0, 0, phase="solving")
-            )
+            progress(snapshot("running", size, chance_graph.edges, 0, 0, phase="solving"))
         solution = solve_graph(chance_graph, tolerance=tolerance)
+        check("solving", size)
         plies = expected_plies(solution)
+        check("solving", size)
         solved = to_graph(solution, None if stored else graph, plies)
+        check("writing", size, reserve=int(COMMIT_SHARE * grown))  # the commit's rows
         low = int(solved.low[0])
         high = int(solved.high[0])
         if stored:

@@ -333,7 +333,7 @@ def solve(
                 "batch, without budgets or batch sizes"
             )
         return _solve_chance(
-            game, root_key, store, full, tiers, workers, scheduler, progress, tolerance
+            game, root_key, store, full, tiers, workers, scheduler, progress, tolerance, limits
         )
     if tolerance is not None:
         raise InvalidParameterError(
@@ -411,8 +411,10 @@ def _solve_chance(
     scheduler: str | None,
     progress: ProgressCallback | None,
     tolerance: float | None,
+    limits: Limits,
 ) -> SolveResult:
-    """A game of chance: only full solves, in one process (:mod:`solver.chance`)."""
+    """A game of chance: only full solves, in one process (:mod:`solver.chance`), under
+    the memory limit of *limits*."""
     if not full:
         raise SolveError(
             f"{game.name} has chance nodes: solve it with --full (partial solves of games "
@@ -428,7 +430,12 @@ def _solve_chance(
     if tolerance is not None and not 0 < tolerance <= 1:
         raise InvalidParameterError(f"tolerance must be in (0, 1], not {tolerance}")
     return solve_chance(
-        game, root_key, store, progress, DEFAULT_TOLERANCE if tolerance is None else tolerance
+        game,
+        root_key,
+        store,
+        progress,
+        DEFAULT_TOLERANCE if tolerance is None else tolerance,
+        memory_limit=limits.memory_limit,
     )
 
 

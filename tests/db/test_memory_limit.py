@@ -104,3 +104,26 @@ def test_a_full_solve_stays_under_its_memory_limit(db_url: str) -> None:
     assert (r["status"], r["ended_by"], r["full"]) == ("budget", "memory", True)
     assert 0 < r["nodes"] < 3_945_711
     assert peak <= limit, f"peak RSS {peak} over the limit {limit}"
+
+
+def test_a_chance_solve_ends_at_its_memory_limit_having_written_nothing(
+    tmp_path: Path,
+) -> None:
+    # A game of chance is solved with its whole graph in memory: under a limit its graph
+    # would outgrow, the solve ends early with one error line and writes nothing; under a
+    # limit it fits, it completes with its peak below the limit.
+    db_url = f"sqlite:///{tmp_path / 'pig.db'}"
+    pig = ["solve", "pig", "-p", "target=40", "--full", "--db", db_url]  # 134,004 positions
+    code, out, err, peak = run_measured(*pig, "--memory-limit", "140MiB", "-q")
+    assert code == 1 and len(err) == 2, err  # the schema's creation, then the error
+    assert err[-1].startswith("error: pig: a game of chance is solved with its whole graph ")
+    assert err[-1].endswith(
+        "past the 140 MiB --memory-limit: give a larger one (nothing was written)"
+    )
+    assert peak <= parse_size("140MiB")
+    code, out, err, _ = run_measured("status", "--db", db_url, "--json")
+    (variant,) = json.loads(out)["variants"]
+    assert variant["nodes"] == 0 and variant["runs"][-1]["status"] == "failed"
+    code, out, err, peak = run_measured(*pig, "--memory-limit", "400MiB", "--json", "-q")
+    assert code == 0, err
+    assert json.loads(out)["complete"] and peak <= parse_size("400MiB")
