@@ -198,6 +198,10 @@ class Moves:
         return [names[i] for i in labels]
 
 
+ONE_BY_ONE_CHUNK = 1 << 16
+"""Positions whose moves :func:`moves_of` gathers as Python objects at a time."""
+
+
 def moves_of(
     game: Game,
     keys: npt.NDArray[np.int64],
@@ -232,30 +236,43 @@ def _moves_one_by_one(
     keys: list[PositionKey],
     canonical: Callable[[PositionKey], PositionKey] | None,
 ) -> Moves | None:
-    """:func:`moves_of` by :meth:`Game.children`, position by position."""
+    """:func:`moves_of` by :meth:`Game.children`, position by position, in chunks of
+    :data:`ONE_BY_ONE_CHUNK` positions: the Python objects of a chunk's moves are
+    turned into arrays before the next chunk, so a whole chess tier (42 M moves for
+    KQvKR) never lives as Python tuples at once."""
     moves_of_one = game.children
-    pairs: list[tuple[MoveLabel, PositionKey]] = []
-    extend = pairs.extend
-    counts = array("q")
-    before = 0
-    for key in keys:
-        extend(moves_of_one(key))
-        n = len(pairs)
-        if n == before:
-            raise no_moves(game, key)
-        counts.append(n - before)
-        before = n
-    child_keys = [k for _, k in pairs]
-    if canonical is not None:
-        child_keys = list(map(canonical, child_keys))
-    try:
-        wanted = np.array(child_keys, dtype=np.int64)
-    except OverflowError:
-        return None
     codes: dict[MoveLabel, int] = {}
-    labels = np.fromiter(
-        (codes.setdefault(m, len(codes)) for m, _ in pairs), dtype=np.int64, count=len(pairs)
-    )
+    counts = array("q")
+    key_parts: list[npt.NDArray[np.int64]] = []
+    label_parts: list[npt.NDArray[np.int64]] = []
+    for at in range(0, len(keys), ONE_BY_ONE_CHUNK):
+        pairs: list[tuple[MoveLabel, PositionKey]] = []
+        extend = pairs.extend
+        before = 0
+        for key in keys[at : at + ONE_BY_ONE_CHUNK]:
+            extend(moves_of_one(key))
+            n = len(pairs)
+            if n == before:
+                raise no_moves(game, key)
+            counts.append(n - before)
+            before = n
+        child_keys = [k for _, k in pairs]
+        if canonical is not None:
+            child_keys = list(map(canonical, child_keys))
+        try:
+            key_parts.append(np.array(child_keys, dtype=np.int64))
+        except OverflowError:
+            return None
+        label_parts.append(
+            np.fromiter(
+                (codes.setdefault(m, len(codes)) for m, _ in pairs),
+                dtype=np.int64,
+                count=len(pairs),
+            )
+        )
+        del pairs, child_keys
+    wanted = np.concatenate(key_parts) if key_parts else np.zeros(0, dtype=np.int64)
+    labels = np.concatenate(label_parts) if label_parts else np.zeros(0, dtype=np.int64)
     return Moves(np.frombuffer(counts, dtype=np.int64), wanted, labels, list(codes))
 
 
