@@ -34,8 +34,10 @@ RowLoader = Callable[[Graph, Iterable[list[tuple[Any, ...]]]], None]
 class Staged:
     """A shard's rows made ready before its transaction (:meth:`Backend.stage`)."""
 
-    node_columns: list[list[Any]]
-    edge_columns: list[list[Any]]
+    node_columns: Iterable[list[Any]]
+    edge_columns: Iterable[list[Any]]
+    """Chunks of rows as columns; an iterator is consumed by :meth:`Backend.write_staged`
+    (once: a shard is written once)."""
     updates: list[tuple[Any, ...]]
     in_database: bool = False
     """Whether they wait in the connection's own scratch tables (SQLite)."""
@@ -116,12 +118,13 @@ class Backend:
     def stage(
         self,
         conn: Connection,
-        node_columns: list[list[Any]],
-        edge_columns: list[list[Any]],
+        node_columns: Iterable[list[Any]],
+        edge_columns: Iterable[list[Any]],
         updates: list[tuple[Any, ...]],
     ) -> Staged:
         """Get rows ready for :meth:`write_staged`, outside any transaction (a shard's
-        rows, :mod:`db.shards`): here, as they are."""
+        rows, :mod:`db.shards`): here, as they are (chunks given as an iterator are made
+        inside the transaction, one at a time)."""
         return Staged(node_columns, edge_columns, updates)
 
     def write_staged(self, cursor: Any, vid: int, seq: int, staged: Staged) -> None:

@@ -63,10 +63,13 @@ def write_shard(
     """
     mark = (SOLVE, shard.record.tier, shard.first_id, shard.nodes, int(part.edges.child.size))
     # The rows are made ready before the transaction: SQLite writers queue for its lock.
+    # The moves go chunk by chunk (SQLite binds each chunk into its scratch table before
+    # making the next): a tier solved whole may have tens of millions (KQvKR: 42 M),
+    # whose rows as Python objects at once took 4 GiB.
     staged = backend.stage(
         conn,
         [],
-        list(rows.tier_edge_columns(vid, part.edges)),
+        rows.tier_edge_columns(vid, part.edges),
         list(rows.tier_update_rows(shard.record.first_id, part.values, part.at)),
     )
     written = _write_marked(

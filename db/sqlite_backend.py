@@ -107,8 +107,8 @@ class SqliteBackend(Backend):
     def stage(
         self,
         conn: Connection,
-        node_columns: list[list[Any]],
-        edge_columns: list[list[Any]],
+        node_columns: Iterable[list[Any]],
+        edge_columns: Iterable[list[Any]],
         updates: list[tuple[Any, ...]],
     ) -> Staged:
         """Copy a shard's rows into this connection's scratch tables (SQLite's ``temp``
