@@ -936,8 +936,6 @@ def solve_chance(
     stored = graph.num_nodes
     before = rss()
 
-    grown = 0  # what the expansion took
-
     def check(step: str, found: int, factor: float = 1.0, reserve: int = 0) -> None:
         """End the solve if *step*'s projected peak (*factor* times the growth so far,
         plus *reserve*) reaches the memory limit, with *found* positions in the graph."""
@@ -964,7 +962,7 @@ def solve_chance(
         chance_graph = expand_all(game, root_key, report=expanding)
         size = len(chance_graph)
         check("expanding", size, PEAK_FACTOR)
-        grown = rss() - before
+        grown = rss() - before  # what the expansion took
         if progress is not None:
             progress(snapshot("running", size, chance_graph.edges, 0, 0, phase="solving"))
         solution = solve_graph(chance_graph, tolerance=tolerance)

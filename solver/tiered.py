@@ -831,20 +831,20 @@ class _TierRun:
     """Shards written by earlier runs."""
     complete: bool
     """Whether this run solves every shard (and so holds the whole tier's values)."""
+    name: str
+    """The tier as the game names it (:meth:`~solver.game.GameBase.tier_name`)."""
     done: int = 0
     """Shards written by this run."""
     valued: int = 0
     """Shards whose values came back."""
     expanded: int = 0
-    name: str = ""
-    """The tier as the game names it (:meth:`~solver.game.GameBase.tier_name`)."""
     results: list[ShardResult] | None = None
     held: SolvedTier | None = None
     """The tier's values, once this run has solved all its shards."""
 
     @property
     def phase(self) -> str:
-        return f"solving tier {self.name or self.record.tier}: {self.record.nodes:,} positions"
+        return f"solving tier {self.name}: {self.record.nodes:,} positions"
 
     def add_values(self, result: ShardResult) -> int:
         """Keep a shard's values (the same whoever solved or wrote it: the shard's
