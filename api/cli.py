@@ -480,20 +480,41 @@ def describe_result(game: GameBase, r: SolveResult, root: str | None = None) -> 
         lo = fraction_or_float(chance["low_exact"], float(r.low))
         hi = fraction_or_float(chance["high_exact"], float(r.high))
         mover = game.facts.players[chance["player"]]
-        lines.append(
-            f"  value for {mover} ({chance['kind']} node): {chance_span(lo, hi)}"
-            + ("" if chance["exact"] else f" (within {chance['tolerance']:g}, outwards-rounded)")
-        )
-        if game.facts.value_range == (-1, 1):
-            first = chance["value"] if chance["player"] == 0 else -chance["value"]
+        unexpanded = chance.get("unexpanded", 0)
+        if not r.low_final:  # a run that ended before the root's value was known
             lines.append(
-                f"  {game.facts.players[0]} wins with probability {(first + 1) / 2:.6f} "
-                "under optimal play"
+                f"  bounds for {mover} ({chance['kind']} node): [{lo}, {hi}], not final "
+                f"({number(unexpanded)} positions left unexpanded)"
             )
-        if chance["best_move"] is not None:
-            lines.append(f"  best move: {chance['best_move']}")
-        lines.append(f"  expected plies to the end under optimal play: {plies_text(chance)}")
-        if chance["wide"]:
+            if chance["best_move"] is not None:
+                lines.append(f"  best move so far: {chance['best_move']}")
+        else:
+            lines.append(
+                f"  value for {mover} ({chance['kind']} node): {chance_span(lo, hi)}"
+                + (
+                    ""
+                    if chance["exact"]
+                    else f" (within {chance['tolerance']:g}, outwards-rounded)"
+                )
+            )
+            if game.facts.value_range == (-1, 1):
+                first = chance["value"] if chance["player"] == 0 else -chance["value"]
+                lines.append(
+                    f"  {game.facts.players[0]} wins with probability {(first + 1) / 2:.6f} "
+                    "under optimal play"
+                )
+            if chance["best_move"] is not None:
+                lines.append(f"  best move: {chance['best_move']}")
+        plies = plies_text(chance)
+        if plies == "infinite" and unexpanded:
+            plies = "infinite or not known yet (the strategy reaches unexpanded positions)"
+        lines.append(f"  expected plies to the end under optimal play: {plies}")
+        if unexpanded and r.low_final:
+            lines.append(
+                f"  {number(unexpanded)} positions left unexpanded: no move to them can "
+                "change the value"
+            )
+        elif chance["wide"] and not unexpanded:
             lines.append(f"  {number(chance['wide'])} positions wider than the tolerance")
         lines.append(
             f"  {number(r.nodes)} nodes, {number(r.edges)} edges in {r.seconds:.2f} s "
@@ -944,7 +965,10 @@ def chance_view_lines(view: dict[str, Any], players: tuple[str, str]) -> list[st
     lines.append(
         f"  from {players[0]}'s side: {chance_span(f'{first_lo:.10g}', f'{first_hi:.10g}')}"
     )
-    lines.append(f"  expected plies to the end under optimal play: {plies_text(c)}")
+    plies = plies_text(c)
+    if plies == "infinite" and view.get("state") == "unexpanded":
+        plies = "not known (the position is not expanded yet)"
+    lines.append(f"  expected plies to the end under optimal play: {plies}")
     if view["moves"]:
         header = (
             "outcomes (probability, value for the mover)"

@@ -523,8 +523,33 @@ class SqlStore:
         self, cursor: Any, graph: Graph, vid: int, nodes: range, edges: range
     ) -> None:
         """A game of chance's own rows (``chance_nodes``, ``chance_edges``) for the new
-        nodes and edges, from ``graph.chance`` (:class:`solver.chance.ChanceColumns`)."""
+        nodes and edges, from ``graph.chance`` (:class:`solver.chance.ChanceColumns`),
+        and the rewritten ``chance_nodes`` rows of its changed stored nodes."""
         c = graph.chance
+        if c.changed:
+            sql = (
+                "UPDATE chance_nodes SET low = ?, high = ?, low_exact = ?, high_exact = ?, "
+                "chance = ?, plies = ?, plies_exact = ? WHERE variant_id = ? AND id = ?"
+            )
+            if self._marker != "?":
+                sql = sql.replace("?", self._marker)
+            cursor.executemany(
+                sql,
+                [
+                    (
+                        float(c.low[i]),
+                        float(c.high[i]),
+                        c.low_exact[i],
+                        c.high_exact[i],
+                        bool(c.chance[i]),
+                        c.plies[i],
+                        c.plies_exact[i],
+                        vid,
+                        i,
+                    )
+                    for i in c.changed
+                ],
+            )
         if nodes:
             lo, hi = nodes.start, nodes.stop
             self.backend.write_table(
@@ -561,6 +586,7 @@ class SqlStore:
             first = np.frombuffer(graph.first_edge, dtype=np.int32)
             parent = np.frombuffer(graph.edge_parent, dtype=np.int32)[lo:hi]
             order = np.arange(lo, hi, dtype=np.int64) - first[parent]
+            lo, hi = lo - c.edges_from, hi - c.edges_from  # what the columns cover
             self.backend.write_table(
                 cursor,
                 "chance_edges",

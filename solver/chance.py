@@ -41,11 +41,12 @@ from __future__ import annotations
 
 import math
 import time
+from array import array
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -54,17 +55,18 @@ from solver.errors import ContractError, SolveError
 from solver.game import ChanceRules, Game, MoveLabel, PositionKey
 from solver.graph import Graph, NodeState
 from solver.memory import format_size, headroom, rss
-from solver.negamax import ProgressCallback, SolveResult
+from solver.negamax import EndedBy, Limits, ProgressCallback, SolveResult
 from solver.store import Progress, RunOptions, RunStatus, Store
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 if TYPE_CHECKING:
     from solver.chance_plies import ExpectedPlies
 
-TERMINAL, DECISION, CHANCE = 0, 1, 2
-"""The kinds of position (:attr:`ChanceGraph.kind`)."""
+TERMINAL, DECISION, CHANCE, FRONTIER = 0, 1, 2, 3
+"""The kinds of position (:attr:`ChanceGraph.kind`); ``FRONTIER``: not expanded yet (a
+partial solve's), its bounds the ends of the game's value range."""
 
-KIND_NAMES = ("terminal", "decision", "chance")
+KIND_NAMES = ("terminal", "decision", "chance", "unexpanded")
 
 UNIT_ROUNDOFF = 2.0**-53
 """Half a unit in the last place of 1.0: the relative error of one float64 operation."""
@@ -90,8 +92,9 @@ sound; the positions left wider than the tolerance are reported as such)."""
 
 @dataclass
 class ChanceGraph:
-    """A chance game's graph, fully expanded, in columns indexed by node id (discovery
-    order, breadth first from the root).
+    """A chance game's graph as far as it is expanded, in columns indexed by node id
+    (discovery order: breadth first from the root, in the batches of a partial solve);
+    positions not expanded yet have the kind :data:`FRONTIER` and no moves.
 
     Edges are grouped by parent (``start[n]:start[n + 1]``), in the game's move order.
     """
@@ -185,7 +188,183 @@ def _probabilities(
 
 
 REPORT_EVERY = 1 << 16
-"""Positions between two progress reports of :func:`expand_all`."""
+"""Positions between two progress reports of an expansion."""
+
+
+class _Builder:
+    """A chance graph as it is expanded: positions in discovery order, each expanded at
+    most once (:meth:`expand`), its moves appended in the game's order; :meth:`graph`
+    lays it out as a :class:`ChanceGraph` (edges grouped by parent in id order)."""
+
+    def __init__(self, game: Game, root: PositionKey, max_nodes: int | None = None) -> None:
+        self.game = game
+        self.range = value_range_of(game)
+        self.symmetric = game.facts.uses_symmetry
+        self.max_nodes = max_nodes
+        self.keys: list[PositionKey] = [root]
+        self.index: dict[PositionKey, int] = {root: 0}
+        self.players: list[int] = [_player(game, root)]
+        self.dist: list[int] = [0]
+        self.kinds: list[int] = [FRONTIER]
+        self.terminal: dict[int, int] = {}
+        # Each edge's parent, child, sign and float probability, in expansion order.
+        self.parent = array("q")
+        self.child = array("q")
+        self.sign = array("b")
+        self.weights = array("d")
+        self.probability: list[Fraction | None] = []
+        self.labels: list[MoveLabel] = []
+        self.expanded = 0
+        self.in_order = True
+        """Whether the edges are grouped by parent in id order (every expansion so far
+        was of a higher id than the one before), as :meth:`graph` lays them out."""
+        self._last = -1
+        self._checked: dict[int, tuple[object, list[Fraction]]] = {}
+        self._pool: dict[MoveLabel, MoveLabel] = {}  # one string per distinct label
+
+    def add(self, key: PositionKey, dist: int) -> int:
+        """A new unexpanded position (:data:`FRONTIER`) for canonical *key*; its id."""
+        c = len(self.keys)
+        if self.max_nodes is not None and c >= self.max_nodes:
+            raise SolveError(
+                f"{self.game.name}: more than {self.max_nodes:,} positions; "
+                "the chance solver keeps its graph in memory"
+            )
+        self.index[key] = c
+        self.keys.append(key)
+        self.players.append(_player(self.game, key))
+        self.dist.append(dist)
+        self.kinds.append(FRONTIER)
+        return c
+
+    def expand(self, node: int) -> list[int]:
+        """Expand the unexpanded position *node*: its kind, and its moves with their
+        children (new ones added unexpanded); returns the ids of the new ones.
+
+        :raises ContractError: if the game breaks the chance contract.
+        :raises SolveError: if a non-terminal position has no moves.
+        """
+        game = self.game
+        key = self.keys[node]
+        self.expanded += 1
+        value = game.terminal_value(key)
+        if value is not None:
+            lo, hi = self.range
+            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+                raise ContractError(
+                    f"{game.name}: terminal value {value!r} of {game.format(key)!r} is not an "
+                    f"integer within the declared value_range ({lo}, {hi})"
+                )
+            self.kinds[node] = TERMINAL
+            self.terminal[node] = value
+            return []
+        moves = game.children(key)
+        if not moves:
+            raise SolveError(
+                f"{game.name}: position {game.format(key)!r} has no moves "
+                "but terminal_value() is None"
+            )
+        probs = _probabilities(game, key, len(moves), self._checked)
+        self.kinds[node] = DECISION if probs is None else CHANCE
+        if node < self._last:
+            self.in_order = False
+        self._last = node
+        me = self.players[node]
+        index, symmetric, pool = self.index, self.symmetric, self._pool
+        new: list[int] = []
+        for i, (label, raw) in enumerate(moves):
+            turn = _player(game, raw)
+            ckey = game.canonical(raw) if symmetric else raw
+            c = index.get(ckey)
+            if c is None:
+                c = self.add(ckey, self.dist[node] + 1)
+                new.append(c)
+            # The sign is the raw child's: its canonical image has the same value for its
+            # own player, who may be the other one (a symmetry that swaps the players).
+            self.sign.append(1 if turn == me else -1)
+            self.child.append(c)
+            self.parent.append(node)
+            if probs is None:
+                self.probability.append(None)
+                self.weights.append(0.0)
+            else:
+                self.probability.append(probs[i])
+                self.weights.append(float(probs[i]))
+            self.labels.append(pool.setdefault(label, label))
+        return new
+
+    def grow(
+        self,
+        queue: Iterable[int],
+        limit: int | None = None,
+        stop: Callable[[], bool] | None = None,
+        report: Callable[[int, int], None] | None = None,
+    ) -> bool:
+        """Expand breadth first from the unexpanded positions *queue*, their new children
+        after them: at most *limit* positions, stopping early when *stop* (asked every
+        1,024 expansions) says so. Returns whether the queue ran out (nothing reachable
+        from it is left unexpanded). *report* is called with the expansions and
+        positions so far every :data:`REPORT_EVERY` expansions."""
+        todo = deque(queue)
+        kinds = self.kinds
+        done = 0
+        while todo:
+            node = todo.popleft()
+            if kinds[node] != FRONTIER:
+                continue
+            if (limit is not None and done >= limit) or (
+                stop is not None and done % 1024 == 0 and done and stop()
+            ):
+                todo.appendleft(node)
+                break
+            todo.extend(self.expand(node))
+            done += 1
+            if report is not None and done % REPORT_EVERY == 0:
+                report(done, len(self.keys))
+        return not any(kinds[v] == FRONTIER for v in todo)
+
+    def release(self) -> None:
+        """Drop the edges' columns (:meth:`graph` has copied them): expanding ends."""
+        self.parent, self.child, self.sign, self.weights = (
+            array("q"),
+            array("q"),
+            array("b"),
+            array("d"),
+        )
+
+    def graph(self) -> ChanceGraph:
+        """The graph expanded so far (it shares the key list and index: expanding more
+        afterwards changes them under it)."""
+        n = len(self.keys)
+        parent = np.frombuffer(self.parent, dtype=np.int64)
+        start = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(parent, minlength=n), out=start[1:])
+        child = np.frombuffer(self.child, dtype=np.int64).copy()
+        sign = np.frombuffer(self.sign, dtype=np.int8).copy()
+        weight = np.frombuffer(self.weights, dtype=np.float64).copy()
+        probability, labels = self.probability, self.labels
+        if not self.in_order:
+            order = np.argsort(parent, kind="stable")
+            child, sign, weight = child[order], sign[order], weight[order]
+            at = order.tolist()
+            probability = [probability[i] for i in at]
+            labels = [labels[i] for i in at]
+        del parent  # (a view of the array, which may grow after)
+        return ChanceGraph(
+            game=self.game,
+            keys=self.keys,
+            kind=np.array(self.kinds, dtype=np.int8),
+            player=np.array(self.players, dtype=np.int8),
+            dist=np.array(self.dist, dtype=np.int32),
+            terminal=self.terminal,
+            start=start,
+            child=child,
+            sign=sign,
+            probability=probability,
+            weight=weight,
+            labels=labels,
+            index=self.index,
+        )
 
 
 def expand_all(
@@ -205,94 +384,14 @@ def expand_all(
     *report* is called with the positions expanded and found so far, every
     :data:`REPORT_EVERY` expansions.
     """
-    lo, hi = value_range_of(game)
-    symmetric = game.facts.uses_symmetry
     start_key = game.initial() if root is None else root
-    if symmetric:
+    if game.facts.uses_symmetry:
         start_key = game.canonical(start_key)
-    keys: list[PositionKey] = [start_key]
-    index: dict[PositionKey, int] = {start_key: 0}
-    kinds: list[int] = []
-    players: list[int] = [_player(game, start_key)]
-    dist: list[int] = [0]
-    terminal: dict[int, int] = {}
-    start: list[int] = [0]
-    child: list[int] = []
-    sign: list[int] = []
-    probability: list[Fraction | None] = []
-    weights: list[float] = []
-    checked: dict[int, tuple[object, list[Fraction]]] = {}
-    labels: list[MoveLabel] = []
-    label_pool: dict[MoveLabel, MoveLabel] = {}  # one string per distinct label
-    queue = deque([0])
-    while queue:
-        node = queue.popleft()
-        if report is not None and node % REPORT_EVERY == 0 and node:
-            report(node, len(keys))
-        key = keys[node]
-        value = game.terminal_value(key)
-        if value is not None:
-            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-                raise ContractError(
-                    f"{game.name}: terminal value {value!r} of {game.format(key)!r} is not an "
-                    f"integer within the declared value_range ({lo}, {hi})"
-                )
-            kinds.append(TERMINAL)
-            terminal[node] = value
-            start.append(len(child))
-            continue
-        moves = game.children(key)
-        if not moves:
-            raise SolveError(
-                f"{game.name}: position {game.format(key)!r} has no moves "
-                "but terminal_value() is None"
-            )
-        probs = _probabilities(game, key, len(moves), checked)
-        kinds.append(DECISION if probs is None else CHANCE)
-        me = players[node]
-        for i, (label, raw) in enumerate(moves):
-            turn = _player(game, raw)
-            ckey = game.canonical(raw) if symmetric else raw
-            c = index.get(ckey)
-            if c is None:
-                c = len(keys)
-                if max_nodes is not None and c >= max_nodes:
-                    raise SolveError(
-                        f"{game.name}: more than {max_nodes:,} positions; "
-                        "the chance solver keeps its graph in memory"
-                    )
-                index[ckey] = c
-                keys.append(ckey)
-                players.append(_player(game, ckey))
-                dist.append(dist[node] + 1)
-                queue.append(c)
-            # The sign is the raw child's: its canonical image has the same value for its
-            # own player, who may be the other one (a symmetry that swaps the players).
-            sign.append(1 if turn == me else -1)
-            child.append(c)
-            if probs is None:
-                probability.append(None)
-                weights.append(0.0)
-            else:
-                probability.append(probs[i])
-                weights.append(float(probs[i]))
-            labels.append(label_pool.setdefault(label, label))
-        start.append(len(child))
-    return ChanceGraph(
-        game=game,
-        keys=keys,
-        kind=np.array(kinds, dtype=np.int8),
-        player=np.array(players, dtype=np.int8),
-        dist=np.array(dist, dtype=np.int32),
-        terminal=terminal,
-        start=np.array(start, dtype=np.int64),
-        child=np.array(child, dtype=np.int64),
-        sign=np.array(sign, dtype=np.int8),
-        probability=probability,
-        weight=np.array(weights, dtype=np.float64),
-        labels=labels,
-        index=index,
-    )
+    builder = _Builder(game, start_key, max_nodes)
+    builder.grow([0], report=report)
+    graph = builder.graph()
+    builder.release()
+    return graph
 
 
 def strongly_connected(
@@ -540,14 +639,27 @@ def solve_graph(
 
     def combine(v: int, side: int) -> Fraction | None:
         """The exact bound (0: low, 1: high) of *v* from its children's, if all known."""
+        if kind_list[v] == DECISION:
+            # The best exact bound, if every child whose bound is not known exactly is
+            # below it for sure (its float bound from above is no more: a move a
+            # partial solve left unexplored, or one on a chance cycle).
+            best: Fraction | None = None
+            above = -math.inf
+            for e in range(start_list[v], start_list[v + 1]):
+                x = seen(e)[side]
+                if x is None:
+                    c = child_list[e]
+                    top = high[c] if sign_list[e] > 0 else -low[c]
+                    above = max(above, float(top))
+                elif best is None or x > best:
+                    best = x
+            return None if best is None or above > best else best
         values = []
         for e in range(start_list[v], start_list[v + 1]):
             x = seen(e)[side]
             if x is None:
                 return None
             values.append((x, e))
-        if kind_list[v] == DECISION:
-            return max(x for x, _ in values)
         total = Fraction(0)
         for x, e in values:
             p = probability[e]
@@ -561,8 +673,8 @@ def solve_graph(
         iterate: list[int] = []
         for c in by_level[lvl]:
             nodes = members[c]
-            if kind_list[nodes[0]] == TERMINAL:
-                continue
+            if kind_list[nodes[0]] in (TERMINAL, FRONTIER):
+                continue  # terminal: exact; unexpanded: the value range's ends
             if not cyclic[c]:
                 v = nodes[0]
                 for side in (0, 1):
@@ -785,6 +897,111 @@ def _iterate(
     return done
 
 
+def settled(solution: ChanceSolution) -> npt.NDArray[np.bool_]:
+    """The positions whose value is known: exact bounds that meet, or float bounds that
+    meet (rounded outwards, so nothing more can be learnt about them in floats)."""
+    known = np.array(
+        [
+            a is not None and a == b
+            for a, b in zip(solution.exact_low, solution.exact_high, strict=True)
+        ],
+        dtype=np.bool_,
+    )
+    return known | (solution.high <= solution.low)
+
+
+def _edge_parents(graph: ChanceGraph) -> npt.NDArray[np.int64]:
+    return np.repeat(np.arange(len(graph), dtype=np.int64), np.diff(graph.start))
+
+
+def _spans(start: npt.NDArray[np.int64], nodes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The indices ``start[v]:start[v + 1]`` of each of *nodes*, one after the other (the
+    edge indices of *nodes*, for a graph's ``start``)."""
+    first = start[nodes]
+    counts = start[nodes + 1] - first
+    offsets = np.repeat(np.cumsum(counts) - counts, counts)
+    spans: npt.NDArray[np.int64] = np.repeat(first, counts) - offsets
+    return spans + np.arange(int(counts.sum()), dtype=np.int64)
+
+
+def _walked(solution: ChanceSolution, known: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+    """The moves :func:`relevant_frontier` walks (by edge index): every outcome of a chance
+    node and every move of a decision node whose bound from above, seen from the mover,
+    is above the node's lower bound, into a position whose value is not *known*."""
+    g = solution.graph
+    parent = _edge_parents(g)
+    kid = g.child
+    v_high = np.where(g.sign > 0, solution.high[kid], -solution.low[kid])
+    walk: npt.NDArray[np.bool_] = (g.kind[parent] == CHANCE) | (v_high > solution.low[parent])
+    return walk & ~known[kid]
+
+
+def relevant_frontier(
+    solution: ChanceSolution, known: npt.NDArray[np.bool_] | None = None
+) -> npt.NDArray[np.int64]:
+    """The unexpanded positions that can still change the root's bounds, ascending.
+
+    They are found walking from the root through positions whose value is not known
+    (:func:`settled`): at a chance node every outcome, at a decision node every move
+    whose bound from above (seen from the mover) is above the node's lower bound. A move
+    at or below it can neither raise the node's ``low`` (its own ``low`` is no higher)
+    nor set the node's ``high`` (the move giving the ``low`` has a ``high`` at least as
+    high, and if that one equals the ``low`` the node's value is known). Since every
+    bound is sound, this holds in the complete graph too: the root's bounds with the
+    positions not walked to left unexpanded are those of the complete graph."""
+    g = solution.graph
+    known = settled(solution) if known is None else known
+    if known[0] or len(g) == 0:
+        return np.zeros(0, dtype=np.int64)
+    kid = g.child
+    walk = _walked(solution, known)
+    seen = np.zeros(len(g), dtype=np.bool_)
+    seen[0] = True
+    active = np.zeros(1, dtype=np.int64)
+    found: list[npt.NDArray[np.int64]] = []
+    while active.size:
+        kinds = g.kind[active]
+        found.append(active[kinds == FRONTIER])
+        inner = active[(kinds == DECISION) | (kinds == CHANCE)]
+        edges = _spans(g.start, inner)
+        kids = np.unique(kid[edges[walk[edges]]])
+        kids = kids[~seen[kids]]
+        seen[kids] = True
+        active = kids
+    return np.sort(np.concatenate(found))
+
+
+def final_nodes(
+    solution: ChanceSolution, known: npt.NDArray[np.bool_] | None = None
+) -> npt.NDArray[np.bool_]:
+    """The positions whose bounds no further expansion changes: those whose value is
+    known (:func:`settled`) and those from which :func:`relevant_frontier`'s walk,
+    started there, reaches no unexpanded position (for the reason it gives). A complete
+    graph's are all final."""
+    g = solution.graph
+    known = settled(solution) if known is None else known
+    frontier = np.flatnonzero(g.kind == FRONTIER)
+    if frontier.size == 0:
+        return np.ones(len(g), dtype=np.bool_)
+    # Walk the walked moves backwards from the unexpanded positions.
+    walked = np.flatnonzero(_walked(solution, known))
+    parent = _edge_parents(g)[walked]
+    kid = g.child[walked]
+    order = np.argsort(kid, kind="stable")
+    into = np.zeros(len(g) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(kid, minlength=len(g)), out=into[1:])
+    parents_by_child = parent[order]
+    reaches = np.zeros(len(g), dtype=np.bool_)
+    reaches[frontier] = True
+    active = frontier
+    while active.size:
+        ups = np.unique(parents_by_child[_spans(into, active)])
+        ups = ups[~reaches[ups] & ~known[ups]]
+        reaches[ups] = True
+        active = ups
+    return known | ~reaches
+
+
 @dataclass
 class ChanceColumns:
     """What a store writes for a game of chance besides the graph's own columns, by node
@@ -803,6 +1020,12 @@ class ChanceColumns:
     :mod:`solver.chance_plies`)."""
     plies_exact: list[str | None] = field(default_factory=list)
     """The same as an exact fraction where it is known."""
+    edges_from: int = 0
+    """The graph's edge index of ``probability[0]`` and ``keeps_turn[0]``: they cover the
+    edges from there on (those a store has not written yet)."""
+    changed: Sequence[int] = ()
+    """Stored positions whose rows a store must rewrite (bounds, kind, plies), ascending;
+    the node columns above cover every position."""
 
 
 def _json_number(x: Fraction | float | None) -> float | None:
@@ -820,54 +1043,148 @@ def fraction_text(q: Fraction | None) -> str | None:
 
 
 def to_graph(
-    solution: ChanceSolution, graph: Graph | None = None, plies: ExpectedPlies | None = None
+    solution: ChanceSolution,
+    graph: Graph | None = None,
+    plies: ExpectedPlies | None = None,
+    final: npt.NDArray[np.bool_] | None = None,
 ) -> Graph:
-    """The solved chance graph as a :class:`~solver.graph.Graph` (what stores write),
-    appended to *graph* (empty: the one a store's ``open`` returned) or a new one:
-    every node expanded or terminal, both flags final (nothing is left to expand), the
-    bounds rounded outwards to integers, depths unknown, and the chance columns (floats,
-    exact fractions, players, probabilities, the expected plies *plies*, computed here
-    if not given) in :attr:`Graph.chance`."""
+    """The solved chance graph as a :class:`~solver.graph.Graph` (what stores write).
+
+    *graph* (default: a new one) may hold what an earlier run stored of the solution's
+    graph: its first positions, with the same ids and, for those it has expanded, the
+    same moves. Its positions whose flags were not final are updated (marked changed, and
+    listed in :attr:`ChanceColumns.changed`), the new positions and the moves of the
+    positions expanded since are appended. Each position gets its state, its bounds
+    rounded outwards to integers, both flags as *final* says (default
+    :func:`final_nodes`), depths unknown (0 at the end of the game), and the chance
+    columns (floats, exact fractions, players, probabilities, the expected plies *plies*,
+    computed here if not given) go to :attr:`Graph.chance`."""
     from solver.chance_plies import expected_plies  # it imports this module
 
     if plies is None:
         plies = expected_plies(solution)
+    if final is None:
+        final = final_nodes(solution)
     g = solution.graph
     n = len(g)
     graph = Graph() if graph is None else graph
-    if graph.num_nodes:
-        raise ValueError("to_graph() fills an empty graph")
-    graph.append_keys(g.keys)
-    state = np.where(g.kind == TERMINAL, int(NodeState.TERMINAL), int(NodeState.EXPANDED))
-    graph.append_nodes(
-        n,
-        {
-            "state": state.astype(np.uint8).tobytes(),
-            "low": np.floor(solution.low).astype(np.int64).tobytes(),
-            "high": np.ceil(solution.high).astype(np.int64).tobytes(),
-            "low_final": bytes([1]) * n,
-            "high_final": bytes([1]) * n,
-            "depth_low": np.where(g.kind == TERMINAL, 0, DEPTH_INF).astype(np.int32).tobytes(),
-            "depth_high": np.where(g.kind == TERMINAL, 0, DEPTH_INF).astype(np.int32).tobytes(),
-            "dist": g.dist.astype(np.int32).tobytes(),
-        },
-    )
-    counts = np.diff(g.start)
-    parents = np.repeat(np.arange(n, dtype=np.int32), counts)
-    graph.append_edges(parents, g.child.astype(np.int32), g.labels)
+    old = graph.num_nodes
+    kind = g.kind
+    columns: dict[str, npt.NDArray[Any]] = {
+        "state": np.select(
+            [kind == TERMINAL, kind == FRONTIER],
+            [int(NodeState.TERMINAL), int(NodeState.UNEXPANDED)],
+            int(NodeState.EXPANDED),
+        ).astype(np.uint8),
+        "low": np.floor(solution.low).astype(np.int64),
+        "high": np.ceil(solution.high).astype(np.int64),
+        "low_final": final.astype(np.uint8),
+        "high_final": final.astype(np.uint8),
+        "depth_low": np.where(kind == TERMINAL, 0, DEPTH_INF).astype(np.int32),
+        "depth_high": np.where(kind == TERMINAL, 0, DEPTH_INF).astype(np.int32),
+        "dist": g.dist.astype(np.int32),
+    }
+    fresh = np.zeros(n, dtype=np.bool_)  # positions whose moves are not in *graph*
+    fresh[old:] = True
+    changed = np.zeros(0, dtype=np.int64)
+    if old:
+        state = np.frombuffer(graph.state, dtype=np.uint8)
+        fresh[:old] = state == int(NodeState.UNEXPANDED)
+        done = np.frombuffer(graph.low_final, dtype=np.uint8) & np.frombuffer(
+            graph.high_final, dtype=np.uint8
+        )
+        changed = np.flatnonzero(done == 0)
+        del state, done
+        for name, values in columns.items():
+            if name != "dist":
+                target = np.frombuffer(getattr(graph, name), dtype=values.dtype)
+                target[changed] = values[changed]
+                del target
+        graph.dirty.update(changed.tolist())
+    if n > old:
+        graph.append_keys(g.keys[old:])
+        graph.append_nodes(n - old, {name: v[old:].tobytes() for name, v in columns.items()})
+    edges_from = graph.num_edges
+    every = not old  # every edge is new (no copies)
+    if every:
+        new_edges = np.zeros(0, dtype=np.int64)  # (all of them: not used)
+        at: list[int] = []
+        parents = np.repeat(np.arange(n, dtype=np.int32), np.diff(g.start))
+        graph.append_edges(parents, g.child.astype(np.int32), g.labels)
+        del parents
+    else:
+        parent = _edge_parents(g)
+        new_edges = np.flatnonzero(fresh[parent])
+        at = new_edges.tolist()
+        graph.append_edges(
+            parent[new_edges].astype(np.int32),
+            g.child[new_edges].astype(np.int32),
+            [g.labels[e] for e in at],
+        )
+        del parent
     graph.chance = ChanceColumns(
         low=solution.low,
         high=solution.high,
         low_exact=[fraction_text(q) for q in solution.exact_low],
         high_exact=[fraction_text(q) for q in solution.exact_high],
         player=g.player,
-        chance=g.kind == CHANCE,
-        probability=[fraction_text(p) for p in g.probability],
-        keeps_turn=g.sign > 0,
+        chance=kind == CHANCE,
+        probability=[fraction_text(g.probability[e]) for e in (range(g.edges) if every else at)],
+        keeps_turn=g.sign > 0 if every else g.sign[new_edges] > 0,
         plies=[None if math.isinf(x) else x for x in plies.plies.tolist()],
         plies_exact=[fraction_text(q) for q in plies.exact],
+        edges_from=edges_from,
+        changed=changed.tolist(),
     )
     return graph
+
+
+def _seeded(game: Game, root_key: PositionKey, graph: Graph) -> _Builder:
+    """A builder holding what *graph* (a store's) holds of the variant, with the same ids:
+    its expanded positions are expanded again, which must give the stored moves.
+
+    :raises SolveError: if they do not (the game's rules changed without a new rules
+        version), or if the stored graph has another root.
+    """
+    builder = _Builder(game, root_key)
+    n = graph.num_nodes
+    if not n:
+        return builder
+    keys = list(graph.keys)
+    if keys[0] != root_key:
+        raise SolveError(
+            f"{game.name}: this variant is stored from the position {game.format(keys[0])!r};"
+            f" a game of chance is solved from one root per variant, not also from "
+            f"{game.format(root_key)!r} (use another database)"
+        )
+    dist = graph.dist.tolist()
+    for key in keys[1:]:
+        builder.add(key, 0)
+    builder.dist = dist
+    graph.require_edges()
+    state = graph.state
+    for v in range(n):
+        if state[v] == NodeState.UNEXPANDED:
+            continue
+        before = len(builder.child)
+        new = builder.expand(v)
+        ok = not new and (builder.kinds[v] == TERMINAL) == (state[v] == NodeState.TERMINAL)
+        if ok and state[v] == NodeState.EXPANDED:
+            ok = builder.child[before:].tolist() == graph.child_ids(v)
+        if not ok:
+            raise SolveError(
+                f"{game.name}: the stored graph is not the one the rules give: the moves of "
+                f"{game.format(keys[v])!r} differ (did the game change without a new "
+                "rules_version?)"
+            )
+    builder.expanded = 0
+    return builder
+
+
+FIRST_BATCH = 1024
+"""Expansions between the first two solves of a partial chance solve's graph; each batch
+after is as large as everything expanded before it (so the solves cost about twice the
+last)."""
 
 
 def solve_chance(
@@ -877,29 +1194,45 @@ def solve_chance(
     progress: ProgressCallback | None = None,
     tolerance: float = DEFAULT_TOLERANCE,
     *,
-    memory_limit: int | None = None,
+    full: bool = True,
+    limits: Limits | None = None,
 ) -> SolveResult:
-    """A full solve of a game of chance into *store*: expand everything reachable from
-    *root_key*, solve it (:func:`solve_graph`) and commit it as one batch.
+    """Solve a game of chance from *root_key* into *store* (:func:`solve_graph` on the
+    graph in memory) and commit it as one batch at the end of the run.
 
-    The whole graph is solved in memory and written in one transaction, so a stored
-    variant is always complete; solving it again recomputes it and writes nothing.
+    A **full** solve expands everything reachable. A **partial** one expands in batches,
+    solving the graph after each, only the unexpanded positions that can still change the
+    root's bounds (:func:`relevant_frontier`), until none is left: the root's bounds are
+    then those of the full graph, with less of it expanded where some moves are provably
+    worse than others. Flags are final where nothing left unexpanded can change the
+    bounds (:func:`final_nodes`).
 
-    Under a *memory_limit* (bytes of RSS) the expansion stops as soon as the solve's
-    projected peak (:data:`PEAK_FACTOR` times what the graph has taken so far) would pass
-    it, and every later step checks the RSS itself: the solve then ends with an error,
-    having written nothing, instead of running past the limit.
+    A stored graph (an earlier run's, partial or stopped by a budget) is continued: its
+    expanded positions are expanded again (the same moves, else an error), the rest goes
+    on from its unexpanded ones, and the commit appends the new positions and rewrites
+    the ones that were not final. A budget of *limits* (expansions, seconds, a request to
+    stop) ends the expansion early; what was expanded is then solved and committed (the
+    run's status ``budget``), for the next run to continue. Ctrl-C loses the run's work.
 
-    :raises SolveError: if the stored graph differs from the one computed (another rules
-        version of the game would be refused before that), or if the memory limit is
-        reached.
+    Under the memory limit of *limits* (bytes of RSS) the expansion stops as soon as the
+    solve's projected peak (:data:`PEAK_FACTOR` times what the graph has taken so far)
+    would pass it, and every later step checks the RSS itself: the solve then ends with
+    an error, having written nothing, instead of running past the limit.
+
+    :raises SolveError: if the stored graph is not the one the rules give, or if the
+        memory limit is reached.
     """
     from solver.chance_plies import expected_plies  # it imports this module
 
     started = time.monotonic()
-    run = RunOptions(root_key, True, None, None)
+    limits = Limits() if limits is None else limits
+    memory_limit = limits.memory_limit
+    budget = Limits(limits.max_expansions, limits.max_seconds, limits.stop)
+    deadline = budget.deadline(started)
+    run = RunOptions(root_key, full, limits.max_expansions, limits.max_seconds)
     graph = store.open(game, run)
     peak = 0
+    builder: _Builder | None = None
 
     def snapshot(
         status: RunStatus,
@@ -909,24 +1242,26 @@ def solve_chance(
         added_edges: int,
         low: int = NEG_INF,
         high: int = POS_INF,
-        final: bool = False,
+        low_final: bool = False,
+        high_final: bool = False,
         phase: str = "expanding",
+        frontier: int = 0,
     ) -> Progress:
         nonlocal peak
         used = rss()
         peak = max(peak, used)
         return Progress(
             status=status,
-            expansions=added,
+            expansions=0 if builder is None else builder.expanded,
             nodes=nodes,
             edges=edges,
             nodes_added=added,
             edges_added=added_edges,
-            frontier=0,
+            frontier=frontier,
             root_low=low,
             root_high=high,
-            root_low_final=final,
-            root_high_final=final,
+            root_low_final=low_final,
+            root_high_final=high_final,
             seconds=time.monotonic() - started,
             rss=used,
             resident_nodes=nodes,
@@ -934,6 +1269,7 @@ def solve_chance(
         )
 
     stored = graph.num_nodes
+    stored_edges = graph.total_edges
     before = rss()
 
     def check(step: str, found: int, factor: float = 1.0, reserve: int = 0) -> None:
@@ -954,58 +1290,109 @@ def solve_chance(
     def expanding(done: int, found: int) -> None:
         check("expanding", found, PEAK_FACTOR)
         if progress is not None:
-            progress(snapshot("running", found, 0, 0, 0, phase=f"expanding: {done:,} expanded"))
+            assert builder is not None
+            phase = f"expanding: {builder.expanded:,} expanded"
+            progress(snapshot("running", found, len(builder.child), 0, 0, phase=phase))
+
+    ended_by: EndedBy | None = None
+
+    def stop() -> bool:
+        nonlocal ended_by
+        assert builder is not None
+        ended_by = budget.why(builder.expanded, deadline)
+        return ended_by is not None
 
     try:
         if progress is not None:
-            progress(snapshot("running", stored, graph.total_edges, 0, 0, phase="expanding"))
-        chance_graph = expand_all(game, root_key, report=expanding)
+            progress(snapshot("running", stored, stored_edges, 0, 0, phase="expanding"))
+        builder = _seeded(game, root_key, graph)
+        if full:
+            todo = [v for v, k in enumerate(builder.kinds) if k == FRONTIER]
+            if not stop():
+                builder.grow(todo, budget.max_expansions, stop, expanding)
+                stop()
+            chance_graph = builder.graph()
+            builder.release()
+            check("expanding", len(chance_graph), PEAK_FACTOR)
+            if progress is not None:
+                progress(
+                    snapshot(
+                        "running", len(chance_graph), chance_graph.edges, 0, 0, phase="solving"
+                    )
+                )
+            solution = solve_graph(chance_graph, tolerance=tolerance)
+        else:
+            batch = FIRST_BATCH
+            while True:
+                chance_graph = builder.graph()
+                solution = solve_graph(chance_graph, tolerance=tolerance)
+                check("solving", len(chance_graph), PEAK_FACTOR)
+                todo_nodes = relevant_frontier(solution)
+                if todo_nodes.size == 0 or stop():
+                    break
+                if progress is not None:
+                    lo, hi = math.floor(solution.low[0]), math.ceil(solution.high[0])
+                    phase = (
+                        f"partial: {builder.expanded:,} expanded, root "
+                        f"[{solution.low[0]:.6g}, {solution.high[0]:.6g}], "
+                        f"{todo_nodes.size:,} positions to expand next"
+                    )
+                    progress(
+                        snapshot(
+                            "running",
+                            len(chance_graph),
+                            chance_graph.edges,
+                            0,
+                            0,
+                            lo,
+                            hi,
+                            phase=phase,
+                            frontier=todo_nodes.size,
+                        )
+                    )
+                limit = budget.cap(batch, builder.expanded)
+                builder.grow(todo_nodes.tolist(), limit, stop, expanding)
+                batch = max(batch, builder.expanded)
+            builder.release()
         size = len(chance_graph)
-        check("expanding", size, PEAK_FACTOR)
         grown = rss() - before  # what the expansion took
-        if progress is not None:
-            progress(snapshot("running", size, chance_graph.edges, 0, 0, phase="solving"))
-        solution = solve_graph(chance_graph, tolerance=tolerance)
-        check("solving", size)
         plies = expected_plies(solution)
         check("solving", size)
-        solved = to_graph(solution, None if stored else graph, plies)
+        final = final_nodes(solution)
+        solved = to_graph(solution, graph, plies, final)
         check("writing", size, reserve=int(COMMIT_SHARE * grown))  # the commit's rows
         low = int(solved.low[0])
         high = int(solved.high[0])
-        if stored:
-            if stored != solved.num_nodes or graph.total_edges != solved.total_edges:
-                raise SolveError(
-                    f"{game.name}: the stored graph ({stored:,} nodes, "
-                    f"{graph.total_edges:,} edges) is not the one solving it gives "
-                    f"({solved.num_nodes:,} nodes, {solved.total_edges:,} edges)"
-                )
-            final = snapshot("complete", stored, graph.total_edges, 0, 0, low, high, True)
-        else:
-            final = snapshot(
-                "complete",
-                solved.num_nodes,
-                solved.total_edges,
-                solved.num_nodes,
-                solved.total_edges,
-                low,
-                high,
-                True,
-            )
+        root_final = bool(final[0])
+        status: RunStatus = "complete" if root_final else "budget"
+        frontier = int(np.count_nonzero(chance_graph.kind == FRONTIER))
+        added, added_edges = size - stored, solved.num_edges - stored_edges
+        result = snapshot(
+            status,
+            size,
+            solved.total_edges,
+            added,
+            added_edges,
+            low,
+            high,
+            root_final,
+            root_final,
+            frontier=frontier,
+        )
+        if added or solved.chance.changed:
             if progress is not None:
-                progress(
-                    replace(final, status="running", phase=f"committing {solved.num_nodes:,} nodes")
-                )
+                phase = f"committing {added:,} nodes, {len(solved.chance.changed):,} updated"
+                progress(replace(result, status="running", phase=phase))
             solved.settled = True
-            store.commit(solved, final)
+            store.commit(solved, result)
     except BaseException as exc:
-        status: RunStatus = "stopped" if isinstance(exc, KeyboardInterrupt) else "failed"
-        store.close(snapshot(status, stored, graph.total_edges, 0, 0))
+        failed: RunStatus = "stopped" if isinstance(exc, KeyboardInterrupt) else "failed"
+        store.close(snapshot(failed, stored, stored_edges, 0, 0))
         raise
-    store.close(final)
+    store.close(result)
     if progress is not None:
-        progress(final)
-    lo, hi = solution.bounds(0)
+        progress(result)
+    lo_q, hi_q = solution.bounds(0)
     value = solution.value(0)
     exact = solution.exact(0)
     return SolveResult(
@@ -1015,21 +1402,22 @@ def solve_chance(
         root_text=game.format(root_key),
         low=float(solution.low[0]),
         high=float(solution.high[0]),
-        low_final=True,
-        high_final=True,
+        low_final=root_final,
+        high_final=root_final,
         depth_low=None,
         depth_high=None,
-        expansions=final.expansions,
-        nodes=final.nodes,
-        edges=final.edges,
-        status="complete",
+        expansions=result.expansions,
+        nodes=result.nodes,
+        edges=result.edges,
+        status=status,
         seconds=time.monotonic() - started,
-        full=True,
+        full=full,
         peak_rss=peak,
+        ended_by=None if root_final else ended_by,
         extra={
             "chance": {
-                "low_exact": fraction_text(lo) if isinstance(lo, Fraction) else None,
-                "high_exact": fraction_text(hi) if isinstance(hi, Fraction) else None,
+                "low_exact": fraction_text(lo_q) if isinstance(lo_q, Fraction) else None,
+                "high_exact": fraction_text(hi_q) if isinstance(hi_q, Fraction) else None,
                 "exact": exact,
                 "value": float(value),
                 "tolerance": tolerance,
@@ -1042,6 +1430,7 @@ def solve_chance(
                 "best_move": solution.best_move(0),
                 "plies": _json_number(plies.value(0)),
                 "plies_exact": fraction_text(plies.exact[0]),
+                "unexpanded": frontier,
             }
         },
     )
@@ -1050,12 +1439,16 @@ def solve_chance(
 __all__ = [
     "CHANCE",
     "DECISION",
+    "FRONTIER",
     "DEFAULT_TOLERANCE",
     "TERMINAL",
     "ChanceColumns",
     "ChanceGraph",
     "ChanceSolution",
     "expand_all",
+    "final_nodes",
+    "relevant_frontier",
+    "settled",
     "fraction_text",
     "solve_chance",
     "to_graph",

@@ -56,6 +56,7 @@ import numpy.typing as npt
 from solver.chance import (
     CHANCE,
     DECISION,
+    FRONTIER,
     TERMINAL,
     ChanceSolution,
     _layers,
@@ -241,6 +242,10 @@ def expected_plies(
     exact: list[Fraction | None] = [None] * n
     for v in np.flatnonzero(ends).tolist():
         exact[v] = Fraction(0)
+    # Unexpanded positions (a partial solve's): not known to end, counted as endless.
+    unexpanded = kind == FRONTIER
+    endless[unexpanded] = True
+    plies[unexpanded] = np.inf
     is_exact = ends.copy()
     sweeps = 0
     loose = 0
@@ -250,7 +255,7 @@ def expected_plies(
     bounds = np.searchsorted(node_level[order], np.arange(levels + 1))
     for lvl in range(levels):
         nodes = order[bounds[lvl] : bounds[lvl + 1]]
-        nodes = nodes[kind[nodes] != TERMINAL]
+        nodes = nodes[(kind[nodes] != TERMINAL) & (kind[nodes] != FRONTIER)]
         if nodes.size == 0:
             continue
         flat = nodes[~on_cycle[nodes]]

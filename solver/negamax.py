@@ -327,10 +327,10 @@ def solve(
     if resident_nodes is not None:
         _check_resident(game, store, full, resident_nodes)
     if game.facts.chance:
-        if max_expansions is not None or max_seconds is not None or batch_size is not None:
+        if batch_size is not None:
             raise InvalidParameterError(
-                f"{game.name} has chance nodes: its full solve runs to its end in one "
-                "batch, without budgets or batch sizes"
+                f"{game.name} has chance nodes: its solve commits one batch at the end of "
+                "the run, so it takes no batch size"
             )
         return _solve_chance(
             game, root_key, store, full, tiers, workers, scheduler, progress, tolerance, limits
@@ -413,13 +413,7 @@ def _solve_chance(
     tolerance: float | None,
     limits: Limits,
 ) -> SolveResult:
-    """A game of chance: only full solves, in one process (:mod:`solver.chance`), under
-    the memory limit of *limits*."""
-    if not full:
-        raise SolveError(
-            f"{game.name} has chance nodes: solve it with --full (partial solves of games "
-            "of chance are not implemented yet)"
-        )
+    """A game of chance: in one process (:mod:`solver.chance`), under *limits*."""
     if tiers or workers > 1 or scheduler is not None:
         raise InvalidParameterError(
             f"{game.name} has chance nodes: its full solve runs in one process, without "
@@ -435,7 +429,8 @@ def _solve_chance(
         store,
         progress,
         DEFAULT_TOLERANCE if tolerance is None else tolerance,
-        memory_limit=limits.memory_limit,
+        full=full,
+        limits=limits,
     )
 
 

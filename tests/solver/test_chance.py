@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from solver import solve
 from solver.chance import (
     CHANCE,
     DECISION,
@@ -26,17 +27,20 @@ from solver.game import GameBase
 from solver.games.coin_nim import CoinNim
 from solver.games.dice_race import DiceRace
 from solver.games.pig import Pig
+from solver.graph import Graph
+from solver.negamax import SolveResult
+from solver.store import MemoryStore
 from tests.oracles import ExplicitChanceGame, expectiminimax, stochastic_value, value_iteration
 
 RANGE = (-2, 2)
 
 
 @st.composite
-def chance_games(draw: st.DrawFn, acyclic: bool) -> ExplicitChanceGame:
-    """A random game of up to 8 nodes: terminals worth -2..2, decision nodes of one or
-    two moves, chance nodes of two or three outcomes with random probabilities; acyclic
-    games only move to higher-numbered nodes (the last node is terminal)."""
-    n = draw(st.integers(2, 8))
+def chance_games(draw: st.DrawFn, acyclic: bool, most: int = 8) -> ExplicitChanceGame:
+    """A random game of up to *most* nodes: terminals worth -2..2, decision nodes of one
+    or two moves, chance nodes of two or three outcomes with random probabilities;
+    acyclic games only move to higher-numbered nodes (the last node is terminal)."""
+    n = draw(st.integers(2, most))
     succ: list[list[int]] = []
     leaf: dict[int, int] = {}
     odds: dict[int, list[Fraction]] = {}
@@ -256,14 +260,160 @@ def test_bad_terminal_values_and_dead_ends_are_refused() -> None:
         expand_all(DeadEnd([[1], []], {}, [0, 0], {}, (-1, 1)))
 
 
-def test_partial_solves_tiers_and_workers_are_refused_for_games_of_chance() -> None:
+def test_tiers_workers_and_batch_sizes_are_refused_for_games_of_chance() -> None:
     from solver import solve
     from solver.errors import InvalidParameterError
 
-    with pytest.raises(SolveError, match="pig has chance nodes: solve it with --full"):
-        solve(Pig(target=10))
     with pytest.raises(InvalidParameterError, match="runs in one process, without tiers"):
         solve(Pig(target=10), full=True, workers=2)
+    with pytest.raises(InvalidParameterError, match="takes no batch size"):
+        solve(Pig(target=10), batch_size=10)
+
+
+def _exact_root(result: SolveResult) -> tuple[str | None, str | None]:
+    return result.extra["chance"]["low_exact"], result.extra["chance"]["high_exact"]
+
+
+def _stored(store: MemoryStore) -> Graph:
+    (graph,) = store.graphs.values()
+    return graph
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chance_games(acyclic=True, most=24))
+def test_a_partial_solve_finds_the_exact_root_value_and_final_flags_are_final(
+    game: ExplicitChanceGame,
+) -> None:
+    """Expanding one position a batch (the most pruning), the partial solve ends with the
+    root's exact value of the full solve, having expanded no more, and every position it
+    flags final holds its exact expectiminimax value."""
+    full = solve(game, full=True)
+    store = MemoryStore()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("solver.chance.FIRST_BATCH", 1)
+        part = solve(game, store=store)
+    assert part.complete and part.low_final and part.high_final
+    assert _exact_root(part) == _exact_root(full) != (None, None)
+    assert part.expansions <= full.expansions
+    graph = _stored(store)
+    columns = graph.chance
+    for node in range(graph.num_nodes):
+        key = graph.keys[node]
+        truth = expectiminimax(game, key) * (1 if game.player[key] == 0 else -1)
+        assert columns.low[node] <= truth <= columns.high[node]
+        if graph.low_final[node]:
+            assert graph.high_final[node]
+            assert columns.low_exact[node] == columns.high_exact[node] == str(truth)
+        else:
+            assert (
+                graph.state[node] == 0
+                or columns.low_exact[node] != str(truth)
+                or (columns.high_exact[node] != str(truth))
+            )
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chance_games(acyclic=False))
+def test_a_partial_solve_of_a_cyclic_game_brackets_the_true_bounds(
+    game: ExplicitChanceGame,
+) -> None:
+    """On cycles the bounds are the complete graph's (within the tolerance) at the root
+    and wherever a flag says final; elsewhere they are sound."""
+    store = MemoryStore()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("solver.chance.FIRST_BATCH", 1)
+        part = solve(game, store=store)
+    assert part.complete
+    graph = _stored(store)
+    columns = graph.chance
+    for node in range(graph.num_nodes):
+        key = graph.keys[node]
+        true_low = stochastic_value(game, key, Fraction(RANGE[0]))
+        true_high = stochastic_value(game, key, Fraction(RANGE[1]))
+        assert columns.low[node] <= true_low and true_high <= columns.high[node]
+        if graph.low_final[node]:
+            assert true_low - 1e-7 <= columns.low[node]
+            assert columns.high[node] <= true_high + 1e-7
+            for exact, truth in ((columns.low_exact, true_low), (columns.high_exact, true_high)):
+                assert exact[node] is None or Fraction(exact[node]) == truth
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chance_games(acyclic=True, most=16), st.integers(1, 4))
+def test_budgeted_runs_continue_each_other_to_the_full_graph(
+    game: ExplicitChanceGame, budget: int
+) -> None:
+    """Partial runs of a few expansions each, then a full one, continue the stored graph:
+    the end is the full solve's graph, position for position (by key), move for move."""
+    store = MemoryStore()
+    part = None
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("solver.chance.FIRST_BATCH", 1)
+        for _ in range(100):
+            part = solve(game, store=store, max_expansions=budget)
+            assert part.expansions <= budget
+            if part.complete:
+                break
+            assert part.status == "budget" and part.ended_by == "expansions"
+        assert part is not None and part.complete
+        assert _exact_root(part) == _exact_root(solve(game, full=True))
+        done = solve(game, store=store, full=True)
+    assert done.complete
+    graph = _stored(store)
+    whole = expand_all(game)
+    solution = solve_graph(whole)
+    assert graph.num_nodes == len(whole) and graph.num_edges == whole.edges
+    for node in range(graph.num_nodes):
+        other = whole.index[graph.keys[node]]
+        assert graph.low_final[node] and graph.high_final[node]
+        assert graph.chance.low_exact[node] == str(solution.exact_low[other])
+        assert graph.chance.high_exact[node] == str(solution.exact_high[other])
+        kids = [graph.keys[c] for c in graph.child_ids(node)]
+        assert kids == [whole.keys[int(whole.child[e])] for e in whole.moves(other)]
+
+
+class BetterMove(ExplicitChanceGame):
+    """The player chooses between two coin tosses. The *worse* one's heads loses (-2)
+    and its tails starts a chain of tosses: it is worth at most 0. The other's heads win
+    1 and its tails toss again, *long* times, to 2 at the end: it is worth more than 1,
+    which only following its chain to the end tells exactly; a partial solve does that
+    and leaves the worse chain alone once its first toss shows it cannot be better."""
+
+    def __init__(self, worse: int, long: int) -> None:
+        half = [Fraction(1, 2)] * 2
+        # 0 the choice, 1 the worse toss, 2 its heads (-2), then the worse chain
+        self.worse_chain = range(3, 3 + worse)
+        first = self.worse_chain.stop + 1  # the long chain's first toss
+        one = first + long + 1
+        succ: list[list[int]] = [[1, first], [2, 3], []]
+        odds: dict[int, list[Fraction]] = {1: half}
+        for i in self.worse_chain:
+            succ.append([i + 1, 2])
+            odds[i] = half
+        succ.append([])
+        for i in range(first, first + long):
+            succ.append([one, i + 1])
+            odds[i] = half
+        succ += [[], []]
+        leaf = {2: -2, self.worse_chain.stop: 2, first + long: 2, one: 1}
+        super().__init__(succ, leaf, [0] * len(succ), odds, RANGE)
+
+
+def test_a_partial_solve_leaves_provably_worse_moves_unexplored() -> None:
+    game = BetterMove(worse=40, long=12)
+    full = solve(game, full=True)
+    store = MemoryStore()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("solver.chance.FIRST_BATCH", 1)
+        part = solve(game, store=store)
+    assert _exact_root(part) == _exact_root(full) != (None, None)
+    assert part.complete and part.extra["chance"]["best_move"] == "1:44"  # the long toss
+    graph = _stored(store)
+    expanded = {graph.keys[v] for v in range(graph.num_nodes) if graph.state[v] != 0}
+    # Batches of expansions run ahead of the solves: two of the worse chain's 40 tosses
+    # are looked at before the first one proves the move worse (15 without that proof).
+    assert 1 in expanded and len(expanded & set(game.worse_chain)) <= 2
+    assert part.expansions <= full.expansions - 35  # 19 of 58 (32 without the proof)
 
 
 def test_a_full_solve_in_memory_reports_the_chance_values() -> None:
