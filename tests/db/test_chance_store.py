@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import math
+import signal
+import time
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,7 @@ from db.session import make_engine
 from solver.chance import expand_all, fraction_text, solve_graph
 from solver.chance_plies import expected_plies
 from solver.games import get_game
-from tests.db.test_solve_cli import run
+from tests.db.test_solve_cli import WAIT, last_run_id, run, start_solve
 
 CASES = [
     ("coin-nim", {"n": 10}),  # acyclic: exact fractions
@@ -279,3 +281,36 @@ def test_each_position_stores_the_expected_plies_of_the_optimal_strategy(
         assert stored[0][2] == "3/2" and stored[0][1] == 1.5
     if name != "coin-nim":  # cycles through chance nodes: floats only, finite
         assert stored[0][2] is None and stored[0][1] > 0
+
+
+def test_a_killed_chance_run_loses_only_its_own_expansions(db_url: str, tmp_path: Path) -> None:
+    """kill -9 in the middle of a partial run continuing a budgeted one: the database
+    keeps what the first run committed, untouched, and the same command again ends
+    exactly where an uninterrupted pair of runs does (same ids, same rows)."""
+    args = ("pig", "-p", "target=30", "--json")
+    budget = ("--max-expansions", "8000")
+    code, out, err = run("solve", *args, *budget, "--db", db_url)
+    assert code == 0 and json.loads(out)["status"] == "budget", err
+    committed = by_key(db_url)
+    after = last_run_id(db_url)
+    proc = start_solve(*args, "-q", "--db", db_url)
+    deadline = time.monotonic() + WAIT
+    while last_run_id(db_url) == after:  # the run has opened the variant: kill it
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=WAIT)
+    assert rows(db_url, f"SELECT status FROM solve_runs WHERE id > {after}") == [("running",)]
+    assert by_key(db_url) == committed
+    code, out, err = run("solve", *args, "--db", db_url)
+    assert code == 0 and json.loads(out)["complete"], err
+
+    reference = f"sqlite:///{tmp_path / 'reference.db'}"
+    for extra in (budget, ()):
+        code, _, err = run("solve", *args, *extra, "--db", reference)
+        assert code == 0, err
+    ids = "SELECT id, key FROM nodes ORDER BY id"
+    assert [(i, bytes(k)) for i, k in rows(db_url, ids)] == [
+        (i, bytes(k)) for i, k in rows(reference, ids)
+    ]
+    assert by_key(db_url) == by_key(reference)
