@@ -1217,9 +1217,10 @@ def solve_chance(
     A stored graph (an earlier run's, partial or stopped by a budget) is continued: its
     expanded positions are expanded again (the same moves, else an error), the rest goes
     on from its unexpanded ones, and the commit appends the new positions and rewrites
-    the ones that were not final. A budget of *limits* (expansions, seconds, a request to
-    stop) ends the expansion early; what was expanded is then solved and committed (the
-    run's status ``budget``), for the next run to continue. Ctrl-C loses the run's work.
+    the ones that were not final. A budget of *limits* (expansions, seconds) or its
+    request to stop (the CLI's first Ctrl-C) ends the expansion early; what was expanded
+    is then solved and committed (the run's status ``budget`` or ``stopped``), for the
+    next run to continue. An exception (a second Ctrl-C) loses the run's expansions.
 
     Under the memory limit of *limits* (bytes of RSS) the expansion stops as soon as the
     solve's projected peak (:data:`PEAK_FACTOR` times what the graph has taken so far)
@@ -1377,7 +1378,9 @@ def solve_chance(
         low = int(solved.low[0])
         high = int(solved.high[0])
         root_final = bool(final[0])
-        status: RunStatus = "complete" if root_final else "budget"
+        status: RunStatus = (
+            "complete" if root_final else "stopped" if ended_by == "request" else "budget"
+        )
         frontier = int(np.count_nonzero(chance_graph.kind == FRONTIER))
         added, added_edges = size - stored, solved.num_edges - stored_edges
         result = snapshot(

@@ -374,6 +374,23 @@ def test_budgeted_runs_continue_each_other_to_the_full_graph(
         assert kids == [whole.keys[int(whole.child[e])] for e in whole.moves(other)]
 
 
+def test_a_request_to_stop_commits_what_was_expanded() -> None:
+    store = MemoryStore()
+    asked: list[bool] = []
+
+    def stop() -> bool:  # the CLI's first Ctrl-C: after the first batch
+        asked.append(True)
+        return len(asked) > 1
+
+    stopped = solve(Pig(target=20), store=store, stop=stop)
+    assert stopped.status == "stopped" and stopped.ended_by == "request"
+    assert 0 < stopped.expansions < stopped.nodes < 17404
+    assert _stored(store).num_nodes == stopped.nodes  # committed
+    done = solve(Pig(target=20), store=store)
+    assert done.complete and done.expansions > 0
+    assert done.low == pytest.approx(solve(Pig(target=20), full=True).low, abs=2e-9)
+
+
 class BetterMove(ExplicitChanceGame):
     """The player chooses between two coin tosses. The *worse* one's heads loses (-2)
     and its tails starts a chain of tosses: it is worth at most 0. The other's heads win
