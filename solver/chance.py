@@ -1314,6 +1314,7 @@ def solve_chance(
         if progress is not None:
             progress(snapshot("running", stored, stored_edges, 0, 0, phase="expanding"))
         builder = _seeded(game, root_key, graph)
+        known: npt.NDArray[np.bool_] | None = None  # positions whose value is known
         if full:
             todo = [v for v, k in enumerate(builder.kinds) if k == FRONTIER]
             if not stop():
@@ -1337,7 +1338,8 @@ def solve_chance(
                 sweeps = ROUGH_SWEEPS if rough else DEFAULT_MAX_SWEEPS
                 solution = solve_graph(chance_graph, tolerance, sweeps)
                 check("solving", len(chance_graph), PEAK_FACTOR)
-                todo_nodes = relevant_frontier(solution)
+                known = settled(solution)
+                todo_nodes = relevant_frontier(solution, known)
                 if todo_nodes.size == 0 or stop():
                     if rough:  # solve it fully, then look again
                         rough = False
@@ -1372,7 +1374,7 @@ def solve_chance(
         grown = rss() - before  # what the expansion took
         plies = expected_plies(solution)
         check("solving", size)
-        final = final_nodes(solution)
+        final = final_nodes(solution, known)
         solved = to_graph(solution, graph, plies, final)
         check("writing", size, reserve=int(COMMIT_SHARE * grown))  # the commit's rows
         low = int(solved.low[0])
