@@ -861,6 +861,14 @@ class SqlStore:
             or graph.all_dirty
         )
         try:
+            if conn.in_transaction():
+                # A transaction no ``with`` block will end: Ctrl-C inside SQLAlchemy's
+                # begin() (its transaction made, the block not entered yet). Nothing of
+                # it was committed; the connection's state is unknown: record apart.
+                log.info("recording run %s through a new connection: a transaction was "
+                         "cut short", self.run_id)  # fmt: skip
+                self._record_apart(_final_status(progress.status), None)
+                return
             try:
                 with self._errors(), conn.begin():
                     if self._tiered and self.variant_id is not None:

@@ -221,6 +221,30 @@ def test_commit_of_a_foreign_graph_is_refused(engine: Engine) -> None:
     store.close(progress_of(graph, "stopped"))  # idempotent
 
 
+def test_a_transaction_cut_short_inside_begin_still_lets_the_run_be_recorded(
+    engine: Engine,
+) -> None:
+    """Ctrl-C can land inside SQLAlchemy's ``begin()`` after it made its transaction but
+    before the ``with`` block was entered (a killed tiered solve showed it in CI): the
+    connection then holds a transaction nothing will end, and recording the run's end
+    must not fail on it (it raised InvalidRequestError: exit 1 and a traceback)."""
+    store = SqlStore(engine)
+    graph = store.open(TinyGame(), run_options())
+    build_first_batch(graph)
+    store.commit(graph, progress_of(graph))
+    assert store._conn is not None
+    store._conn.begin()  # what the interrupted begin() leaves behind
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        store.close(progress_of(graph, "stopped"))
+    with engine.connect() as conn:
+        assert conn.execute(select(SolveRun.status)).scalars().all() == ["stopped"]
+    assert load_graph(engine, TinyGame()).num_nodes == graph.num_nodes  # the commit holds
+    again = SqlStore(engine)  # and the lock is free
+    again.close(progress_of(again.open(TinyGame(), run_options()), "stopped"))
+
+
 # -- locking ---------------------------------------------------------------------------
 
 
