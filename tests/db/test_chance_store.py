@@ -314,3 +314,17 @@ def test_a_killed_chance_run_loses_only_its_own_expansions(db_url: str, tmp_path
         (i, bytes(k)) for i, k in rows(reference, ids)
     ]
     assert by_key(db_url) == by_key(reference)
+
+
+def test_a_second_root_for_a_stored_chance_variant_is_one_error_line(db_url: str) -> None:
+    code, _, err = run("solve", "pig", "-p", "target=10", "--db", db_url)
+    assert code == 0, err
+    before = rows(db_url, "SELECT count(*) FROM nodes")
+    code, _, err = run("solve", "pig", "-p", "target=10", "--root", "3-0:first:0", "--db", db_url)
+    assert code == 1
+    assert err.strip() == (
+        "error: pig: this variant is stored from the position '0-0:first:0'; a game of "
+        "chance is solved from one root per variant, not also from '3-0:first:0' (use "
+        "another database)"
+    )
+    assert rows(db_url, "SELECT count(*) FROM nodes") == before
