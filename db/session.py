@@ -82,7 +82,13 @@ def normalize_url(url: str | URL) -> URL:
     try:
         parsed = make_url(url)
     except (sa_exc.ArgumentError, ValueError) as exc:
-        raise DatabaseError(f"invalid database URL {str(url)!r}: {exc}") from None
+        hint = ""
+        if "://" not in str(url):  # a file's path, say
+            path = str(url)
+            hint = f" (a SQLite file is given as sqlite:///{path}" + (
+                ")" if path.startswith("/") else ", relative to the current directory)"
+            )
+        raise DatabaseError(f"invalid database URL {str(url)!r}: {exc}{hint}") from None
     backend, _, driver = parsed.drivername.partition("+")
     if backend in ("postgresql", "postgres"):
         if driver not in ("", "psycopg"):

@@ -67,6 +67,20 @@ def test_bad_urls_are_refused(url: str, message: str) -> None:
         make_engine(url)
 
 
+@pytest.mark.parametrize(
+    ("path", "hint"),
+    [
+        ("/tmp/x.db", "(a SQLite file is given as sqlite:////tmp/x.db)"),
+        ("x.db", "(a SQLite file is given as sqlite:///x.db, relative to the current directory)"),
+    ],
+)
+def test_a_file_path_given_as_url_gets_the_url_to_use(path: str, hint: str) -> None:
+    with pytest.raises(DatabaseError) as info:
+        make_engine(path)
+    message = str(info.value)
+    assert message.startswith(f"invalid database URL {path!r}: ") and message.endswith(hint)
+
+
 def test_passwords_stay_out_of_messages() -> None:
     engine = make_engine("postgresql://postgres:hunter2@127.0.0.1:1/x")
     try:
