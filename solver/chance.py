@@ -1157,10 +1157,8 @@ def _seeded(game: Game, root_key: PositionKey, graph: Graph) -> _Builder:
             f" a game of chance is solved from one root per variant, not also from "
             f"{game.format(root_key)!r} (use another database)"
         )
-    dist = graph.dist.tolist()
-    for key in keys[1:]:
-        builder.add(key, 0)
-    builder.dist = dist
+    for key, dist in zip(keys[1:], graph.dist.tolist()[1:], strict=True):
+        builder.add(key, dist)
     graph.require_edges()
     state = graph.state
     for v in range(n):
@@ -1333,8 +1331,8 @@ def solve_chance(
         else:
             batch = FIRST_BATCH
             rough = True  # the solves between batches stop early (see ROUGH_SWEEPS)
+            chance_graph = builder.graph()
             while True:
-                chance_graph = builder.graph()
                 sweeps = ROUGH_SWEEPS if rough else DEFAULT_MAX_SWEEPS
                 solution = solve_graph(chance_graph, tolerance, sweeps)
                 check("solving", len(chance_graph), PEAK_FACTOR)
@@ -1368,6 +1366,7 @@ def solve_chance(
                     )
                 limit = budget.cap(batch, builder.expanded)
                 builder.grow(todo_nodes.tolist(), limit, stop, expanding)
+                chance_graph = builder.graph()
                 batch = max(batch, builder.expanded)
             builder.release()
         size = len(chance_graph)
