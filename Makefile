@@ -8,8 +8,8 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: run test lint bench clean browser
 
-# setup.py builds the partial solver's C inner loop (solver/_native.c) in place.
-$(STAMP): pyproject.toml setup.py solver/_native.c
+# setup.py builds the C parts (solver/_native.c, db/_sqlite_bulk.c) in place.
+$(STAMP): pyproject.toml setup.py solver/_native.c db/_sqlite_bulk.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'

@@ -1,7 +1,8 @@
-"""Builds the optional C inner loop of the partial solver (solver/_native.c).
+"""Builds the optional C parts: the partial solver's inner loop (solver/_native.c) and the
+SQLite writer's bulk binding (db/_sqlite_bulk.c).
 
 Everything else is in pyproject.toml. ``optional=True``: where no C compiler is found the
-install goes on without it and the solver runs its pure-Python path (same results).
+install goes on without them and negagraph runs its pure-Python paths (same results).
 """
 
 from setuptools import Extension, setup
@@ -13,6 +14,12 @@ setup(
             ["solver/_native.c"],
             optional=True,
             extra_compile_args=["-O2"],
-        )
+        ),
+        Extension(
+            "db._sqlite_bulk",
+            ["db/_sqlite_bulk.c"],
+            optional=True,
+            extra_compile_args=["-O2"],
+        ),
     ]
 )

@@ -57,6 +57,10 @@ class Backend:
     def __init__(self, engine: Engine, *, check_foreign_keys: bool) -> None:
         self.engine = engine
         self.check_foreign_keys = check_foreign_keys
+        self.shared_writes = False
+        """Whether other processes write shards into the database at the same time (a
+        worker's connection, :mod:`db.shards`): SQLite then binds a shard's rows before
+        taking the write lock (:meth:`stage`)."""
 
     # -- the writer's connection --------------------------------------------------------
 

@@ -302,6 +302,7 @@ class SqlShardWriter:
     def __post_init__(self) -> None:
         self.engine = make_engine(self.target.url)
         self.backend = backend_for(self.engine)
+        self.backend.shared_writes = True  # other workers write meanwhile
         with translate_errors(self.engine):
             self.conn = self.engine.connect()
             self.backend.setup(self.conn)

@@ -19,7 +19,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql import Executable
 
-from db import resume, rows, sqlite_load
+from db import resume, rows, sqlite_bulk, sqlite_load
 from db.backend import Backend, Staged, driver
 from db.models import NODE_COLUMNS, NODE_UPDATE_COLUMNS
 from solver.graph import EXPANDED, Graph
@@ -92,11 +92,13 @@ class SqliteBackend(Backend):
         update_count: int,
     ) -> None:
         for columns in node_columns:
-            cursor.executemany(_NODE_INSERT, zip(*columns, strict=True))
+            sqlite_bulk.executemany_columns(cursor, _NODE_INSERT, columns)
         for columns in edge_columns:
-            cursor.executemany(_EDGE_INSERT, zip(*columns, strict=True))
+            sqlite_bulk.executemany_columns(cursor, _EDGE_INSERT, columns)
         if update_count:
-            cursor.executemany(_UPDATE.format(vid=int(vid), seq=int(seq)), updates)
+            sqlite_bulk.executemany_rows(
+                cursor, _UPDATE.format(vid=int(vid), seq=int(seq)), updates
+            )
 
     def write_table(
         self, cursor: Any, table: str, columns: Sequence[str], values: Iterable[tuple[Any, ...]]
@@ -111,11 +113,17 @@ class SqliteBackend(Backend):
         edge_columns: Iterable[list[Any]],
         updates: list[tuple[Any, ...]],
     ) -> Staged:
-        """Copy a shard's rows into this connection's scratch tables (SQLite's ``temp``
-        database, private to the connection) in a transaction of their own, which takes
-        no lock on the database file: the rows are bound one by one here, while other
-        processes write, and :meth:`write_staged` copies them in with SQL alone, holding
-        the write lock about half as long (``docs/performance.md``, "Workers")."""
+        """For a worker (:attr:`shared_writes`), or where the rows cannot be bound in C
+        (:mod:`db.sqlite_bulk`): copy a shard's rows into this connection's scratch
+        tables (SQLite's ``temp`` database, private to the connection) in a transaction
+        of their own, which takes no lock on the database file: the rows are bound here,
+        while other processes write, and :meth:`write_staged` copies them in with SQL
+        alone, holding the write lock about half as long (``docs/performance.md``,
+        "Workers"). Otherwise the rows are left to :meth:`write_rows`, bound in C into
+        the tables themselves inside the transaction."""
+        if not self.shared_writes and sqlite_bulk.enabled():
+            # No other writer waits: binding in C into the tables themselves is faster.
+            return super().stage(conn, node_columns, edge_columns, updates)
         sqlite = driver(conn)
         cursor = sqlite.cursor()
         try:
@@ -126,11 +134,11 @@ class SqliteBackend(Backend):
                 for table in _STAGED:
                     cursor.execute(f"DELETE FROM temp.{table}")
                 for columns in node_columns:
-                    cursor.executemany(_STAGE_NODE, zip(*columns, strict=True))
+                    sqlite_bulk.executemany_columns(cursor, _STAGE_NODE, columns)
                 for columns in edge_columns:
-                    cursor.executemany(_STAGE_EDGE, zip(*columns, strict=True))
+                    sqlite_bulk.executemany_columns(cursor, _STAGE_EDGE, columns)
                 if updates:
-                    cursor.executemany(_STAGE_UPDATE, updates)
+                    sqlite_bulk.executemany_rows(cursor, _STAGE_UPDATE, updates)
             except BaseException:
                 cursor.execute("ROLLBACK")
                 raise

@@ -1,0 +1,14 @@
+"""Types of the C module ``db/_sqlite_bulk.c`` (see :mod:`db.sqlite_bulk`)."""
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+def load(path: str) -> bool: ...
+def filename(conn: sqlite3.Connection) -> str: ...
+def columns(
+    conn: sqlite3.Connection, sql: str, columns: Sequence[Sequence[Any]]
+) -> tuple[int, str] | None: ...
+def rows(
+    conn: sqlite3.Connection, sql: str, rows: Iterable[Sequence[Any]]
+) -> tuple[int, str] | None: ...
