@@ -12,3 +12,11 @@ def columns(
 def rows(
     conn: sqlite3.Connection, sql: str, rows: Iterable[Sequence[Any]]
 ) -> tuple[int, str] | None: ...
+def fetch(
+    conn: sqlite3.Connection,
+    sql: str,
+    params: tuple[Any, ...],
+    arrays: list[Any],
+    nulls: list[int],
+    keys: list[bool],
+) -> tuple[int, tuple[int, str] | None]: ...

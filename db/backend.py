@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
+import numpy.typing as npt
 from sqlalchemy import Engine
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql import Executable
@@ -38,7 +40,7 @@ class Staged:
     edge_columns: Iterable[list[Any]]
     """Chunks of rows as columns; an iterator is consumed by :meth:`Backend.write_staged`
     (once: a shard is written once)."""
-    updates: list[tuple[Any, ...]]
+    updates: Sequence[tuple[Any, ...]]
     in_database: bool = False
     """Whether they wait in the connection's own scratch tables (SQLite)."""
 
@@ -124,7 +126,7 @@ class Backend:
         conn: Connection,
         node_columns: Iterable[list[Any]],
         edge_columns: Iterable[list[Any]],
-        updates: list[tuple[Any, ...]],
+        updates: Sequence[tuple[Any, ...]],
     ) -> Staged:
         """Get rows ready for :meth:`write_staged`, outside any transaction (a shard's
         rows, :mod:`db.shards`): here, as they are (chunks given as an iterator are made
@@ -238,6 +240,19 @@ class Backend:
     ) -> None:
         """Run *sql* (``?`` for the variant id) and hand its rows to *load* in chunks."""
         load(graph, self.fetch(conn, sql, (variant_id,)))
+
+    def fetch_arrays(
+        self,
+        conn: Connection,
+        sql: str,
+        params: tuple[Any, ...],
+        columns: Sequence[tuple[type[np.generic], int, bool]],
+        capacity: int,
+    ) -> list[npt.NDArray[Any]] | None:
+        """The rows of *sql* as arrays read without Python objects
+        (:func:`db.sqlite_bulk.fetch_arrays`), or ``None`` where this backend cannot
+        (then :meth:`fetch` reads them)."""
+        return None
 
     def fetch(
         self, conn: Connection, sql: str, params: tuple[Any, ...]

@@ -134,9 +134,9 @@ class PostgresBackend(Backend):
             if first is None:
                 continue
             with cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
-                copy.write(copy_text(first))
+                copy.write(copy_text(rows.plain_columns(first)))
                 for chunk in pieces:
-                    copy.write(copy_text(chunk))
+                    copy.write(copy_text(rows.plain_columns(chunk)))
         if update_count and update_count <= PG_UPDATE_COPY_MIN:
             # A few rows: keyed updates (psycopg pipelines executemany).
             cursor.executemany(

@@ -191,69 +191,157 @@ TIER_VALUE_SQL = (
 """A solved tier's bounds and depths."""
 
 
+Spec = None | tuple[int, int] | str
+"""How an integer array column of an :class:`ArrayChunk` is written: as it is
+(``None``); NULL for values at or below the first number or at or above the second
+(:data:`BOUND_NULLS`, :data:`DEPTH_NULLS`); or ``"key"``, each value as its minimal
+big-endian bytes (:func:`key_bytes`)."""
+BOUND_NULLS = (NEG_INF, POS_INF)
+"""The :data:`Spec` of a bound column: the infinities are NULL (:func:`bounds_to_json`)."""
+DEPTH_NULLS = (-1, DEPTH_INF)
+"""The :data:`Spec` of a depth column: unknown depths are NULL (:func:`depths_to_json`)."""
+
+
+class ArrayChunk(list[Any]):
+    """A chunk of rows as columns, like the other chunks, whose columns may be integer
+    arrays written as :attr:`specs` says: SQLite binds them in C as they are
+    (:mod:`db.sqlite_bulk`); other writers take :func:`plain_columns`."""
+
+    def __init__(self, columns: list[Any], specs: Sequence[Spec]) -> None:
+        super().__init__(columns)
+        self.specs = specs
+
+
+def plain_columns(columns: Sequence[Any], specs: Sequence[Spec] | None = None) -> list[Any]:
+    """*columns* as Python values (an :class:`ArrayChunk`'s arrays converted as its
+    specs say, or as *specs* say); other columns as they are."""
+    if specs is None:
+        specs = columns.specs if isinstance(columns, ArrayChunk) else [None] * len(columns)
+    return [_plain(c, s) for c, s in zip(columns, specs, strict=True)]
+
+
+def _plain(column: Any, spec: Spec) -> Any:
+    if spec is None:
+        return column.tolist() if isinstance(column, np.ndarray) else column
+    values = np.asarray(column).tolist()
+    if spec == "key":
+        return key_bytes(values)
+    assert isinstance(spec, tuple)
+    low, high = spec
+    return [None if v <= low or v >= high else v for v in values]
+
+
+class ColumnRows(Sequence[tuple[Any, ...]]):
+    """Rows given as chunks of columns (:class:`ArrayChunk`): a sequence of row tuples
+    for the writers that take rows, the chunks for SQLite's C binding."""
+
+    def __init__(self, chunks: list[ArrayChunk]) -> None:
+        self.chunks = chunks
+        self._count = sum(len(c[0]) for c in chunks)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        for chunk in self.chunks:
+            yield from zip(*plain_columns(chunk), strict=True)
+
+    def __getitem__(self, index: Any) -> Any:
+        return list(self)[index]
+
+
 def tier_node_columns(game: Game, vid: int, first_id: int, nodes: TierNodes) -> Iterator[list[Any]]:
-    """Per chunk, the rows of a discovered tier's positions (ids from *first_id*), in
-    :data:`NODE_SQL_COLUMNS` order: unexpanded, terminal ones exact and final."""
+    """Per chunk (an :class:`ArrayChunk`), the rows of a discovered tier's positions (ids
+    from *first_id*), in :data:`NODE_SQL_COLUMNS` order: unexpanded, terminal ones exact
+    and final."""
     format_many = game.format_many
     for start, stop in chunks_of(range(int(nodes.keys.size))):
         count = stop - start
-        keys = nodes.keys[start:stop].tolist()
+        keys = nodes.keys[start:stop]
         terminal = nodes.terminal[start:stop]
-        bound = bounds_to_json(np.where(terminal, nodes.value[start:stop], NEG_INF).tolist())
-        upper = bounds_to_json(np.where(terminal, nodes.value[start:stop], POS_INF).tolist())
-        depth = depths_to_json(np.where(terminal, 0, DEPTH_INF).tolist())
-        flags = terminal.astype(np.uint8).tolist()
-        yield [
-            [vid] * count,
-            range(first_id + start, first_id + stop),
-            bound,
-            upper,
-            depth,
-            depth,
-            nodes.dist[start:stop].tolist(),
-            np.where(terminal, TERMINAL, UNEXPANDED).tolist(),
-            flags,
-            flags,
-            key_bytes(keys),
-            format_many(keys),
-            [None] * count,
-        ]
+        depth = np.where(terminal, 0, DEPTH_INF)
+        flags = terminal.astype(np.uint8)
+        yield ArrayChunk(
+            [
+                [vid] * count,
+                range(first_id + start, first_id + stop),
+                np.where(terminal, nodes.value[start:stop], NEG_INF),
+                np.where(terminal, nodes.value[start:stop], POS_INF),
+                depth,
+                depth,
+                nodes.dist[start:stop],
+                np.where(terminal, TERMINAL, UNEXPANDED).astype(np.uint8),
+                flags,
+                flags,
+                keys,
+                format_many(keys.tolist()),
+                [None] * count,
+            ],
+            (None, None, BOUND_NULLS, BOUND_NULLS, DEPTH_NULLS, DEPTH_NULLS)
+            + (None,) * 4
+            + ("key", None, None),
+        )
 
 
 def tier_edge_columns(vid: int, edges: TierEdges) -> Iterator[list[Any]]:
-    """Per chunk, the rows of a solved tier's moves, in :data:`EDGE_SQL_COLUMNS` order."""
+    """Per chunk (an :class:`ArrayChunk`), the rows of a solved tier's moves, in
+    :data:`EDGE_SQL_COLUMNS` order."""
     names = edges.names
     for start, stop in chunks_of(range(int(edges.child.size))):
-        yield [
-            [vid] * (stop - start),
-            edges.parent[start:stop].tolist(),
-            edges.move_order[start:stop].tolist(),
-            edges.child[start:stop].tolist(),
-            [names[i] for i in edges.move[start:stop].tolist()],
-        ]
+        yield ArrayChunk(
+            [
+                [vid] * (stop - start),
+                edges.parent[start:stop],
+                edges.move_order[start:stop],
+                edges.child[start:stop],
+                [names[i] for i in edges.move[start:stop].tolist()],
+            ],
+            [None] * 5,
+        )
 
 
-def tier_update_rows(
-    first_id: int, values: TierValues, at: npt.NDArray[np.int64]
-) -> Iterator[tuple[Any, ...]]:
+def tier_update_rows(first_id: int, values: TierValues, at: npt.NDArray[np.int64]) -> ColumnRows:
     """:func:`update_rows` of a solved tier's positions *at* (offsets in the tier,
     ascending) whose values are *values* (in the order of *at*): expanded, every bound
     final."""
+    chunks = []
     for start in range(0, at.size, ROW_CHUNK):
         part = slice(start, start + ROW_CHUNK)
         ids = at[part]
         count = int(ids.size)
-        yield from zip(
-            (ids + first_id).tolist(),
-            bounds_to_json(values.low[part].tolist()),
-            bounds_to_json(values.high[part].tolist()),
-            depths_to_json(values.depth_low[part].tolist()),
-            depths_to_json(values.depth_high[part].tolist()),
-            [EXPANDED] * count,
-            [1] * count,
-            [1] * count,
-            strict=True,
+        chunks.append(
+            ArrayChunk(
+                [
+                    ids + first_id,
+                    values.low[part],
+                    values.high[part],
+                    values.depth_low[part],
+                    values.depth_high[part],
+                    [EXPANDED] * count,
+                    [1] * count,
+                    [1] * count,
+                ],
+                (None, BOUND_NULLS, BOUND_NULLS, DEPTH_NULLS, DEPTH_NULLS, None, None, None),
+            )
         )
+    return ColumnRows(chunks)
+
+
+TIER_NODE_ARRAYS: tuple[tuple[type[np.generic], int, bool], ...] = (
+    (np.int64, 0, True),
+    (np.int32, 0, False),
+    (np.uint8, 0, False),
+    (np.int64, 0, False),
+)
+"""The columns of :data:`TIER_NODE_SQL` as arrays (:func:`db.sqlite_bulk.fetch_arrays`:
+type, the value of NULL, whether it is a key), as :func:`tier_nodes` makes them."""
+TIER_VALUE_ARRAYS: tuple[tuple[type[np.generic], int, bool], ...] = (
+    (np.int64, NEG_INF, False),
+    (np.int64, POS_INF, False),
+    (np.int32, DEPTH_INF, False),
+    (np.int32, DEPTH_INF, False),
+)
+"""The columns of :data:`TIER_VALUE_SQL` as arrays, as :func:`tier_values` makes them."""
 
 
 def tier_nodes(chunks: Iterable[list[tuple[Any, ...]]], count: int) -> TierNodes:
@@ -269,6 +357,12 @@ def tier_nodes(chunks: Iterable[list[tuple[Any, ...]]], count: int) -> TierNodes
             (np.int64, lambda column: [v or 0 for v in column]),
         ),
     )
+    return tier_nodes_of([keys, dist, state, low])
+
+
+def tier_nodes_of(arrays: Sequence[npt.NDArray[Any]]) -> TierNodes:
+    """:class:`TierNodes` of :data:`TIER_NODE_SQL`'s columns as arrays."""
+    keys, dist, state, low = arrays
     terminal = state == TERMINAL
     return TierNodes(keys, dist, terminal, np.where(terminal, low, 0))
 
@@ -287,6 +381,16 @@ def tier_values(chunks: Iterable[list[tuple[Any, ...]]], count: int) -> TierValu
         ),
     )
     return TierValues(low, high, dlow, dhigh)
+
+
+def tier_read(arrays: list[npt.NDArray[Any]], count: int, what: str) -> list[npt.NDArray[Any]]:
+    """*arrays* read in C (:func:`db.sqlite_bulk.fetch_arrays`, room for one row more
+    than *count*), checked to hold *count* rows as :func:`_tier_columns` checks them."""
+    if arrays[0].size != count:
+        raise DatabaseError(
+            f"a tier's stored {what} are not all there ({min(arrays[0].size, count)} of {count})"
+        )
+    return arrays
 
 
 def _tier_columns(

@@ -70,7 +70,7 @@ def write_shard(
         conn,
         [],
         rows.tier_edge_columns(vid, part.edges),
-        list(rows.tier_update_rows(shard.record.first_id, part.values, part.at)),
+        rows.tier_update_rows(shard.record.first_id, part.values, part.at),
     )
     written = _write_marked(
         conn,
@@ -244,22 +244,28 @@ def read_tier_nodes(
 ) -> TierNodes:
     """Tier *record*'s positions at offsets *lo* .. *hi* - 1, in id order."""
     stop = record.nodes if hi is None else hi
+    params = (vid, record.first_id + lo, record.first_id + stop)
     with conn.begin():
-        chunks = backend.fetch(
-            conn, rows.TIER_NODE_SQL, (vid, record.first_id + lo, record.first_id + stop)
+        arrays = backend.fetch_arrays(
+            conn, rows.TIER_NODE_SQL, params, rows.TIER_NODE_ARRAYS, stop - lo + 1
         )
-        return rows.tier_nodes(chunks, stop - lo)
+        if arrays is not None:
+            return rows.tier_nodes_of(rows.tier_read(arrays, stop - lo, "positions"))
+        return rows.tier_nodes(backend.fetch(conn, rows.TIER_NODE_SQL, params), stop - lo)
 
 
 def read_tier_values(
     conn: Connection, backend: Backend, vid: int, record: TierRecord
 ) -> TierValues:
     """Solved tier *record*'s bounds and depths, in id order."""
+    params = (vid, record.first_id, record.first_id + record.nodes)
     with conn.begin():
-        chunks = backend.fetch(
-            conn, rows.TIER_VALUE_SQL, (vid, record.first_id, record.first_id + record.nodes)
+        arrays = backend.fetch_arrays(
+            conn, rows.TIER_VALUE_SQL, params, rows.TIER_VALUE_ARRAYS, record.nodes + 1
         )
-        return rows.tier_values(chunks, record.nodes)
+        if arrays is not None:
+            return TierValues(*rows.tier_read(arrays, record.nodes, "values"))
+        return rows.tier_values(backend.fetch(conn, rows.TIER_VALUE_SQL, params), record.nodes)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql import Executable
@@ -111,7 +113,7 @@ class SqliteBackend(Backend):
         conn: Connection,
         node_columns: Iterable[list[Any]],
         edge_columns: Iterable[list[Any]],
-        updates: list[tuple[Any, ...]],
+        updates: Sequence[tuple[Any, ...]],
     ) -> Staged:
         """For a worker (:attr:`shared_writes`), or where the rows cannot be bound in C
         (:mod:`db.sqlite_bulk`): copy a shard's rows into this connection's scratch
@@ -191,6 +193,16 @@ class SqliteBackend(Backend):
             )
 
     # -- reading: whole column ranges at a time (db.sqlite_load) -------------------------
+
+    def fetch_arrays(
+        self,
+        conn: Connection,
+        sql: str,
+        params: tuple[Any, ...],
+        columns: Sequence[tuple[type[np.generic], int, bool]],
+        capacity: int,
+    ) -> list[npt.NDArray[Any]] | None:
+        return sqlite_bulk.fetch_arrays(driver(conn), sql, params, columns, capacity)
 
     def fast_nodes(self, conn: Connection, variant_id: int) -> Graph | None:
         return sqlite_load.load_nodes(driver(conn), variant_id)

@@ -3,7 +3,8 @@
 Python's ``executemany`` binds each row's parameters one object at a time through a
 tuple; :mod:`db._sqlite_bulk` runs the same statement on the connection's own handle, in
 its transaction, binding whole columns in C (about three times less time a row,
-``docs/performance.md``, "The SQLite write path"). The statements, the rows and every
+``docs/performance.md``, "The SQLite write path"), and :func:`fetch_arrays` reads a
+query's integer columns straight into numpy arrays. The statements, the rows and every
 error are the same either way: a failed step raises the :mod:`sqlite3` exception that
 ``executemany`` would (``sqlite_errorcode`` and ``sqlite_errorname`` set), so the
 callers' error handling does not change.
@@ -23,6 +24,11 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from types import ModuleType
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from db import rows
 
 ENV = "NEGAGRAPH_SQLITE_BULK"
 """Set to ``0`` to bind with ``executemany`` (the fallback, kept as the oracle)."""
@@ -87,26 +93,64 @@ def enabled() -> bool:
     return bool(_loaded)
 
 
-def executemany_columns(cursor: Any, sql: str, columns: Sequence[Sequence[Any]]) -> None:
+def executemany_columns(
+    cursor: Any, sql: str, columns: Sequence[Any], specs: Sequence[rows.Spec] | None = None
+) -> None:
     """``cursor.executemany(sql, zip(*columns))``: *columns* (equal lengths, one per
-    parameter) bound in C where :func:`_native_connection` allows."""
+    parameter; sequences of values, or integer arrays bound as their *specs* say,
+    :data:`db.rows.Spec`; those of a :class:`db.rows.ArrayChunk` by default) bound in C
+    where :func:`_native_connection` allows."""
+    if specs is None and isinstance(columns, rows.ArrayChunk):
+        specs = columns.specs
     conn = _native_connection(cursor)
     if conn is None:
-        cursor.executemany(sql, zip(*columns, strict=True))
+        cursor.executemany(sql, zip(*rows.plain_columns(columns, specs), strict=True))
         return
     assert _bulk is not None
-    _raise_failure(_bulk.columns(conn, sql, columns))
+    _raise_failure(_bulk.columns(conn, sql, columns, None if specs is None else list(specs)))
 
 
-def executemany_rows(cursor: Any, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-    """``cursor.executemany(sql, rows)``, bound in C where :func:`_native_connection`
-    allows."""
+def executemany_rows(cursor: Any, sql: str, given: Iterable[Sequence[Any]]) -> None:
+    """``cursor.executemany(sql, given)``, bound in C where :func:`_native_connection`
+    allows (a :class:`db.rows.ColumnRows` as its columns)."""
     conn = _native_connection(cursor)
     if conn is None:
-        cursor.executemany(sql, rows)
+        cursor.executemany(sql, given)
         return
     assert _bulk is not None
-    _raise_failure(_bulk.rows(conn, sql, rows))
+    if isinstance(given, rows.ColumnRows):
+        for columns in given.chunks:
+            _raise_failure(_bulk.columns(conn, sql, columns, list(columns.specs)))
+        return
+    _raise_failure(_bulk.rows(conn, sql, given))
+
+
+def fetch_arrays(
+    conn: sqlite3.Connection,
+    sql: str,
+    params: tuple[Any, ...],
+    columns: Sequence[tuple[type[np.generic], int, bool]],
+    capacity: int,
+) -> list[npt.NDArray[Any]] | None:
+    """The rows of query *sql* as one array per column, read in C, or ``None`` where the
+    C path is not available (the caller reads them through Python). Each column is
+    ``(dtype, null, key)``: its integers, *null* for NULL, and a key column's blobs as
+    the big-endian integers they spell (at most 8 bytes). The arrays are as long as the
+    rows; more than *capacity* rows is a :class:`ValueError`."""
+    if not _same_file(conn):
+        return None
+    assert _bulk is not None
+    arrays = [np.empty(capacity, dtype) for dtype, _, _ in columns]
+    count, failure = _bulk.fetch(
+        conn,
+        sql,
+        params,
+        arrays,
+        [null for _, null, _ in columns],
+        [key for _, _, key in columns],
+    )
+    _raise_failure(failure)
+    return [a[:count] for a in arrays]
 
 
 def _native_connection(cursor: Any) -> sqlite3.Connection | None:
@@ -114,13 +158,19 @@ def _native_connection(cursor: Any) -> sqlite3.Connection | None:
     in a transaction, and the handle the C code reads from it names the file the
     connection has open."""
     conn = getattr(cursor, "connection", None)
-    if not isinstance(conn, sqlite3.Connection) or not conn.in_transaction or not enabled():
+    if not isinstance(conn, sqlite3.Connection) or not conn.in_transaction:
         return None  # (outside a transaction executemany would begin one: keep that)
+    return conn if _same_file(conn) else None
+
+
+def _same_file(conn: sqlite3.Connection) -> bool:
+    """Whether the C path may run on *conn*: it is enabled, and the handle it reads from
+    *conn* names the file *conn* has open."""
+    if not enabled():
+        return False
     assert _bulk is not None
     main = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), None)
-    if main is None or _bulk.filename(conn) != main:
-        return None
-    return conn
+    return main is not None and _bulk.filename(conn) == main
 
 
 def _raise_failure(failure: tuple[int, str] | None) -> None:
@@ -138,4 +188,10 @@ def _raise_failure(failure: tuple[int, str] | None) -> None:
     raise exc
 
 
-__all__ = ["ENV", "enabled", "executemany_columns", "executemany_rows"]
+__all__ = [
+    "ENV",
+    "enabled",
+    "executemany_columns",
+    "executemany_rows",
+    "fetch_arrays",
+]

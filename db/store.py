@@ -1151,6 +1151,12 @@ class _DriverErrors:
     ) -> None:
         if exc is None or isinstance(exc, SolveError | DatabaseError):
             return
+        interrupt = _interrupt_behind(exc)
+        if interrupt is not None:
+            # Ctrl-C cut a command short (a PostgreSQL COPY, say) and the clean-up that
+            # followed failed on the connection it left busy ("another command is already
+            # in progress"): what happened is the user's stop, not a database error.
+            raise interrupt
         dbapi = self.store.engine.dialect.loaded_dbapi
         if isinstance(exc, sa_exc.DBAPIError):
             reason = str(exc.orig).strip() if exc.orig is not None else str(exc)
@@ -1159,6 +1165,19 @@ class _DriverErrors:
         else:
             return
         raise DatabaseError(f"database {self.store._where()}: {reason}") from exc
+
+
+def _interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C that *exc* was raised while handling, if any (its ``__context__``
+    chain)."""
+    seen = {id(exc)}
+    context = exc.__context__
+    while context is not None and id(context) not in seen:
+        if isinstance(context, KeyboardInterrupt):
+            return context
+        seen.add(id(context))
+        context = context.__context__
+    return None
 
 
 _NODE_FIELDS = (

@@ -10,11 +10,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from db import sqlite_bulk
+from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
 
@@ -197,3 +199,199 @@ def test_a_tiered_solve_writes_the_same_database_either_way(tmp_path: Path) -> N
         conn.close()
     assert len(dumps[0][0]) == 161_029  # Tromp's count of 4 x 4 positions
     assert dumps[0] == dumps[1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(min_value=0, max_value=2**63 - 1),
+            st.one_of(st.none(), st.integers(min_value=-(2**31), max_value=2**31 - 1)),
+            st.one_of(st.none(), st.integers(min_value=-(2**63), max_value=2**63 - 1)),
+            st.integers(min_value=0, max_value=255),
+        ),
+        max_size=40,
+    )
+)
+def test_fetch_reads_what_python_reads(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[tuple[int, Any, Any, int]]
+) -> None:
+    """Keys as minimal big-endian blobs, integers of each width, NULLs as the column's
+    stand-in: the arrays equal the values Python's cursor returns, converted."""
+    from db.rows import key_bytes
+
+    conn = connect(tmp_path_factory.mktemp("fetch") / "t.db")
+    conn.execute("CREATE TABLE t (k BLOB, a INTEGER, b INTEGER, c INTEGER)")
+    keys = key_bytes([r[0] for r in rows])
+    conn.executemany(
+        "INSERT INTO t VALUES (?, ?, ?, ?)",
+        [(k, *r[1:]) for k, r in zip(keys, rows, strict=True)],
+    )
+    columns: list[tuple[type[np.generic], int, bool]] = [
+        (np.int64, 0, True),
+        (np.int32, -7, False),
+        (np.int64, 99, False),
+        (np.uint8, 0, False),
+    ]
+    arrays = sqlite_bulk.fetch_arrays(
+        conn,
+        "SELECT k, a, b, c FROM t WHERE rowid > ? ORDER BY rowid",
+        (0,),
+        columns,
+        len(rows) + 1,
+    )
+    assert arrays is not None
+    stored = conn.execute("SELECT k, a, b, c FROM t ORDER BY rowid").fetchall()
+    assert arrays[0].tolist() == [int.from_bytes(k, "big") for k, *_ in stored]
+    assert arrays[1].tolist() == [-7 if a is None else a for _, a, _, _ in stored]
+    assert arrays[2].tolist() == [99 if b is None else b for _, _, b, _ in stored]
+    assert arrays[3].tolist() == [c for *_, c in stored]
+    assert [a.dtype for a in arrays] == [np.int64, np.int32, np.int64, np.uint8]
+
+
+def test_fetch_refuses_what_does_not_fit(tmp_path: Path) -> None:
+    conn = connect(tmp_path / "t.db")
+    conn.execute("CREATE TABLE t (k, v)")
+    conn.executemany("INSERT INTO t VALUES (?, ?)", [(b"\x01", 1), (b"\x02", 2**40)])
+    sql = "SELECT k, v FROM t ORDER BY rowid"
+    ints = [(np.int64, 0, True), (np.int64, 0, False)]
+    with pytest.raises(ValueError, match="more than 1 rows"):
+        sqlite_bulk.fetch_arrays(conn, sql, (), ints, 1)
+    with pytest.raises(OverflowError, match="does not fit in 4 bytes"):
+        sqlite_bulk.fetch_arrays(conn, sql, (), [(np.int64, 0, True), (np.int32, 0, False)], 2)
+    conn.execute("INSERT INTO t VALUES (?, 'text')", (b"\x03",))
+    with pytest.raises(ValueError, match="column 1 of row 2 is not an integer"):
+        sqlite_bulk.fetch_arrays(conn, sql, (), ints, 5)
+    conn.execute("UPDATE t SET k = ?, v = 3 WHERE v = 'text'", (bytes(9),))
+    with pytest.raises(ValueError, match="column 0 of row 2 is not a key of at most 8 bytes"):
+        sqlite_bulk.fetch_arrays(conn, sql, (), ints, 5)
+    with pytest.raises(sqlite3.OperationalError, match="no such table: nowhere"):
+        sqlite_bulk.fetch_arrays(conn, "SELECT 1, 2 FROM nowhere", (), ints, 5)
+    with pytest.raises(ValueError, match="the query has 2 columns, 1 arrays given"):
+        sqlite_bulk.fetch_arrays(conn, sql, (), ints[:1], 5)
+
+
+@pytest.mark.parametrize("bulk", ["1", "0"], ids=["c", "python"])
+def test_a_tier_read_back_is_the_same_and_a_missing_row_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bulk: str
+) -> None:
+    """A solved tier read back (:func:`db.shards.read_tier_nodes` and
+    ``read_tier_values``) through either path gives the stored rows; with a row gone, the
+    same one-line error."""
+    from sqlalchemy import text
+
+    from db.backend import backend_for
+    from db.errors import DatabaseError
+    from db.session import make_engine
+    from db.shards import read_tier_nodes, read_tier_values
+    from solver.store import TierRecord
+    from solver.values import DEPTH_INF, NEG_INF
+
+    path = tmp_path / "c4.db"
+    subprocess.run(
+        [NEGAGRAPH, "solve", "connect-four", "-p", "width=4", "-p", "height=3", "--full",
+         "--db", f"sqlite:///{path}", "-q"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    monkeypatch.setenv(sqlite_bulk.ENV, bulk)
+    engine = make_engine(f"sqlite:///{path}")
+    backend = backend_for(engine)
+    try:
+        with engine.connect() as conn:
+            vid, tier, ordinal, first, nodes = conn.execute(
+                text("SELECT variant_id, tier, ordinal, first_id, nodes FROM tiers WHERE tier = 6")
+            ).one()
+            record = TierRecord(tier, ordinal, first, nodes, None)
+            stored = conn.execute(
+                text(
+                    'SELECT "key", dist, state, low, high, depth_low, depth_high FROM nodes '
+                    "WHERE variant_id = :v AND id >= :a AND id < :b ORDER BY id"
+                ),
+                {"v": vid, "a": first, "b": first + nodes},
+            ).all()
+            conn.rollback()  # the reads begin transactions of their own
+            got = read_tier_nodes(conn, backend, vid, record, 0, None)
+            values = read_tier_values(conn, backend, vid, record)
+            assert got.keys.tolist() == [int.from_bytes(r[0], "big") for r in stored]
+            assert got.dist.tolist() == [r[1] for r in stored]
+            assert values.low.tolist() == [NEG_INF if r[3] is None else r[3] for r in stored]
+            assert values.depth_high.tolist() == [
+                DEPTH_INF if r[6] is None else r[6] for r in stored
+            ]
+            assert nodes > 10 and len({r[3] for r in stored}) > 1  # a tier worth reading
+            with conn.begin():
+                conn.execute(
+                    text("DELETE FROM nodes WHERE variant_id = :v AND id = :i"),
+                    {"v": vid, "i": first + 3},
+                )
+            with pytest.raises(DatabaseError) as raised:
+                read_tier_nodes(conn, backend, vid, record, 0, None)
+            assert str(raised.value) == (
+                f"a tier's stored positions are not all there ({nodes - 1} of {nodes})"
+            )
+            with pytest.raises(DatabaseError, match=f"values are not all there .{nodes - 1} of"):
+                read_tier_values(conn, backend, vid, record)
+    finally:
+        engine.dispose()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(min_value=0, max_value=2**63 - 1),
+            st.sampled_from([NEG_INF, POS_INF, -3, 0, 7, 2**40]),
+            st.sampled_from([-1, 0, 5, DEPTH_INF]),
+            st.booleans(),
+        ),
+        max_size=40,
+    )
+)
+def test_array_columns_write_what_their_plain_values_write(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[tuple[int, int, int, bool]]
+) -> None:
+    """Integer arrays with their specs (a key, a bound, a depth, a flag), bound in C,
+    store the rows that :func:`db.rows.plain_columns` makes of them for executemany (and
+    for PostgreSQL's COPY): keys as minimal big-endian bytes, sentinels as NULL."""
+    from db.rows import BOUND_NULLS, DEPTH_NULLS, ArrayChunk, ColumnRows, plain_columns
+
+    conn = connect(tmp_path_factory.mktemp("arrays") / "t.db")
+    for table in ("oracle", "by_arrays", "by_rows"):
+        conn.execute(f"CREATE TABLE {table} (k, b, d, f)")
+    arrays: list[Any] = [
+        np.array([r[i] for r in rows], dtype=dtype)
+        for i, dtype in enumerate((np.int64, np.int64, np.int32, np.bool_))
+    ]
+    chunk = ArrayChunk(arrays, ("key", BOUND_NULLS, DEPTH_NULLS, None))
+    cursor = conn.cursor()
+    conn.execute("BEGIN")
+    plain = plain_columns(chunk)
+    cursor.executemany("INSERT INTO oracle VALUES (?, ?, ?, ?)", zip(*plain, strict=True))
+    sqlite_bulk.executemany_columns(cursor, "INSERT INTO by_arrays VALUES (?, ?, ?, ?)", chunk)
+    sqlite_bulk.executemany_rows(
+        cursor, "INSERT INTO by_rows VALUES (?, ?, ?, ?)", ColumnRows([chunk] if rows else [])
+    )
+    conn.execute("COMMIT")
+    expected = contents(conn, "oracle")
+    assert contents(conn, "by_arrays") == expected
+    assert contents(conn, "by_rows") == expected
+    assert [r[2] is None for r in expected] == [r[1] in (NEG_INF, POS_INF) for r in rows]
+    assert [r[4] is None for r in expected] == [r[2] in (-1, DEPTH_INF) for r in rows]
+    assert list(ColumnRows([chunk])) == list(zip(*plain, strict=True))
+    conn.close()
+
+
+def test_array_columns_that_cannot_be_bound(tmp_path: Path) -> None:
+    conn = connect(tmp_path / "t.db")
+    conn.execute("CREATE TABLE t (a, b)")
+    cursor = conn.cursor()
+    conn.execute("BEGIN")
+    sql = "INSERT INTO t VALUES (?, ?)"
+    floats = np.array([1.5, 2.5])  # not integers: bound value by value, as a list would be
+    sqlite_bulk.executemany_columns(cursor, sql, [np.array([1, 2]), floats])
+    assert conn.execute("SELECT a, b FROM t").fetchall() == [(1, 1.5), (2, 2.5)]
+    with pytest.raises(TypeError, match="only a column of integers in an array takes a spec"):
+        sqlite_bulk.executemany_columns(cursor, sql, [[1], [2]], [None, "key"])
+    with pytest.raises(TypeError, match="a spec is None, .null_low, null_high. or 'key'"):
+        sqlite_bulk.executemany_columns(cursor, sql, [np.array([1]), [2]], ["nonsense", None])
+    conn.execute("ROLLBACK")

@@ -245,6 +245,34 @@ def test_a_transaction_cut_short_inside_begin_still_lets_the_run_be_recorded(
     again.close(progress_of(again.open(TinyGame(), run_options()), "stopped"))
 
 
+def test_a_failed_clean_up_after_ctrl_c_is_the_stop_not_a_database_error(engine: Engine) -> None:
+    """A second Ctrl-C can land inside a PostgreSQL COPY; the rollback that follows then
+    fails on the busy connection ("another command is already in progress", seen in a
+    test run) and SQLAlchemy raises that instead. The store's error translation gives back
+    the Ctrl-C, so the run ends as stopped, not as a database error with exit status 1;
+    a driver error that no Ctrl-C caused is still a DatabaseError."""
+    from sqlalchemy import exc as sa_exc
+
+    store = SqlStore(engine)
+    graph = store.open(TinyGame(), run_options())
+    dbapi = engine.dialect.loaded_dbapi
+    busy = sa_exc.OperationalError(
+        "ROLLBACK", None, dbapi.OperationalError("another command is already in progress")
+    )
+    ctrl_c = KeyboardInterrupt()
+    with pytest.raises(KeyboardInterrupt) as raised:
+        with store._errors():
+            try:
+                raise ctrl_c
+            except KeyboardInterrupt:
+                raise busy from None  # (as SQLAlchemy's rollback does: context kept)
+    assert raised.value is ctrl_c
+    with pytest.raises(DatabaseError, match="busy"):
+        with store._errors():
+            raise sa_exc.OperationalError("ROLLBACK", None, dbapi.OperationalError("busy"))
+    store.close(progress_of(graph, "stopped"))
+
+
 # -- locking ---------------------------------------------------------------------------
 
 
