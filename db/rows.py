@@ -25,10 +25,8 @@ from solver.values import (
     DEPTH_INF,
     NEG_INF,
     POS_INF,
-    bounds_to_json,
     depth_from_json,
     depth_to_json,
-    depths_to_json,
     high_from_json,
     low_from_json,
     to_json,
@@ -67,128 +65,6 @@ def chunks_of(ids: range) -> Iterator[tuple[int, int]]:
     """*ids* cut into ``(start, stop)`` pieces of at most :data:`ROW_CHUNK`."""
     for start in range(ids.start, ids.stop, ROW_CHUNK):
         yield start, min(start + ROW_CHUNK, ids.stop)
-
-
-def value_columns(graph: Graph, rows: slice | npt.NDArray[np.int64]) -> tuple[list[Any], ...]:
-    """Nodes *rows* (a slice of ids, or ascending ids): low, high, depth_low, depth_high,
-    state, low_final, high_final, as lists with NULLs for the infinities."""
-
-    def column(values: Any, dtype: type[np.generic]) -> list[Any]:
-        return np.frombuffer(values, dtype=dtype)[rows].tolist()  # type: ignore[no-any-return]
-
-    return (
-        bounds_to_json(column(graph.low, np.int64)),
-        bounds_to_json(column(graph.high, np.int64)),
-        depths_to_json(column(graph.depth_low, np.int32)),
-        depths_to_json(column(graph.depth_high, np.int32)),
-        column(graph.state, np.uint8),
-        column(graph.low_final, np.uint8),
-        column(graph.high_final, np.uint8),
-    )
-
-
-def node_columns(graph: Graph, game: Game, vid: int, ids: range, seq: int) -> Iterator[list[Any]]:
-    """Per chunk of nodes *ids*, their rows' columns (lists), in :data:`NODE_SQL_COLUMNS`
-    order; those already expanded were expanded by commit *seq*."""
-    format_many = game.format_many
-    for start, stop in chunks_of(ids):
-        keys = graph.keys[start:stop]
-        lo, hi, dl, dh, st, lf, hf = value_columns(graph, slice(start, stop))
-        yield [
-            [vid] * (stop - start),
-            range(start, stop),
-            lo,
-            hi,
-            dl,
-            dh,
-            graph.dist[start:stop],
-            st,
-            lf,
-            hf,
-            key_bytes(keys),
-            format_many(keys),
-            [seq if s == EXPANDED else None for s in st],
-        ]
-
-
-def mapped_rows(
-    graph: Graph, game: Game, vid: int, seq: int
-) -> tuple[list[list[Any]], list[list[Any]], list[tuple[Any, ...]]]:
-    """What :meth:`Graph.pending` says for a graph that holds part of the stored one
-    (:attr:`Graph.gid`): the new nodes' columns (one chunk, in id order), the edges of
-    the nodes expanded since the last commit, and the updates of changed stored nodes,
-    all by stored id. A stub's row says expanded, as stored."""
-    assert graph.gid is not None
-    gid = np.frombuffer(graph.gid, dtype=np.int64)
-    fresh = np.flatnonzero(gid >= graph.committed_gid)
-    fresh = fresh[np.argsort(gid[fresh], kind="stable")]
-    nodes: list[list[Any]] = []
-    if fresh.size:
-        keys = [graph.keys[i] for i in fresh.tolist()]
-        lo, hi, dl, dh, st, lf, hf = value_columns(graph, fresh)
-        dist = np.frombuffer(graph.dist, dtype=np.int32)[fresh].tolist()
-        nodes.append(
-            [
-                [vid] * len(keys),
-                gid[fresh].tolist(),
-                lo,
-                hi,
-                dl,
-                dh,
-                dist,
-                st,
-                lf,
-                hf,
-                key_bytes(keys),
-                game.format_many(keys),
-                [seq if s == EXPANDED else None for s in st],
-            ]
-        )
-    edges: list[list[Any]] = []
-    parents = np.array(graph.fresh_parents, dtype=np.int64)
-    parents = parents[np.argsort(gid[parents], kind="stable")]
-    counts = np.frombuffer(graph.child_count, dtype=np.int32)[parents].astype(np.int64)
-    if counts.any():
-        starts = np.cumsum(counts) - counts  # each parent's first row
-        orders = np.arange(int(counts.sum())) - np.repeat(starts, counts)
-        at = np.repeat(np.frombuffer(graph.first_edge, dtype=np.int32)[parents], counts) + orders
-        moves = graph.edge_move
-        edges.append(
-            [
-                [vid] * int(at.size),
-                np.repeat(gid[parents], counts).tolist(),
-                orders.tolist(),
-                gid[np.frombuffer(graph.edge_child, dtype=np.int32)[at]].tolist(),
-                [moves[e] for e in at.tolist()],
-            ]
-        )
-    dirty = np.fromiter(graph.dirty, dtype=np.int64, count=len(graph.dirty))
-    dirty = dirty[gid[dirty] < graph.committed_gid]
-    dirty = dirty[np.argsort(gid[dirty], kind="stable")]
-    lo, hi, dl, dh, st, lf, hf = value_columns(graph, dirty)
-    stub = np.frombuffer(graph.stub, dtype=np.uint8)[dirty].tolist()
-    st = [EXPANDED if is_stub else s for is_stub, s in zip(stub, st, strict=True)]
-    updates = list(zip(gid[dirty].tolist(), lo, hi, dl, dh, st, lf, hf, strict=True))
-    return nodes, edges, updates
-
-
-def key_bytes(keys: Iterable[int]) -> list[bytes]:
-    """Keys as stored: minimal big-endian bytes (at least one)."""
-    return [k.to_bytes((k.bit_length() + 7) >> 3 or 1, "big") for k in keys]
-
-
-# -- a tiered solve's rows (solver.tiered) ---------------------------------------------
-
-TIER_NODE_SQL = (
-    'SELECT "key", dist, state, low FROM nodes WHERE variant_id = ? AND id >= ? AND id < ? '
-    "ORDER BY id"
-)
-"""A tier's positions (``?``: the variant id, the tier's first id and the one after)."""
-TIER_VALUE_SQL = (
-    "SELECT low, high, depth_low, depth_high FROM nodes "
-    "WHERE variant_id = ? AND id >= ? AND id < ? ORDER BY id"
-)
-"""A solved tier's bounds and depths."""
 
 
 Spec = None | tuple[int, int] | str
@@ -248,6 +124,144 @@ class ColumnRows(Sequence[tuple[Any, ...]]):
 
     def __getitem__(self, index: Any) -> Any:
         return list(self)[index]
+
+
+def value_arrays(graph: Graph, rows: slice | npt.NDArray[np.int64]) -> list[npt.NDArray[Any]]:
+    """Nodes *rows* (a slice of ids, or ascending ids): low, high, depth_low, depth_high,
+    state, low_final, high_final, as arrays (copies) to be written as :data:`VALUE_SPECS`
+    say (the infinities as NULL)."""
+    arrays = [
+        np.frombuffer(values, dtype=dtype)[rows]
+        for values, dtype in (
+            (graph.low, np.int64),
+            (graph.high, np.int64),
+            (graph.depth_low, np.int32),
+            (graph.depth_high, np.int32),
+            (graph.state, np.uint8),
+            (graph.low_final, np.uint8),
+            (graph.high_final, np.uint8),
+        )
+    ]
+    return [a.copy() for a in arrays] if isinstance(rows, slice) else arrays
+
+
+VALUE_SPECS: tuple[Spec, ...] = (
+    BOUND_NULLS,
+    BOUND_NULLS,
+    DEPTH_NULLS,
+    DEPTH_NULLS,
+    None,
+    None,
+    None,
+)
+"""How the arrays of :func:`value_arrays` are written."""
+SEQ_NULLS = (-1, POS_INF)
+"""The :data:`Spec` of an ``expanded_in`` column: -1 is NULL (not expanded)."""
+
+
+def node_columns(graph: Graph, game: Game, vid: int, ids: range, seq: int) -> Iterator[list[Any]]:
+    """Per chunk of nodes *ids*, their rows' columns (an :class:`ArrayChunk`), in
+    :data:`NODE_SQL_COLUMNS` order; those already expanded were expanded by commit
+    *seq*."""
+    format_many = game.format_many
+    for start, stop in chunks_of(ids):
+        keys = graph.keys[start:stop]
+        values = value_arrays(graph, slice(start, stop))
+        state = values[4]
+        yield ArrayChunk(
+            [
+                [vid] * (stop - start),
+                range(start, stop),
+                *values[:4],
+                np.frombuffer(graph.dist, dtype=np.int32)[start:stop].copy(),
+                *values[4:],
+                key_bytes(keys),
+                format_many(keys),
+                np.where(state == EXPANDED, seq, -1),
+            ],
+            (None, None, *VALUE_SPECS[:4], None, *VALUE_SPECS[4:], None, None, SEQ_NULLS),
+        )
+
+
+def mapped_rows(
+    graph: Graph, game: Game, vid: int, seq: int
+) -> tuple[list[list[Any]], list[list[Any]], ColumnRows]:
+    """What :meth:`Graph.pending` says for a graph that holds part of the stored one
+    (:attr:`Graph.gid`): the new nodes' columns (one chunk, in id order), the edges of
+    the nodes expanded since the last commit, and the updates of changed stored nodes,
+    all by stored id. A stub's row says expanded, as stored."""
+    assert graph.gid is not None
+    gid = np.frombuffer(graph.gid, dtype=np.int64)
+    fresh = np.flatnonzero(gid >= graph.committed_gid)
+    fresh = fresh[np.argsort(gid[fresh], kind="stable")]
+    nodes: list[list[Any]] = []
+    if fresh.size:
+        keys = [graph.keys[i] for i in fresh.tolist()]
+        values = value_arrays(graph, fresh)
+        nodes.append(
+            ArrayChunk(
+                [
+                    [vid] * len(keys),
+                    gid[fresh],
+                    *values[:4],
+                    np.frombuffer(graph.dist, dtype=np.int32)[fresh],
+                    *values[4:],
+                    key_bytes(keys),
+                    game.format_many(keys),
+                    np.where(values[4] == EXPANDED, seq, -1),
+                ],
+                (None, None, *VALUE_SPECS[:4], None, *VALUE_SPECS[4:], None, None, SEQ_NULLS),
+            )
+        )
+    edges: list[list[Any]] = []
+    parents = np.array(graph.fresh_parents, dtype=np.int64)
+    parents = parents[np.argsort(gid[parents], kind="stable")]
+    counts = np.frombuffer(graph.child_count, dtype=np.int32)[parents].astype(np.int64)
+    if counts.any():
+        starts = np.cumsum(counts) - counts  # each parent's first row
+        orders = np.arange(int(counts.sum())) - np.repeat(starts, counts)
+        at = np.repeat(np.frombuffer(graph.first_edge, dtype=np.int32)[parents], counts) + orders
+        moves = graph.edge_move
+        edges.append(
+            ArrayChunk(
+                [
+                    [vid] * int(at.size),
+                    np.repeat(gid[parents], counts),
+                    orders,
+                    gid[np.frombuffer(graph.edge_child, dtype=np.int32)[at]],
+                    [moves[e] for e in at.tolist()],
+                ],
+                (None,) * 5,
+            )
+        )
+    dirty = np.fromiter(graph.dirty, dtype=np.int64, count=len(graph.dirty))
+    dirty = dirty[gid[dirty] < graph.committed_gid]
+    dirty = dirty[np.argsort(gid[dirty], kind="stable")]
+    if not dirty.size:
+        return nodes, edges, ColumnRows([])
+    values = value_arrays(graph, dirty)
+    stub = np.frombuffer(graph.stub, dtype=np.uint8)[dirty].astype(bool)
+    values[4] = np.where(stub, EXPANDED, values[4]).astype(np.uint8)
+    return nodes, edges, ColumnRows([ArrayChunk([gid[dirty], *values], (None, *VALUE_SPECS))])
+
+
+def key_bytes(keys: Iterable[int]) -> list[bytes]:
+    """Keys as stored: minimal big-endian bytes (at least one)."""
+    return [k.to_bytes((k.bit_length() + 7) >> 3 or 1, "big") for k in keys]
+
+
+# -- a tiered solve's rows (solver.tiered) ---------------------------------------------
+
+TIER_NODE_SQL = (
+    'SELECT "key", dist, state, low FROM nodes WHERE variant_id = ? AND id >= ? AND id < ? '
+    "ORDER BY id"
+)
+"""A tier's positions (``?``: the variant id, the tier's first id and the one after)."""
+TIER_VALUE_SQL = (
+    "SELECT low, high, depth_low, depth_high FROM nodes "
+    "WHERE variant_id = ? AND id >= ? AND id < ? ORDER BY id"
+)
+"""A solved tier's bounds and depths."""
 
 
 def tier_node_columns(game: Game, vid: int, first_id: int, nodes: TierNodes) -> Iterator[list[Any]]:
@@ -435,7 +449,7 @@ def node_rows(
     graph: Graph, game: Game, vid: int, ids: range, seq: int
 ) -> Iterator[tuple[Any, ...]]:
     for columns in node_columns(graph, game, vid, ids, seq):
-        yield from zip(*columns, strict=True)
+        yield from zip(*plain_columns(columns), strict=True)
 
 
 def edge_rows(graph: Graph, vid: int, ids: range) -> Iterator[tuple[Any, ...]]:
@@ -443,25 +457,36 @@ def edge_rows(graph: Graph, vid: int, ids: range) -> Iterator[tuple[Any, ...]]:
         yield from zip(*columns, strict=True)
 
 
-def update_rows(graph: Graph, ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
+def update_rows(graph: Graph, ids: Sequence[int]) -> Iterable[tuple[Any, ...]]:
     """(id, low, high, depth_low, depth_high, state, low_final, high_final) of *ids*
-    (ascending): column slices for a contiguous range, else node by node.
+    (ascending): column slices for a contiguous range (a :class:`ColumnRows`), else node
+    by node.
 
     A range (every node marked changed: a full solve's end) leaves out terminal nodes:
     they are written with their exact, final values when found and never change."""
     if isinstance(ids, range) and ids.step == 1:
+        chunks = []
         for start, stop in chunks_of(ids):
             inner = np.flatnonzero(
                 np.frombuffer(graph.state[start:stop], dtype=np.uint8) != TERMINAL
             )
             if inner.size == stop - start:
-                yield from zip(
-                    range(start, stop), *value_columns(graph, slice(start, stop)), strict=True
+                at = np.arange(start, stop)
+                chunks.append(
+                    ArrayChunk([at, *value_arrays(graph, slice(start, stop))], UPDATE_SPECS)
                 )
             elif inner.size:
                 at = inner + start
-                yield from zip(at.tolist(), *value_columns(graph, at), strict=True)
-        return
+                chunks.append(ArrayChunk([at, *value_arrays(graph, at)], UPDATE_SPECS))
+        return ColumnRows(chunks)
+    return _updates_one_by_one(graph, ids)
+
+
+UPDATE_SPECS: tuple[Spec, ...] = (None, *VALUE_SPECS)
+"""How the arrays of an update chunk (the ids, then :func:`value_arrays`) are written."""
+
+
+def _updates_one_by_one(graph: Graph, ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
     low = graph.low
     high = graph.high
     depth_low = graph.depth_low

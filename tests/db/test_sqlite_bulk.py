@@ -176,28 +176,40 @@ def test_the_environment_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not sqlite_bulk.enabled()
 
 
-def test_a_tiered_solve_writes_the_same_database_either_way(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "how",
+    [["--full"], [], ["--resident-nodes", "3000"]],
+    ids=["tiered", "partial", "partial-evicting"],
+)
+def test_a_solve_writes_the_same_database_either_way(tmp_path: Path, how: list[str]) -> None:
     """Whole solves, one with the C path and one without (``NEGAGRAPH_SQLITE_BULK=0``):
-    every node and edge row equal."""
+    every node, edge and commit row equal (a tiered full solve; a partial one, whose
+    commits insert and update; one that evicts, whose commits write by stored id)."""
     dumps = []
     for on in ("1", "0"):
         path = tmp_path / f"c4-{on}.db"
         subprocess.run(
-            [NEGAGRAPH, "solve", "connect-four", "-p", "width=4",
-             "-p", "height=4", "--full", "--db", f"sqlite:///{path}", "-q"],
+            [NEGAGRAPH, "solve", "connect-four", "-p", "width=4", "-p", "height=4", *how,
+             "--db", f"sqlite:///{path}", "-q"],
             check=True, capture_output=True, env={**os.environ, sqlite_bulk.ENV: on},
         )  # fmt: skip
         conn = sqlite3.connect(path)
         dumps.append(
-            (
-                conn.execute("SELECT * FROM nodes ORDER BY variant_id, id").fetchall(),
-                conn.execute(
-                    "SELECT * FROM edges ORDER BY variant_id, parent, move_order"
-                ).fetchall(),
-            )
+            [
+                conn.execute(f"SELECT {columns} FROM {table} ORDER BY {order}").fetchall()
+                for table, columns, order in (
+                    ("nodes", "*", "variant_id, id"),
+                    ("edges", "*", "variant_id, parent, move_order"),
+                    ("commits", "seq, nodes, edges, expansions, root_low, root_high", "seq"),
+                )
+            ]
         )
         conn.close()
-    assert len(dumps[0][0]) == 161_029  # Tromp's count of 4 x 4 positions
+    nodes, edges, commits = dumps[0]
+    assert len(nodes) == 161_029 if how == ["--full"] else len(nodes) > 1000
+    assert len(edges) > len(nodes) // 2 and len(commits) > 1
+    if how:  # some rows were rewritten after their insert: the update path ran
+        assert {row[-1] for row in nodes} != {None}  # expanded_in set
     assert dumps[0] == dumps[1]
 
 
