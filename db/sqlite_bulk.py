@@ -4,10 +4,10 @@ Python's ``executemany`` binds each row's parameters one object at a time throug
 tuple; :mod:`db._sqlite_bulk` runs the same statement on the connection's own handle, in
 its transaction, binding whole columns in C (about three times less time a row,
 ``docs/performance.md``, "The SQLite write path"), and :func:`fetch_arrays` reads a
-query's integer columns straight into numpy arrays. The statements, the rows and every
-error are the same either way: a failed step raises the :mod:`sqlite3` exception that
-``executemany`` would (``sqlite_errorcode`` and ``sqlite_errorname`` set), so the
-callers' error handling does not change.
+query's integer columns straight into numpy arrays. The statements, the rows and
+SQLite's errors are the same either way: a failed step raises the :mod:`sqlite3`
+exception that ``executemany`` would (``sqlite_errorcode`` and ``sqlite_errorname``
+set), so the callers' error handling does not change.
 
 The C path is used only where it is known to be safe: the module was built (it needs a C
 compiler at install, like :mod:`solver._native`), Python's ``_sqlite3`` is a shared module
