@@ -689,14 +689,17 @@ def test_ctrl_c_twice_at_start_up_is_recorded_as_stopped(db_url: str) -> None:
 
 @pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
 def test_a_killed_writer_is_shown_dead_at_once(db_url: str) -> None:
+    # 5 x 4 (thousands of batches of 2,000 expansions, each a commit) and frozen at once
+    # after its first commit: the run cannot have finished when it is killed, however
+    # fast it writes (4 x 4 once finished its 134 batches while the status was read)
     args = [
         "connect-four",
         "-p",
-        "width=4",
+        "width=5",
         "-p",
         "height=4",
         "--full",
-        "--no-tiers",  # batches of 2,000 expansions, each a commit
+        "--no-tiers",
         "--db",
         db_url,
         "--batch-size",
@@ -704,6 +707,7 @@ def test_a_killed_writer_is_shown_dead_at_once(db_url: str) -> None:
     ]
     proc = start_solve(*args)
     assert wait_for_commit(db_url, proc, 0), proc.communicate()
+    proc.send_signal(signal.SIGSTOP)  # alive, so still its run's writer
     assert run_status(db_url)["runs"][0]["status"] == "running"
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=WAIT)
