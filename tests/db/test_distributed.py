@@ -229,12 +229,16 @@ def test_a_killed_worker_loses_nothing_and_a_second_solve_is_refused(
         )
         try:
             _wait_for("the first shards", lambda: _shards_written(url) >= 2)
+            # The client frozen while a second solve tries: its run cannot have ended
+            # meanwhile, however fast the units are (once it had, and the second ran).
+            solving.send_signal(signal.SIGSTOP)
             second = _run(url)
             assert second.returncode == 1, second.stderr
             assert second.stderr.startswith("error: "), second.stderr
             assert "is being solved by run" in second.stderr or "locked" in second.stderr
             assert len(second.stderr.strip().splitlines()) == 1
             cluster.kill(cluster.workers[0])
+            solving.send_signal(signal.SIGCONT)
             out, err = solving.communicate(timeout=LIMIT * 2)
         finally:
             if solving.poll() is None:
