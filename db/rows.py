@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import itemgetter
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -122,8 +122,27 @@ class ColumnRows(Sequence[tuple[Any, ...]]):
         for chunk in self.chunks:
             yield from zip(*plain_columns(chunk), strict=True)
 
-    def __getitem__(self, index: Any) -> Any:
-        return list(self)[index]
+    @overload
+    def __getitem__(self, index: int) -> tuple[Any, ...]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[Any, ...]]: ...
+
+    def __getitem__(self, index: int | slice) -> tuple[Any, ...] | list[tuple[Any, ...]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._count))]
+        at = index + self._count if index < 0 else index
+        if not 0 <= at < self._count:
+            raise IndexError(index)
+        for chunk in self.chunks:  # the row's chunk, then that row alone
+            size = len(chunk[0])
+            if at < size:
+                return tuple(
+                    _plain(column[at : at + 1], spec)[0]
+                    for column, spec in zip(chunk, chunk.specs, strict=True)
+                )
+            at -= size
+        raise AssertionError("unreachable: the count is the chunks' sizes")
 
 
 def value_arrays(graph: Graph, rows: slice | npt.NDArray[np.int64]) -> list[npt.NDArray[Any]]:

@@ -390,6 +390,17 @@ def test_array_columns_write_what_their_plain_values_write(
     assert [r[2] is None for r in expected] == [r[1] in (NEG_INF, POS_INF) for r in rows]
     assert [r[4] is None for r in expected] == [r[2] in (-1, DEPTH_INF) for r in rows]
     assert list(ColumnRows([chunk])) == list(zip(*plain, strict=True))
+    # indexing: a row of the right chunk, as iterating gives it
+    split = len(rows) // 2
+    halves = [ArrayChunk([a[:split] for a in arrays], chunk.specs)]
+    halves.append(ArrayChunk([a[split:] for a in arrays], chunk.specs))
+    both = ColumnRows(halves)
+    listed = list(zip(*plain, strict=True))
+    assert [both[i] for i in range(len(rows))] == listed
+    assert [both[-i] for i in range(1, len(rows) + 1)] == listed[::-1]
+    assert both[1::2] == listed[1::2]
+    with pytest.raises(IndexError):
+        both[len(rows)]
     conn.close()
 
 
