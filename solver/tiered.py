@@ -219,9 +219,8 @@ class TieredSolve:
         """Positions written for tiers not recorded yet (by first node id): stored, kept."""
         self.nodes_at_start = recorded + sum(self._unrecorded.values())
         self.edges_at_start = sum(r.edges or 0 for r in self.records)
-        self.seeds = self._seeds()
-        self.root_tier = self.rules.tier(root_key)
-        self.order = tier_order(game, [self.root_tier, *dict.fromkeys(self.seeds.tiers)])
+        self.order: list[int] = []
+        """The tiers in discovery order (empty while the seeds are being listed)."""
         self.root = (NEG_INF, POS_INF, DEPTH_INF, DEPTH_INF)
         """The root's low, high, depth_low, depth_high once its tier is solved."""
         self.root_solved = False
@@ -245,6 +244,9 @@ class TieredSolve:
         """The units' own seconds, summed over the units this run ran, by step."""
         self.sweep_seconds = {"discover": 0.0, "solve": 0.0}
         """This run's wall time in each sweep."""
+        self.seeds = self._seeds()
+        self.root_tier = self.rules.tier(root_key)
+        self.order = tier_order(game, [self.root_tier, *dict.fromkeys(self.seeds.tiers)])
 
     # -- progress ---------------------------------------------------------------------
 
@@ -252,8 +254,9 @@ class TieredSolve:
         records = self.records
         nodes = sum(r.nodes for r in records) + sum(self._unrecorded.values())
         edges = sum(r.edges or 0 for r in records)
-        solving = len(records) == len(self.order)
-        done = sum(r.solved for r in records) if solving else len(records)
+        known = bool(self.order)  # not while the seeds are being listed
+        solving = known and len(records) == len(self.order)
+        done = sum(r.solved for r in records) if solving else len(records) if known else 0
         used = rss()
         self.peak_rss = max(self.peak_rss, used)
         low, high, _, _ = self.root
@@ -265,7 +268,7 @@ class TieredSolve:
             edges=edges,
             nodes_added=nodes - self.nodes_at_start,
             edges_added=edges - self.edges_at_start,
-            frontier=sum(r.nodes for r in records if not r.solved),
+            frontier=sum(r.nodes for r in records if not r.solved) if known else 0,
             root_low=low,
             root_high=high,
             root_low_final=low_final,
@@ -278,7 +281,7 @@ class TieredSolve:
             tiers_total=len(self.order),
             units_done=self._units_done if solving else done,
             units_total=self._units if solving else len(self.order),
-            workers=self.runner.workers,
+            workers=self.runner.workers if known else 0,
             eta=self._eta(),
             phase=phase,
         )
@@ -296,31 +299,6 @@ class TieredSolve:
         if solved <= 0 or elapsed <= 0:
             return None
         return left * elapsed / solved
-
-    def _tell_early(self, phase: str) -> None:
-        """Report *phase* before the tier order is known (while the seeds are listed)."""
-        if self.progress_cb is not None:
-            used = rss()
-            self.peak_rss = max(self.peak_rss, used)
-            self.progress_cb(
-                Progress(
-                    status="running",
-                    expansions=0,
-                    nodes=self.nodes_at_start,
-                    edges=self.edges_at_start,
-                    nodes_added=0,
-                    edges_added=0,
-                    frontier=0,
-                    root_low=NEG_INF,
-                    root_high=POS_INF,
-                    root_low_final=False,
-                    root_high_final=False,
-                    seconds=time.monotonic() - self.started,
-                    rss=used,
-                    memory_limit=self.memory_limit,
-                    phase=phase,
-                )
-            )
 
     def tell(self, phase: str) -> None:
         if self.progress_cb is not None:
@@ -438,7 +416,7 @@ class TieredSolve:
             keys.append(canon(key) if canon is not None else key)
             if len(keys) % 4096 == 0 and time.monotonic() - told >= DISCOVERY_REPORT:
                 told = time.monotonic()
-                self._tell_early(f"listing the game's tablebase positions: {len(keys):,}")
+                self.tell(f"listing the game's tablebase positions: {len(keys):,}")
         try:
             array = np.array(keys, dtype=np.int64)
         except OverflowError:
