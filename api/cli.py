@@ -591,7 +591,8 @@ class MemorySize(click.ParamType[int]):
     metavar="N",
     help="Positions per unit of work of a tiered --full solve (default 131,072): a "
     "tier whose moves all leave it is solved in shards of N positions, each its own "
-    "transaction.",
+    "transaction, and discovered positions are written in slices of N (default "
+    "8,388,608 without --workers).",
 )
 @click.option(
     "--tolerance",

@@ -98,8 +98,10 @@ def write_nodes(
     exact and final) with its ``tier_shards`` row; ``False`` if they were written
     already."""
     mark = (DISCOVER, shard.tier, shard.first_id, shard.count, 0)
+    # As an iterator: the rows are made a chunk at a time, inside the transaction where
+    # they are not staged first (a slice may have a million positions).
     staged = backend.stage(
-        conn, list(rows.tier_node_columns(game, vid, shard.first_id, shard.nodes)), [], []
+        conn, rows.tier_node_columns(game, vid, shard.first_id, shard.nodes), [], []
     )
     return _write_marked(
         conn,

@@ -274,8 +274,10 @@ def solve(
         many worker processes for the run.
     :param scheduler: the address of a running Dask scheduler to hand a tiered solve's
         units to (its workers reach the database), instead of *workers*.
-    :param shard_size: positions per unit of a tiered solve's tiers whose moves all
-        leave them (default :data:`solver.tiered.SOLVE_CHUNK`).
+    :param shard_size: positions per unit of a tiered solve: a shard of a tier whose
+        moves all leave it (default :data:`solver.tiered.SOLVE_CHUNK`), a slice of a
+        discovered tier written (default :data:`solver.tiered.DISCOVERY_SLICE` in this
+        process, :data:`~solver.tiered.SOLVE_CHUNK` on workers).
     :param tolerance: games of chance only: how close value iteration brings the two
         bounds of a position on a cycle through a chance node (default
         :data:`solver.chance.DEFAULT_TOLERANCE`; ``docs/design.md`` §10).

@@ -83,8 +83,16 @@ DISCOVERY_REPORT = 2.0
 expanded so far): a large tier takes minutes with per-position rules."""
 
 SOLVE_CHUNK = 1 << 17
-"""Positions of a unit of work (the default ``--shard-size``): a slice of a discovered
-tier written, or a shard of a tier whose moves all leave it solved."""
+"""Positions of a unit of work (the default ``--shard-size``): a shard of a tier whose
+moves all leave it solved, or, for worker processes, a slice of a discovered tier
+written."""
+
+DISCOVERY_SLICE = 1 << 23
+"""Positions of a slice of a discovered tier that this process writes itself (without
+``--shard-size``), each a transaction: a slice's keys land all over the key index, so
+each commit rewrites index pages throughout it, and fewer, larger commits rewrite each
+page fewer times (``docs/performance.md``, "Tiered full solves"). The rows are made a
+chunk at a time inside the transaction, so the RAM a slice takes does not grow with it."""
 
 REPORT_EVERY = 2.0
 """Seconds between the run row's updates while a tier's units finish."""
@@ -230,6 +238,8 @@ class TieredSolve:
         TABLES.clear()  # an earlier run's, in this process
         self.runner: Runner = runner if runner is not None else InlineRunner(store, self.ident)
         self.shard_size = shard_size or SOLVE_CHUNK
+        self.slice_size = shard_size or (DISCOVERY_SLICE if runner is None else SOLVE_CHUNK)
+        """Positions of a unit writing a discovered tier."""
         self._units = 0
         """The solving sweep's units (shards), written before or to run."""
         self._units_done = 0
@@ -582,7 +592,7 @@ class TieredSolve:
                     )
         units = [
             NodeShard(tier, lo, _slice(nodes, lo - first_id, hi - first_id))
-            for lo, hi in gaps(first_id, first_id + count, done, self.shard_size)
+            for lo, hi in gaps(first_id, first_id + count, done, self.slice_size)
         ]
         self._discovering.append(_Discovered(tier, ordinal, first_id, count, inner, expanded))
         self._discovering[-1].left = len(units)
