@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, text
 
+from db import rows as db_rows
 from db.migrate import upgrade
 from db.session import make_engine
 from db.store import CRASH_ENV, SqlStore
@@ -103,6 +104,26 @@ def test_tiers_solved_a_chunk_at_a_time_equal_untiered(
 ) -> None:
     monkeypatch.setattr(tiered, "SOLVE_CHUNK", 7)
     compare_with_untiered(name, params, tmp_path)
+
+
+def test_discovered_slices_written_a_chunk_at_a_time_equal_untiered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Slices of discovered positions (this process's, :data:`tiered.DISCOVERY_SLICE`)
+    whose rows are made in several chunks inside the slice's one transaction."""
+    monkeypatch.setattr(tiered, "DISCOVERY_SLICE", 50)
+    monkeypatch.setattr(db_rows, "ROW_CHUNK", 11)
+    compare_with_untiered("connect-four", {"width": 4, "height": 3}, tmp_path)
+    engine = make_engine(sqlite_url(tmp_path, "tiered.db"))
+    try:
+        with engine.connect() as conn:
+            sizes = conn.execute(
+                text("SELECT nodes FROM tier_shards WHERE step = 'discover'")
+            ).scalars()
+            slices = sorted(sizes)
+    finally:
+        engine.dispose()
+    assert max(slices) == 50 and len(slices) > 10  # large tiers in several slices
 
 
 def compare_with_untiered(name: str, params: dict[str, Any], tmp_path: Path) -> None:
