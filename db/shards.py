@@ -99,7 +99,7 @@ def write_nodes(
     already."""
     mark = (DISCOVER, shard.tier, shard.first_id, shard.count, 0)
     # As an iterator: the rows are made a chunk at a time, inside the transaction where
-    # they are not staged first (a slice may have a million positions).
+    # they are not staged first (a slice may have millions of positions).
     staged = backend.stage(
         conn, rows.tier_node_columns(game, vid, shard.first_id, shard.nodes), [], []
     )
