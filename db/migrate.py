@@ -8,6 +8,8 @@ any working directory. ``alembic`` on the command line (from the repository root
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util import CommandError
 from sqlalchemy import URL, Engine, inspect
+from sqlalchemy.engine import Connection
 
 from db.errors import SchemaError
 from db.session import database_url, safe_url, translate_errors
@@ -27,6 +30,41 @@ MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 SCHEMA_LOCK = int.from_bytes(b"negaschm", "big") - (1 << 63)
 """The PostgreSQL advisory lock (a signed 64-bit key) every migration holds for its
 transaction, so that concurrent first runs on an empty database create the schema once."""
+
+
+def compared(dialect: str) -> Callable[[object, str | None, str, bool, object], bool]:
+    """The ``include_object`` of a comparison between the models and a database of
+    *dialect* (``alembic check``, the tests): on SQLite, not the key indexes, which are
+    one per variant and made by the store (:mod:`db.keyindex`), nor the key constraint the
+    models declare for PostgreSQL alone."""
+
+    def include(obj: object, name: str | None, type_: str, reflected: bool, to: object) -> bool:
+        if dialect != "sqlite":
+            return True
+        if type_ == "index" and reflected and (name or "").startswith("nodes_key_"):
+            return False
+        return not (type_ == "unique_constraint" and name == "uq_nodes_variant_id_key")
+
+    return include
+
+
+@contextmanager
+def foreign_keys_off(connection: Connection) -> Iterator[None]:
+    """SQLite: no foreign-key actions while migrating, as SQLite's own procedure for
+    rebuilding a table asks (dropping the old ``nodes`` table would otherwise delete
+    every row that refers to it); the migration that rebuilds one checks the keys with
+    ``PRAGMA foreign_key_check`` instead. Set outside any transaction (SQLite ignores it
+    inside one); other dialects: nothing."""
+    if connection.dialect.name != "sqlite":
+        yield
+        return
+    raw = connection.connection.driver_connection
+    assert raw is not None
+    raw.execute("PRAGMA foreign_keys = OFF")
+    try:
+        yield
+    finally:
+        raw.execute("PRAGMA foreign_keys = ON")
 
 
 def alembic_config(url: str | URL | Engine | None = None) -> Config:
@@ -64,7 +102,7 @@ def _run(cfg: Config, action: str, revision: str) -> str | None:
         # migration waits (busy timeout) and then finds the work done (PostgreSQL: env.py
         # takes an advisory lock).
         connection.execution_options(sqlite_begin="IMMEDIATE")
-        with connection.begin():
+        with foreign_keys_off(connection), connection.begin():
             cfg.attributes["connection"] = connection
             run(cfg, revision)
     return cfg.attributes.get("revision_before")

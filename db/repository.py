@@ -19,6 +19,7 @@ from sqlalchemy import Integer, LargeBinary, TextClause, bindparam, func, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, aliased
 
+from db import keyindex
 from db.errors import PositionNotFoundError, RulesVersionError
 from db.lock import PG_LOCK_CLASS, stale_reason
 from db.models import (
@@ -268,9 +269,17 @@ def probe_position(session: Reader, game: Game, key: PositionKey) -> PositionRec
     query = select(*_NODE_COLUMNS[: len(_NODE_COLUMNS) - CHANCE_COLUMNS * (not game.facts.chance)])
     if game.facts.chance:
         query = query.outerjoin(ChanceNode, _CHANCE_JOIN)
-    row = session.execute(
-        query.where(Node.variant_id == variant.id, Node.key == encode_key(stored))
-    ).first()
+    query = query.where(Node.variant_id == variant.id)
+    ranged = _ranged_keys(session, variant.id)
+    if ranged is None:
+        row = session.execute(query.where(Node.key == encode_key(stored))).first()
+    else:  # the node's id through the ranges of its key index, then the row by id
+        table, where = ranged
+        found = session.execute(
+            text(f'SELECT n.id FROM {table} WHERE {where} AND n."key" = :k'),
+            {"k": encode_key(stored)},
+        ).scalar()
+        row = None if found is None else session.execute(query.where(Node.id == found)).first()
     if row is None:
         raise PositionNotFoundError(
             f"position {game.format(key)!r} of {game.name} ({params}) is not in the "
@@ -389,13 +398,23 @@ def stored_positions(
     """
     wanted = list(dict.fromkeys(keys))
     found: dict[PositionKey, PositionRecord] = {}
+    ranged = _ranged_keys(session, variant_id) if wanted else None
     for start in range(0, len(wanted), CHUNK):
         chunk = [encode_key(k) for k in wanted[start : start + CHUNK]]
         size = _padded(len(chunk))
         params: dict[str, Any] = {f"k{i}": chunk[min(i, len(chunk) - 1)] for i in range(size)}
         params["variant_id"] = variant_id
-        _collect(found, variant_id, session.execute(_lookup(size, chance), params))
+        _collect(found, variant_id, session.execute(_lookup(size, chance, ranged), params))
     return found
+
+
+def _ranged_keys(session: Reader, variant_id: int) -> tuple[str, str] | None:
+    """How to find keys of *variant_id* when its key index is by range (SQLite, a large
+    solve under way: :func:`db.keyindex.reader_lookup`), else ``None``."""
+    conn = session.connection() if isinstance(session, Session) else session
+    if conn.dialect.name != "sqlite":
+        return None
+    return keyindex.reader_lookup(conn.connection.driver_connection, variant_id)
 
 
 def _collect(found: dict[PositionKey, PositionRecord], variant_id: int, rows: Any) -> None:
@@ -422,7 +441,8 @@ def fetch_positions(
     same SQL, sent to the driver as is (prepared once per size by drivers that cache
     statements, as sqlite3 does), without SQLAlchemy's per-statement work. A lookup of at
     most :data:`CHUNK` keys is a single statement, so it reads one snapshot even outside
-    a transaction.
+    a transaction (on SQLite, after a look at which key index the variant has:
+    :func:`db.keyindex.reader_lookup`).
 
     :raises ValueError: for a paramstyle without positional markers.
     """
@@ -431,11 +451,22 @@ def fetch_positions(
         raise ValueError(f"unsupported DB-API paramstyle {paramstyle!r}")
     wanted = list(dict.fromkeys(keys))
     found: dict[PositionKey, PositionRecord] = {}
+    # sqlite3 (qmark): the variant's key index may be by range (db.keyindex)
+    ranged = None
+    if wanted and paramstyle == "qmark":
+        ranged = keyindex.reader_lookup(cursor, variant_id)
     for start in range(0, len(wanted), CHUNK):
         chunk = [encode_key(k) for k in wanted[start : start + CHUNK]]
         size = _padded(len(chunk))
         params = [*chunk, *[chunk[-1]] * (size - len(chunk)), variant_id]
-        cursor.execute(_raw_lookup(size, marker, chance), params)
+        try:
+            cursor.execute(_raw_lookup(size, marker, chance, ranged), params)
+        except Exception as exc:
+            # the solve that finished meanwhile made the index by range whole again
+            if ranged is None or "no such index" not in str(exc):
+                raise
+            ranged = keyindex.reader_lookup(cursor, variant_id)
+            cursor.execute(_raw_lookup(size, marker, chance, ranged), params)
         _collect(found, variant_id, cursor.fetchall())
     return found
 
@@ -446,17 +477,25 @@ def _padded(n: int) -> int:
     return min(1 << max(n - 1, 0).bit_length(), CHUNK)
 
 
-def _lookup_sql(keys: list[str], variant: str, chance: bool = False) -> str:
+def _lookup_sql(
+    keys: list[str], variant: str, chance: bool = False, ranged: tuple[str, str] | None = None
+) -> str:
     """The lookup SQL with the parameter markers *keys* and *variant*: the keys as a
     ``VALUES`` list joined to ``nodes`` (plain SQL that SQLite and PostgreSQL share), and
-    with *chance* to ``chance_nodes`` too (only games of chance pay for that join)."""
+    with *chance* to ``chance_nodes`` too (only games of chance pay for that join);
+    *ranged*: the table and condition of a key index by range
+    (:func:`db.keyindex.lookup`)."""
     rows = ", ".join(f"({k})" for k in keys)
     sql = (
         f'WITH wanted ("key") AS (VALUES {rows}) '
         'SELECT n.id, n."key", n.notation, n.low, n.high, n.low_final, n.high_final, '
         "n.depth_low, n.depth_high, n.state, n.dist"
     )
-    join = f'FROM wanted JOIN nodes AS n ON n.variant_id = {variant} AND n."key" = wanted."key"'
+    table, where = ("nodes AS n", "TRUE") if ranged is None else ranged
+    join = (
+        f"FROM wanted JOIN {table} ON {where} AND n.variant_id = {variant} "
+        'AND n."key" = wanted."key"'
+    )
     if not chance:
         return f"{sql} {join}"
     return (
@@ -466,10 +505,10 @@ def _lookup_sql(keys: list[str], variant: str, chance: bool = False) -> str:
 
 
 @cache
-def _lookup(size: int, chance: bool = False) -> TextClause:
+def _lookup(size: int, chance: bool = False, ranged: tuple[str, str] | None = None) -> TextClause:
     """The lookup of *size* keys (``:k0``...) of variant ``:variant_id``, built once per
     size instead of compiled per call."""
-    sql = _lookup_sql([f":k{i}" for i in range(size)], ":variant_id", chance)
+    sql = _lookup_sql([f":k{i}" for i in range(size)], ":variant_id", chance, ranged)
     return text(sql).bindparams(
         bindparam("variant_id", type_=Integer),
         *(bindparam(f"k{i}", type_=LargeBinary) for i in range(size)),
@@ -477,10 +516,12 @@ def _lookup(size: int, chance: bool = False) -> TextClause:
 
 
 @cache
-def _raw_lookup(size: int, marker: str, chance: bool = False) -> str:
+def _raw_lookup(
+    size: int, marker: str, chance: bool = False, ranged: tuple[str, str] | None = None
+) -> str:
     """The lookup of *size* keys with positional *marker* parameters: the keys, then the
     variant id."""
-    return _lookup_sql([marker] * size, marker, chance)
+    return _lookup_sql([marker] * size, marker, chance, ranged)
 
 
 # -- row conversion -----------------------------------------------------------------------

@@ -55,9 +55,10 @@ from sqlalchemy import Engine, Update, bindparam, func, insert, select, text, up
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection
 
-from db import resume, rows, shards
+from db import keyindex, resume, rows, shards
 from db.backend import backend_for, driver
 from db.errors import DatabaseError, RulesVersionError, VariantLockedError
+from db.keyindex import KeyIndex
 from db.lock import LEASE_TIMEOUT, LOCK_WAIT
 from db.migrate import ensure_schema, require_head
 from db.models import Commit, Node, SolveRun, Tier, Variant, utcnow
@@ -151,6 +152,8 @@ class SqlStore:
         """The variant's latest ``commits.seq`` (its batches are numbered across runs)."""
         self._crash_after = os.environ.get(CRASH_ENV)
         self._child_index = False
+        self._keys: KeyIndex | None = None
+        """The variant's key index on SQLite (:mod:`db.keyindex`); ``None`` on PostgreSQL."""
         self._reading: Any = None
         """The read transaction of a bounded-memory run's reads (:meth:`_read`)."""
         self._cursor: Any = None
@@ -187,6 +190,7 @@ class SqlStore:
                 self._take_lock(conn, variant_id, game, run)
                 with conn.begin():
                     self._tiered = run.tiered
+                    self._keys = self._key_index(conn, variant_id, tiered=run.tiered)
                     if run.tiered:  # read and written a tier at a time (solver.tiered)
                         graph: Graph | None = Graph()
                     else:
@@ -219,6 +223,28 @@ class SqlStore:
         )
         return graph
 
+    def _key_index(self, conn: Connection, variant_id: int, *, tiered: bool) -> KeyIndex | None:
+        """The variant's key index on SQLite (``None``: PostgreSQL's constraint); a tiered
+        solve that starts on a variant without nodes drops it, to build it whole at its
+        end (:mod:`db.keyindex`)."""
+        if self._marker != "?":
+            return None
+        found = keyindex.read(driver(conn), variant_id)
+        if tiered and not found.none and self._top_id(conn, variant_id) is None:
+            found = keyindex.drop(driver(conn), variant_id)
+        return found
+
+    def _key_lookup(self, vid: int, nodes: int) -> tuple[str, str]:
+        """The table and condition that find variant *vid*'s keys (ids below *nodes*):
+        :func:`db.keyindex.lookup` on SQLite, the constraint's index on PostgreSQL."""
+        if self._keys is None:
+            return "nodes AS n", f"n.variant_id = {int(vid)}"
+        return keyindex.lookup(vid, self._keys, nodes)
+
+    def _top_id(self, conn: Connection, variant_id: int) -> int | None:
+        top = conn.execute(select(func.max(Node.id)).where(Node.variant_id == variant_id)).scalar()
+        return None if top is None else int(top)
+
     def _resumed(self, conn: Connection, variant_id: int, run: RunOptions) -> Graph | None:
         """The run's graph from the variant's resume file (see :mod:`db.resume`), if
         there is one that matches the database; any resume file is removed."""
@@ -248,12 +274,6 @@ class SqlStore:
         read back as the search needs it, :mod:`solver.cache`), or ``None`` if the root is
         not stored yet."""
         (root,) = rows.key_bytes([run.root])
-        found = conn.execute(
-            select(
-                Node.id, Node.low, Node.high, Node.low_final, Node.high_final,
-                Node.depth_low, Node.depth_high, Node.state, Node.dist,
-            ).where(Node.variant_id == variant_id, Node.key == root)
-        ).first()  # fmt: skip
         latest = conn.execute(
             select(Commit.nodes, Commit.edges)
             .where(Commit.variant_id == variant_id)
@@ -266,7 +286,15 @@ class SqlStore:
             .order_by(SolveRun.id.desc())
             .limit(1)
         ).scalar()
-        if found is None or latest is None or frontier is None:
+        if latest is None or frontier is None:
+            return None
+        table, where = self._key_lookup(variant_id, latest.nodes)
+        found = conn.exec_driver_sql(
+            "SELECT n.id, n.low, n.high, n.low_final, n.high_final, n.depth_low, n.depth_high, "
+            f'n.state, n.dist FROM {table} WHERE {where} AND n."key" = {self._marker}',
+            (root,),
+        ).first()
+        if found is None:
             return None
         assert run.lazy_above is not None
         if latest.nodes <= run.lazy_above:
@@ -436,7 +464,14 @@ class SqlStore:
                 (rows.key_bytes(keys),),
             )
         else:
-            sql = f'SELECT {_NODE_FIELDS} FROM nodes n WHERE n.variant_id = ? AND n."key" = ?'
+            assert self._graph is not None and self.variant_id is not None
+            table, where = self._key_lookup(self.variant_id, self._graph.total_nodes)
+            sql = (
+                f"SELECT {_NODE_FIELDS} FROM {table} "
+                f'WHERE {where} AND n.variant_id = ? AND n."key" = ?'
+            )
+            if self._keys is not None:
+                sql += keyindex.newest_first(self._keys)
             found = [r for kb in rows.key_bytes(keys) for r in self._read(sql, (kb,))]
         return sorted((_stored_node(r) for r in found), key=lambda n: n[0])
 
@@ -616,12 +651,16 @@ class SqlStore:
         assert conn is not None
         self._end_reading()
         seq = self._seq + 1
+        keys = self._keys
         try:
             with self._errors(), conn.begin():
                 self._fence(conn, progress, final=False)
                 self._record_commit(conn, seq, nodes, edges, progress)
                 cursor = driver(conn).cursor()
                 try:
+                    if keys is not None:
+                        assert self.variant_id is not None
+                        keys = keyindex.grow(cursor, self.variant_id, keys, nodes)
                     write(conn, cursor, seq)
                 finally:
                     cursor.close()
@@ -630,6 +669,7 @@ class SqlStore:
                 raise KeyboardInterrupt from exc
             raise
         self._seq = seq
+        self._keys = keys
 
     def _after_batch(self) -> None:
         self._commits += 1
@@ -813,8 +853,13 @@ class SqlStore:
             )
             if last:
                 conn.execute(update(Variant).where(Variant.id == vid).values(settled=True))
+                if self._keys is not None and self._keys.none:
+                    log.info("building the key index of %d positions", progress.nodes)
+                    keyindex.create_whole(cursor, vid)
 
         self._batch(progress, progress.nodes, progress.edges, write)
+        if last and self._keys is not None:
+            self._keys = keyindex.WHOLE
         self._settled = last
         self._after_batch()
         return replace(record, edges=written)
@@ -874,6 +919,11 @@ class SqlStore:
                     if self._tiered and self.variant_id is not None:
                         progress = self._stored_progress(conn, progress)
                     self._fence(conn, progress, final=True, figures=stored)
+                    keys = self._keys
+                    if keys is not None and keys.ranged and progress.status == "complete":
+                        assert self.variant_id is not None
+                        keys = keyindex.merge(driver(conn), self.variant_id, keys)
+                self._keys = keys
                 self._crash_point("close")
             except VariantLockedError:
                 raise
@@ -1002,6 +1052,8 @@ class SqlStore:
                     )
                 )
                 row = conn.execute(query).one()
+                if self._marker == "?":
+                    keyindex.create_whole(driver(conn), row[0])
         variant_id, stored = row
         if stored != game.version:
             raise RulesVersionError.for_variant(game, stored, safe_url(self.engine))

@@ -20,7 +20,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.pool import NullPool
 
-from db.migrate import SCHEMA_LOCK
+from db.migrate import SCHEMA_LOCK, compared, foreign_keys_off
 from db.models import Base
 from db.session import database_url, make_engine, normalize_url, translate_errors
 
@@ -51,19 +51,22 @@ def _ini_url() -> str | None:
         return None
 
 
-def _configure(**kwargs: object) -> None:
+def _configure(dialect: str, **kwargs: object) -> None:
     context.configure(
         target_metadata=target_metadata,
         render_as_batch=True,
         compare_type=True,
+        include_object=compared(dialect),
         **kwargs,  # type: ignore[arg-type]
     )
 
 
 def run_migrations_offline() -> None:
     """Emit the migration SQL for the configured URL without connecting."""
+    url = normalize_url(_url())
     _configure(
-        url=normalize_url(_url()),
+        url.get_backend_name(),
+        url=url,
         literal_binds=True,
         dialect_opts={"paramstyle": "named"},
     )
@@ -74,7 +77,7 @@ def run_migrations_offline() -> None:
 def _run(connection: Connection) -> None:
     # SQLite connections from db.session.make_engine have real transactions, DDL included,
     # so every dialect migrates atomically.
-    _configure(connection=connection, transactional_ddl=True)
+    _configure(connection.dialect.name, connection=connection, transactional_ddl=True)
     with context.begin_transaction():
         if connection.dialect.name == "postgresql":
             # One migration at a time (two solves starting on an empty database, say): the
@@ -95,7 +98,7 @@ def run_migrations_online() -> None:
         return
     engine = make_engine(_url(), poolclass=NullPool)
     try:
-        with translate_errors(engine), engine.connect() as conn:
+        with translate_errors(engine), engine.connect() as conn, foreign_keys_off(conn):
             _run(conn.execution_options(sqlite_begin="IMMEDIATE"))
     finally:
         engine.dispose()

@@ -19,6 +19,7 @@ from sqlalchemy import Engine, inspect, text
 
 from db.errors import DatabaseError, SchemaError
 from db.migrate import (
+    compared,
     current_revision,
     downgrade,
     ensure_schema,
@@ -101,7 +102,7 @@ def test_upgrade_downgrade_upgrade(empty_url: str, empty_engine: Engine) -> None
         require_head(empty_engine)
 
     upgrade(empty_url)
-    assert current_revision(empty_engine) == head_revision() == "0013"
+    assert current_revision(empty_engine) == head_revision() == "0014"
     require_head(empty_engine)
     assert tables(empty_engine) == TABLES
     assert views(empty_engine) == {"position_values", "chance_values"}
@@ -120,7 +121,9 @@ def test_upgrade_downgrade_upgrade(empty_url: str, empty_engine: Engine) -> None
 def test_models_match_migrations(empty_url: str, empty_engine: Engine) -> None:
     upgrade(empty_url)
     with empty_engine.connect() as conn:
-        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        context = MigrationContext.configure(
+            conn, opts={"compare_type": True, "include_object": compared(conn.dialect.name)}
+        )
         diff = compare_metadata(context, Base.metadata)
     assert diff == []
 
@@ -158,9 +161,10 @@ def test_nodes_and_edges_are_compact_on_sqlite(tmp_path: Path) -> None:
     assert "WITHOUT ROWID" in sql["nodes"] and "WITHOUT ROWID" in sql["edges"]
     assert journal == "wal" and foreign_keys == 1
     node_and_edge_indexes = {i for i in indexes if "nodes" in i or "edges" in i}
-    # The primary keys are the tables; one unique key index and nothing else (migration
-    # 0002 dropped the parent-lookup index on edges.child).
-    assert node_and_edge_indexes == {"sqlite_autoindex_nodes_2"}
+    # The primary keys are the tables, and nothing else: each variant gets its own key
+    # index (migration 0014, db.keyindex) and there is none yet; migration 0002 dropped
+    # the parent-lookup index on edges.child.
+    assert node_and_edge_indexes == set()
 
 
 def test_pyproject_configuration_finds_the_scripts(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -217,7 +221,7 @@ def test_alembic_command_line_upgrade_and_check(tmp_path: Path) -> None:
             [alembic, *command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
         )
         assert done.returncode == 0, done.stderr
-    assert "0013 (head)" in done.stdout
+    assert "0014 (head)" in done.stdout
 
 
 def test_ensure_schema_creates_only_in_empty_databases(

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, create_engine, inspect, make_url, text
 
+import db.keyindex
 import solver.cache
 import solver.negamax
 import solver.search
@@ -91,6 +92,28 @@ def python_only(on: bool = True) -> Iterator[None]:
         yield
 
 
+@contextmanager
+def key_ranges(bits: int | None) -> Iterator[None]:
+    """With *bits*, SQLite key indexes go by ranges of ``2 ** bits`` ids
+    (:mod:`db.keyindex`): a variant past one range switches to them, as a large solve
+    does past 16,777,216 nodes."""
+    with pytest.MonkeyPatch.context() as mp:
+        if bits is not None:
+            mp.setattr(db.keyindex, "RANGE_BITS", bits)
+            mp.setattr(db.keyindex, "KEY_RANGE", 1 << bits)
+        yield
+
+
+def key_index_names(path: Path) -> set[str]:
+    with sqlite3.connect(path) as conn:
+        return {
+            name
+            for (name,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND name GLOB 'nodes_key_*'"
+            )
+        }
+
+
 def run(
     game: Game,
     engine: Engine,
@@ -127,6 +150,7 @@ def run(
     st.integers(1, 4),
     st.sampled_from([None, 1, 2]),
     st.booleans(),
+    st.sampled_from([None, 1, 2]),
 )
 def test_eviction_at_every_batch_changes_nothing(
     template: Path,
@@ -135,14 +159,19 @@ def test_eviction_at_every_batch_changes_nothing(
     resident: int,
     batch_size: int | None,
     in_python: bool,
+    range_bits: int | None,
 ) -> None:
-    # (acyclic games search in C, cache hooks and all, unless in_python)
+    # (acyclic games search in C, cache hooks and all, unless in_python; with range_bits
+    # the evicting run's key index goes by ranges of 2 or 4 ids, and its lookups of
+    # evicted keys ask them all)
     (succ, leaf), acyclic = drawn
     game = ExplicitGame(succ, leaf, acyclic=acyclic)
     plain = run(game, fresh(template, tmp_path / "plain.db"), None, batch_size=batch_size)
-    with python_only(in_python):
+    with python_only(in_python), key_ranges(range_bits):
         small = run(game, fresh(template, tmp_path / "small.db"), resident, batch_size=batch_size)
     assert stored(tmp_path / "small.db") == stored(tmp_path / "plain.db")
+    # a solved variant's key index is whole (merged back from ranges at the end)
+    assert key_index_names(tmp_path / "small.db") == {"nodes_key_1"}
     assert (small.low, small.high, small.low_final, small.high_final) == (
         plain.low,
         plain.high,

@@ -19,9 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, text
+from sqlalchemy.orm import Session
 
 from db import rows as db_rows
 from db.migrate import upgrade
+from db.repository import stored_positions
 from db.session import make_engine
 from db.store import CRASH_ENV, SqlStore
 from solver import tiered
@@ -392,6 +394,11 @@ def test_killed_at_every_commit_resumes_to_the_same_rows(
         url = _fresh_url(backend, tmp_path, request, f"killed-{after}.db")
         killed = _cli(url, env={CRASH_ENV: f"commit:{after}"})
         assert killed.returncode == -9, killed.stderr
+        if backend == "sqlite":
+            # written without a key index (db.keyindex) until the commit of the last
+            # tier builds it, yet a reader finds positions
+            assert _key_indexes(url) == (set() if after < 26 else {"nodes_key_1"}), after
+            _probe_first_positions(url, game)
         done = _cli(url)
         assert done.returncode == 0, done.stderr
         engine = make_engine(url)
@@ -399,6 +406,37 @@ def test_killed_at_every_commit_resumes_to_the_same_rows(
             assert stored(engine, game)[2] == expected, after
         finally:
             engine.dispose()
+        if backend == "sqlite":  # built whole, once, by the run that solved the last tier
+            assert _key_indexes(url) == {"nodes_key_1"}
+
+
+def _key_indexes(url: str) -> set[str]:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            found = conn.exec_driver_sql(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND name GLOB 'nodes_key_*'"
+            )
+            return {name for (name,) in found}
+    finally:
+        engine.dispose()
+
+
+def _probe_first_positions(url: str, game: Any) -> None:
+    """The stored positions of the first ids are found by key (and one not stored is not)."""
+    engine = make_engine(url)
+    try:
+        with Session(engine) as session:
+            firsts = session.execute(
+                text('SELECT id, "key" FROM nodes WHERE variant_id = 1 AND id < 20')
+            ).all()
+            keys = {int.from_bytes(k, "big"): i for i, k in firsts}
+            every = session.execute(text('SELECT "key" FROM nodes WHERE variant_id = 1')).all()
+            absent = max(int.from_bytes(k, "big") for (k,) in every) + 1
+            found = stored_positions(session, 1, [*keys, absent])
+            assert {k: r.node_id for k, r in found.items()} == keys
+    finally:
+        engine.dispose()
 
 
 @pytest.mark.parametrize(
