@@ -1216,6 +1216,9 @@ class _DriverErrors:
             reason = str(exc).strip()
         else:
             return
+        # one line: libpq's messages run over several ("server closed the connection
+        # unexpectedly\n\tThis probably means ...")
+        reason = " ".join(line.strip() for line in reason.splitlines() if line.strip())
         raise DatabaseError(f"database {self.store._where()}: {reason}") from exc
 
 

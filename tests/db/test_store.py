@@ -9,6 +9,7 @@ import os
 import secrets
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, func, make_url, select, text, update
+from sqlalchemy import exc as sa_exc
 
 import db.rows
 from db.errors import DatabaseError, RulesVersionError, SchemaError, VariantLockedError
@@ -888,3 +890,24 @@ def test_a_run_cut_short_before_its_clean_up_is_recorded_by_abandon(engine: Engi
     again = SqlStore(engine)  # the lock is free
     again.open(TinyGame(), run_options())
     again.close(progress_of(Graph(), "stopped"))
+
+
+def test_a_driver_message_of_several_lines_is_told_in_one(tmp_path: Path) -> None:
+    # libpq reports a connection the server dropped in mid-query over two lines; the
+    # store's error (the CLI's `error: ...`) is one.
+    engine = make_engine(f"sqlite:///{tmp_path / 'x.db'}")
+    store = SqlStore(engine)
+    orig = sqlite3.OperationalError(
+        "consuming input failed: server closed the connection unexpectedly\n"
+        "\tThis probably means the server terminated abnormally\n"
+        "\tbefore or while processing the request.\n"
+    )
+    with pytest.raises(DatabaseError) as caught, store._errors():
+        raise sa_exc.OperationalError("SELECT 1", None, orig)
+    engine.dispose()
+    message = str(caught.value)
+    assert "\n" not in message and "\t" not in message
+    assert message.endswith(
+        "server closed the connection unexpectedly This probably means the server "
+        "terminated abnormally before or while processing the request."
+    )
