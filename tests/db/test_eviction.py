@@ -433,22 +433,30 @@ def wait_for_commit(proc: subprocess.Popen[str], db_url: str, seq: int) -> None:
         time.sleep(0.01)
 
 
-def test_a_resumed_evicting_run_opens_with_its_root_alone(template: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("range_bits", [None, 8])
+def test_a_resumed_evicting_run_opens_with_its_root_alone(
+    template: Path, tmp_path: Path, range_bits: int | None
+) -> None:
     # After a run that closed cleanly, the next one reads back only what its search
     # needs: its first progress (after a batch) holds a few dozen nodes, not the graph.
+    # (With range_bits, it finds its root through a key index by range.)
     game = get_game("connect-four", width=4, height=4)
     engine = fresh(template, tmp_path / "lazy.db")
-    first = solve(game, store=SqlStore(engine), resident_nodes=300, max_expansions=2000)
-    assert first.status == "budget" and first.nodes > 3000
-    resident: list[tuple[int, int]] = []
-    result = solve(
-        game,
-        store=SqlStore(engine),
-        resident_nodes=300,
-        progress=lambda p: resident.append((p.resident_nodes, p.nodes)),
-    )
+    with key_ranges(range_bits):
+        first = solve(game, store=SqlStore(engine), resident_nodes=300, max_expansions=2000)
+        assert first.status == "budget" and first.nodes > 3000
+        ranged = {"nodes_key_1_ranged"} if range_bits else {"nodes_key_1"}
+        assert key_index_names(tmp_path / "lazy.db") == ranged
+        resident: list[tuple[int, int]] = []
+        result = solve(
+            game,
+            store=SqlStore(engine),
+            resident_nodes=300,
+            progress=lambda p: resident.append((p.resident_nodes, p.nodes)),
+        )
     engine.dispose()
     assert result.complete
+    assert key_index_names(tmp_path / "lazy.db") == {"nodes_key_1"}
     assert resident[0][0] * 10 < first.nodes <= resident[0][1]  # loaded whole: > 3,000
     run(game, fresh(template, tmp_path / "plain.db"), None)
     assert stored(tmp_path / "lazy.db")[1] == stored(tmp_path / "plain.db")[1]
