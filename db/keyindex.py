@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -130,12 +131,20 @@ def lookup(vid: int, index: KeyIndex, nodes: int, alias: str = "n") -> tuple[str
     joined column). The variant id is written in, not bound: SQLite uses a partial index
     only where it can see that its condition holds. A variant without a key index (a
     tiered solve under way) is scanned."""
+    ranges = max(1, -(-nodes // KEY_RANGE)) if index.ranged else 0
+    return _lookup(int(vid), ranges, RANGE_BITS, alias)
+
+
+@lru_cache(maxsize=256)
+def _lookup(vid: int, ranges: int, bits: int, alias: str) -> tuple[str, str]:
+    """:func:`lookup` of a variant with *ranges* ranges of ``2 ** bits`` ids (0: an index
+    not by range), made once (a solve asks at every expansion that looks a key up)."""
     table = f"nodes AS {alias}"
-    where = f"{alias}.variant_id = {int(vid)}"
-    if index.ranged:
-        ranges = ", ".join(str(r) for r in range(max(1, -(-nodes // KEY_RANGE))))
+    where = f"{alias}.variant_id = {vid}"
+    if ranges:
         table += f" INDEXED BY {ranged_name(vid)}"
-        where += f" AND ({alias}.id >> {RANGE_BITS}) IN ({ranges})"
+        listed = ", ".join(str(r) for r in range(ranges))
+        where += f" AND ({alias}.id >> {bits}) IN ({listed})"
     return table, where
 
 
