@@ -13,9 +13,9 @@ in one of three forms, told apart by the names in ``sqlite_master``:
   node's key then goes into the newest range's part of the index, which stays in the
   page cache, instead of a random place in an index of gigabytes, where every commit
   dirtied pages all over it (the write path that set the pace of large partial solves,
-  docs/performance.md). A lookup asks every range, in one statement
-  (:func:`lookup`). The run that completes the solve makes the index whole again
-  (:func:`merge`).
+  docs/performance.md). A lookup asks the ranges in one statement (:func:`lookup`;
+  the solver's newest first, :func:`newest_first`). The run that completes the solve
+  makes the index whole again (:func:`merge`).
 - **none**: a tiered full solve writes its positions without a key index (it finds a
   position's children among its own tier and reads the child tiers by id, never by key)
   and builds the whole index once, sorted, when its last tier is solved.

@@ -491,10 +491,9 @@ def _lookup_sql(
         'SELECT n.id, n."key", n.notation, n.low, n.high, n.low_final, n.high_final, '
         "n.depth_low, n.depth_high, n.state, n.dist"
     )
-    table, where = ("nodes AS n", "TRUE") if ranged is None else ranged
+    table, ranges = ("nodes AS n", "") if ranged is None else (ranged[0], f"{ranged[1]} AND ")
     join = (
-        f"FROM wanted JOIN {table} ON {where} AND n.variant_id = {variant} "
-        'AND n."key" = wanted."key"'
+        f'FROM wanted JOIN {table} ON {ranges}n.variant_id = {variant} AND n."key" = wanted."key"'
     )
     if not chance:
         return f"{sql} {join}"
