@@ -6,10 +6,10 @@ own, its peak RSS measured by the system):
   nothing (:func:`bench.baselines.memo_negamax`), same invocation (limit 2);
 - ``18b``: peak RSS per stored node (limit 100 bytes);
 - ``18c``: SQLite file bytes per stored node, edges included (limit 100);
-- ``18d`` (group ``tablebase``, about half an hour): the connect-four 6 x 4 tablebase
+- ``18d`` (group ``tablebase``, about 17 minutes): the connect-four 6 x 4 tablebase
   under ``--memory-limit 4GiB``: Tromp's 94,910,577 positions, value -1, peak RSS under
   4 GiB, wall time within 45 minutes (``measured``: minutes);
-- ``18e`` (group ``tablebase-5x5``, about half an hour): the 5 x 5 tablebase likewise, a
+- ``18e`` (group ``tablebase-5x5``, about 11 minutes): the 5 x 5 tablebase likewise, a
   draw, its 69,763,700 positions counted independently (:mod:`bench.c4count`);
 - ``18f`` (group ``chess-table``): the chess table of KQvKR, tier by tier, under the same
   memory limit: minutes (within an hour: our limit, the issue sets none), its win/draw/loss
@@ -69,7 +69,7 @@ def tier_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
 
 
 def tablebase_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
-    """Target 18d: the 6 x 4 tablebase in one run (it takes half an hour: run once)."""
+    """Target 18d: the 6 x 4 tablebase in one run (about 17 minutes: run once)."""
     return [_tablebase(6, 4, TROMP_6X4, -1, "18d", "<= 45")]
 
 
