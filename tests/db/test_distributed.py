@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, make_url, text
 
 from db.session import make_engine
 from solver.games import get_game
@@ -110,6 +111,32 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return sqlite_url(tmp_path, "distributed.db")
     return _empty(request.getfixturevalue("pg_session_url"))
+
+
+def _write_lock_free(url: str) -> bool:
+    """Whether SQLite's write lock on *url*'s file is free right now."""
+    conn = sqlite3.connect(make_url(url).database or "", timeout=0)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.rollback()
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        conn.close()
+
+
+def _freeze_between_commits(proc: subprocess.Popen[str], url: str) -> None:
+    """Stop *proc* (SIGSTOP) at a moment it does not hold *url*'s write lock."""
+
+    def frozen_free() -> bool:
+        proc.send_signal(signal.SIGSTOP)
+        if _write_lock_free(url):
+            return True
+        proc.send_signal(signal.SIGCONT)
+        return False
+
+    _wait_for("a moment the solving client holds no write lock", frozen_free)
 
 
 def _wait_for(what: str, check: Callable[[], bool]) -> None:
@@ -231,7 +258,9 @@ def test_a_killed_worker_loses_nothing_and_a_second_solve_is_refused(
             _wait_for("the first shards", lambda: _shards_written(url) >= 2)
             # The client frozen while a second solve tries: its run cannot have ended
             # meanwhile, however fast the units are (once it had, and the second ran).
-            solving.send_signal(signal.SIGSTOP)
+            # Frozen between its commits: frozen inside one, it would hold SQLite's
+            # write lock past every other writer's busy timeout, workers included.
+            _freeze_between_commits(solving, url)
             second = _run(url)
             assert second.returncode == 1, second.stderr
             assert second.stderr.startswith("error: "), second.stderr
