@@ -10,7 +10,8 @@
   under the limit ends at it, every batch committed), and its time against the unlimited
   solve's in memory (the target is 3) and, for what the limit itself costs, against the
   unlimited solve into SQLite (``time_ratio_sqlite``), all three in this invocation.
-- ``17c`` (``--only long-memory``, hours): connect-four 7 x 4 proved into SQLite under
+- ``17c`` (``--only long-memory``, minutes; hours before connect-four ordered its moves
+  centre first): connect-four 7 x 4 proved into SQLite under
   ``--memory-limit 4GiB`` in runs of at most an hour, resuming (:func:`long_memory_rows`).
 """
 
@@ -124,7 +125,7 @@ def memory_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
 
 
 def long_memory_rows(cfg: TargetConfig, repeat: int) -> list[Row]:
-    """Target 17c (only on request: hours): connect-four 7 x 4 proved from the empty board
+    """Target 17c (only on request): connect-four 7 x 4 proved from the empty board
     into SQLite under ``--memory-limit 4GiB``, in runs of at most an hour that each resume
     the last (``--max-seconds``), until the root's bounds are final or the total wall
     time passes the target of three hours. One invocation, *repeat* aside."""

@@ -35,7 +35,7 @@ class ConnectFour(GameBase):
     """Connect four (see the module docstring)."""
 
     name: ClassVar[str] = "connect-four"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2  # 2: moves centre first (1: left to right)
     acyclic: ClassVar[bool] = True  # every move adds a stone
     tiers: ClassVar[bool] = True  # the stones on the board: every move goes one tier on
     description: ClassVar[str] = (
@@ -47,7 +47,8 @@ class ConnectFour(GameBase):
         "'x' (first player), 'o' (second player) or '.' (empty), e.g. "
         "'..../..../.x../.xo.' on a 4x4 board; the empty board is all dots. Alternatively, "
         "when width <= 9, the moves from the empty board as 1-based column digits, "
-        "e.g. '4453'. Moves are labelled by column number, 1 = leftmost."
+        "e.g. '4453'. Moves are labelled by column number, 1 = leftmost, and come "
+        "centre first (on 7 columns: 4, 3, 5, 2, 6, 1, 7)."
     )
     parameters: ClassVar[tuple[Param, ...]] = (
         Param("width", int, 7, "number of columns", min=1, max=_MAX_SIZE),
@@ -76,7 +77,13 @@ class ConnectFour(GameBase):
         )
         self._keep = (k1, k2, k4, k8)
         self._labels: tuple[str, ...] = tuple(str(c + 1) for c in range(w))
-        self._moves = tuple(zip(self._labels, self._column, strict=True))
+        # Centre first, the left one of two equally central columns first (on 7 columns:
+        # 4, 3, 5, 2, 6, 1, 7), as Pons's and Tromp's solvers order them: central stones
+        # take part in more lines of four, and the search tries moves in the game's order.
+        # On 6 x 4 a partial solve needs 821,905 expansions instead of the 4,835,877 of
+        # left to right (docs/performance.md).
+        self._order = tuple(sorted(range(w), key=lambda c: (abs(2 * c - (w - 1)), c)))
+        self._moves = tuple((self._labels[c], self._column[c]) for c in self._order)
         self._dirs = (h1, h1 - 1, h1 + 1)
         self._field = (1 << h1) - 1
         self._columns_x, self._columns_o = self._column_tables()
@@ -191,11 +198,12 @@ class ConnectFour(GameBase):
         opponent = k ^ markers ^ mask
         over = (mask == np.uint64(self._board)) | self._fours(opponent)
         base = opponent + markers
-        columns = np.array(self._column, dtype=np.uint64)
+        columns = np.array([self._column[c] for c in self._order], dtype=np.uint64)
         bits = markers[:, None] & columns[None, :]
         playable = ((bits & np.uint64(self._tops)) == 0) & ~over[:, None]
         children = (base[:, None] + bits)[playable]
-        labels = np.broadcast_to(np.arange(self.width, dtype=np.int64), playable.shape)[playable]
+        order = np.array(self._order, dtype=np.int64)
+        labels = np.broadcast_to(order, playable.shape)[playable]
         return BatchMoves(
             counts=playable.sum(axis=1).astype(np.int64),
             keys=children.astype(np.int64),

@@ -36,15 +36,15 @@ def test_a_partial_solve_evicts_under_its_memory_limit_and_writes_the_same(
     # very graph an unlimited solve builds. (SQLite, whose page cache is in the process's
     # memory; tests/db/test_eviction.py evicts into PostgreSQL.)
     db_url = f"sqlite:///{tmp_path / 'evict.db'}"
-    params = {"width": 5, "height": 4}  # about 165 MiB unlimited, 306,372 nodes
-    solve_args = ["solve", "connect-four", "-p", "width=5", "-p", "height=4", "--db", db_url]
-    limit = parse_size("150MiB")
+    params = {"width": 4, "height": 6}  # 719,061 nodes, about 270 MiB unlimited
+    solve_args = ["solve", "connect-four", "-p", "width=4", "-p", "height=6", "--db", db_url]
+    limit = parse_size("200MiB")
 
-    code, out, err, peak = run_measured(*solve_args, "--memory-limit", "150MiB", "--json", "-q")
+    code, out, err, peak = run_measured(*solve_args, "--memory-limit", "200MiB", "--json", "-q")
     assert code == 0, err
     assert peak <= limit, f"peak RSS {peak} over the limit {limit}"
     r = json.loads(out)
-    assert (r["status"], r["ended_by"], r["value"], r["nodes"]) == ("complete", None, 0, 306_372)
+    assert (r["status"], r["ended_by"], r["value"], r["nodes"]) == ("complete", None, 0, 719_061)
     g = reference("connect-four", params, full=False, batch=None)
     assert stored_rows(db_url) == graph_rows(g)
 
@@ -57,14 +57,14 @@ def test_a_partial_solve_evicts_under_its_memory_limit_and_writes_the_same(
     # under the limit (not compared with the peak: its last commit is its highest point,
     # where psutil's RSS and the kernel's high-water mark differ by a few pages)
     assert 0 < run["rss_bytes"] <= limit
-    assert 0 < run["resident_nodes"] < variant["nodes"] == 306_372  # it evicted
+    assert 0 < run["resident_nodes"] < variant["nodes"] == 719_061  # it evicted
 
 
 def test_a_solve_that_cannot_evict_ends_at_its_limit(tmp_path: Path) -> None:
     # In memory nothing can leave RAM: the run ends at the limit, and says so.
     limit = parse_size("128MiB")
     code, out, err, peak = run_measured(
-        "solve", "connect-four", "-p", "width=5", "-p", "height=4", "--memory",
+        "solve", "connect-four", "-p", "width=4", "-p", "height=6", "--memory",
         "--memory-limit", "128MiB",
     )  # fmt: skip
     assert code == 0, err

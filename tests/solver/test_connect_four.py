@@ -6,6 +6,7 @@ import random
 from collections import deque
 from functools import cache
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -65,7 +66,8 @@ class Naive:
         """The moves of a position already known not to be terminal."""
         stone = self.to_move(board)
         out = []
-        for c in range(self.width):
+        mid = (self.width - 1) / 2  # centre first, the left of two equally central first
+        for c in sorted(range(self.width), key=lambda c: (abs(c - mid), c)):
             if len(board[c]) < self.height:
                 new = list(board)
                 new[c] = board[c] + (stone,)
@@ -290,6 +292,26 @@ def test_move_sequences_match_walk(moves: list[int]) -> None:
         assert game.parse(game.format(key)) == key
         mirrored = "".join(str(8 - int(ch)) for ch in played)
         assert game.canonical(game.parse(mirrored)) == game.canonical(key)
+
+
+def test_moves_come_centre_first() -> None:
+    """Rules version 2: the search tries the central columns first (6 x 4 needs a sixth
+    of the expansions of left to right, docs/performance.md)."""
+    for width, labels in [
+        (7, "4352617"),
+        (6, "342516"),
+        (5, "32415"),
+        (4, "2314"),
+        (1, "1"),
+        (10, "56473829110"),
+    ]:
+        game = ConnectFour(width=width, height=4)
+        got = "".join(label for label, _ in game.children(game.initial()))
+        assert got == labels
+        batch = game.children_batch(np.array([game.initial()], dtype=np.int64))
+        assert batch is not None
+        assert "".join(batch.label_names[int(i)] for i in batch.labels) == labels
+    assert ConnectFour.version == 2
 
 
 @pytest.mark.parametrize("height", range(1, 11))

@@ -121,7 +121,7 @@ def test_every_registered_game_is_covered() -> None:
 def test_class_attributes(name: str) -> None:
     cls = GAMES[name]
     assert cls.name == name
-    assert cls.version == 1
+    assert cls.version == (2 if name == "connect-four" else 1)  # 2: moves centre first
     assert cls.description and cls.notation
     assert cls.__doc__ and cls.__module__.startswith("solver.games.")
     for p in cls.parameters:
