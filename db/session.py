@@ -29,7 +29,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -215,7 +215,8 @@ def _location_problem(path: Path) -> str | None:
 
 _IN_USE: dict[tuple[int, int], int] = {}
 """SQLite files (device and inode) this process holds connections to, made by engines of
-:func:`make_engine`, with how many: :func:`sqlite_opening` does not read those. Closing a
+:func:`make_engine`, with how many (what :func:`_in_use` asks where ``/proc/self/fd``
+cannot be read): :func:`sqlite_opening` does not read a file the process has open. Closing a
 file descriptor of a file drops every POSIX lock the process holds on it, SQLite's
 included (https://sqlite.org/howtocorrupt.html, 2.2): reading the header of a database
 that another connection of the process has open would leave that connection unlocked,
@@ -236,10 +237,23 @@ def _file_id(path: Path) -> tuple[int, int] | None:
 
 
 def _in_use(path: Path) -> bool:
-    """Whether this process has a connection to the file at *path* (see :data:`_IN_USE`)."""
+    """Whether this process has the file at *path* open (see :data:`_IN_USE`): any of its
+    file descriptors, where ``/proc/self/fd`` lists them (connections of every kind
+    count, and none is counted that was never closed), else a connection of ours."""
     key = _file_id(path)
-    with _IN_USE_LOCK:
-        return key is not None and _IN_USE.get(key, 0) > 0
+    if key is None:
+        return False
+    try:
+        fds = os.listdir("/proc/self/fd")
+    except OSError:
+        with _IN_USE_LOCK:
+            return _IN_USE.get(key, 0) > 0
+    for fd in fds:
+        with suppress(OSError):
+            found = os.stat(f"/proc/self/fd/{fd}")
+            if (found.st_dev, found.st_ino) == key:
+                return True
+    return False
 
 
 def _track_connections(engine: Engine, path: Path) -> None:
