@@ -23,7 +23,7 @@ from typing import Any
 from bench.baselines import memo_negamax
 from bench.lookups import lookup_rows
 from bench.measure import Row, parse_size, parse_sizes, timed
-from bench.memory import long_memory_rows, memory_rows
+from bench.memory import long_memory_rows, memory_rows, stretch_memory_rows
 from bench.persist import persist_rows
 from bench.pruning import pruning_rows
 from bench.targets import (
@@ -134,6 +134,7 @@ TARGETS: dict[str, Callable[[TargetConfig, int], list[Row]]] = {
     "lookups": lookup_rows,
     "memory": memory_rows,
     "long-memory": long_memory_rows,
+    "stretch-memory": stretch_memory_rows,
     "tiers": tier_rows,
     "tablebase": tablebase_rows,
     "tablebase-5x5": tablebase_5x5_rows,
@@ -142,7 +143,9 @@ TARGETS: dict[str, Callable[[TargetConfig, int], list[Row]]] = {
 }
 """Groups of target rows (:mod:`bench.targets`): ``(config, repeat) -> rows``."""
 
-ON_REQUEST = frozenset({"tablebase", "tablebase-5x5", "chess-table", "workers", "long-memory"})
+ON_REQUEST = frozenset(
+    {"tablebase", "tablebase-5x5", "chess-table", "workers", "long-memory", "stretch-memory"}
+)
 """Groups that run only when named with ``--only`` (they take a quarter of an hour or
 more)."""
 

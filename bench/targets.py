@@ -65,6 +65,10 @@ class TargetConfig:
     """... each run's ``--max-seconds``..."""
     long_total_seconds: int = 3 * 3600
     """... and the total wall time (the target; the benchmark stops past it)."""
+    stretch_size: Size = (6, 5)
+    """Issue 17's stretch: proved like 17c..."""
+    stretch_limit: str = "8GiB"
+    """... under this ``--memory-limit``."""
     table_material: str = "KQvKR"
     """Target 18f: the chess table built tier by tier..."""
     table_longest: int = 69
@@ -86,6 +90,8 @@ class TargetConfig:
             long_limit="150MiB",
             long_run_seconds=2,
             long_total_seconds=600,
+            stretch_size=(4, 4),
+            stretch_limit="150MiB",
             table_material="KRvK",
             table_longest=31,  # mate in 16
         )
