@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -213,74 +212,27 @@ def _location_problem(path: Path) -> str | None:
     return "is on a read-only file system" if read_only_fs else "is not writable"
 
 
-_IN_USE: dict[tuple[int, int], int] = {}
-"""SQLite files (device and inode) this process holds connections to, made by engines of
-:func:`make_engine`, with how many (what :func:`_in_use` asks where ``/proc/self/fd``
-cannot be read): :func:`sqlite_opening` does not read a file the process has open. Closing a
-file descriptor of a file drops every POSIX lock the process holds on it, SQLite's
-included (https://sqlite.org/howtocorrupt.html, 2.2): reading the header of a database
-that another connection of the process has open would leave that connection unlocked,
-and another process could then check the write-ahead log into the file, or delete it,
-under it (other processes' readers saw "database disk image is malformed" when a
-solve opened a second connection while its first was writing)."""
-_IN_USE_BY: dict[int, tuple[int, int]] = {}
-"""The file of each such DBAPI connection (by ``id``), until it is closed."""
-_IN_USE_LOCK = threading.Lock()
-
-
-def _file_id(path: Path) -> tuple[int, int] | None:
+def _in_use(path: Path) -> bool:
+    """Whether this process has the file at *path* open (one of its descriptors in
+    ``/dev/fd`` is that file), whoever opened it: :func:`sqlite_opening` does not read such
+    a file. Closing a file descriptor of a file drops every POSIX lock the process holds on
+    it, SQLite's included (https://sqlite.org/howtocorrupt.html, 2.2): reading the header of
+    a database that a connection of the process has open would leave that connection
+    unlocked, and another process could then check the write-ahead log into the file, or
+    delete it, under it (other processes' readers saw "database disk image is malformed"
+    when a solve opened a second connection while its first was writing). Where
+    ``/dev/fd`` cannot be listed, ``False``."""
     try:
         found = path.stat()
+        fds = os.listdir("/dev/fd")
     except OSError:
-        return None
-    return found.st_dev, found.st_ino
-
-
-def _in_use(path: Path) -> bool:
-    """Whether this process has the file at *path* open (see :data:`_IN_USE`): any of its
-    file descriptors, where ``/proc/self/fd`` lists them (connections of every kind
-    count, and none is counted that was never closed), else a connection of ours."""
-    key = _file_id(path)
-    if key is None:
         return False
-    try:
-        fds = os.listdir("/proc/self/fd")
-    except OSError:
-        with _IN_USE_LOCK:
-            return _IN_USE.get(key, 0) > 0
     for fd in fds:
         with suppress(OSError):
-            found = os.stat(f"/proc/self/fd/{fd}")
-            if (found.st_dev, found.st_ino) == key:
+            other = os.stat(f"/dev/fd/{fd}")
+            if (other.st_dev, other.st_ino) == (found.st_dev, found.st_ino):
                 return True
     return False
-
-
-def _track_connections(engine: Engine, path: Path) -> None:
-    """Count *engine*'s connections to *path* in :data:`_IN_USE` while they are open."""
-
-    def opened(dbapi_connection: Any, record: ConnectionPoolEntry) -> None:
-        key = _file_id(path)
-        if key is None:
-            return
-        with _IN_USE_LOCK:
-            _IN_USE[key] = _IN_USE.get(key, 0) + 1
-            _IN_USE_BY[id(dbapi_connection)] = key
-
-    def closed(dbapi_connection: Any, *_: Any) -> None:
-        with _IN_USE_LOCK:
-            key = _IN_USE_BY.pop(id(dbapi_connection), None)
-            if key is None:
-                return
-            left = _IN_USE[key] - 1
-            if left:
-                _IN_USE[key] = left
-            else:
-                del _IN_USE[key]
-
-    event.listen(engine, "connect", opened)
-    event.listen(engine, "close", closed)
-    event.listen(engine, "close_detached", closed)
 
 
 def _nonempty(path: Path) -> bool:
@@ -352,7 +304,7 @@ def sqlite_opening(url: str | URL, *, read_only: bool = False) -> SqliteOpening 
         raise DatabaseError(f"cannot use database {where}: {shown!r} is not a regular file")
     wal = Path(f"{path}-wal")
     # A file this process has open was looked at when first opened: reading it again would
-    # unlock it for the connections that have it (see _IN_USE).
+    # unlock it for the connections that have it (see _in_use).
     header, size = (b"", 0) if _in_use(path) else _header(path, where)
     if size > 0:
         if len(header) < 100 or not header.startswith(SQLITE_HEADER):
@@ -428,10 +380,8 @@ def make_engine(url: str | URL | None = None, *, read_only: bool = False, **kwar
     except (sa_exc.ArgumentError, ImportError) as exc:
         raise DatabaseError(f"cannot create an engine for {safe_url(parsed)}: {exc}") from None
     if engine.dialect.name == "sqlite":
-        path = sqlite_file(parsed)
-        if path is not None:
+        if sqlite_file(parsed) is not None:
             event.listen(engine, "do_connect", _sqlite_file_connect(parsed, read_only))
-            _track_connections(engine, path)
         event.listen(
             engine, "connect", _sqlite_on_connect_read if read_only else _sqlite_on_connect
         )
