@@ -4,8 +4,13 @@ truncated when the writer closes, even while other connections read the database
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
+from sqlalchemy import text
+
+from db.session import make_engine
 from tests.db.test_solve_cli import run
 
 
@@ -40,13 +45,6 @@ def test_a_new_connection_leaves_the_others_locked(tmp_path: Path) -> None:
     its own connection would think itself the last, check the write-ahead log into the
     database and delete it under the first connection (readers elsewhere then saw
     "database disk image is malformed" while a solve wrote)."""
-    import subprocess
-    import sys
-
-    from sqlalchemy import text
-
-    from db.session import make_engine
-
     path = tmp_path / "w.db"
     engine = make_engine(f"sqlite:///{path}")
     wal = path.with_name(path.name + "-wal")
