@@ -6,8 +6,11 @@
    SQLite write path"). Here one call runs one prepared statement over every row of a set
    of columns (lists, tuples or ranges of None, int, float, str and bytes) or of an
    iterable of row tuples, on the connection's own sqlite3 handle and so inside its
-   transaction. The other way, a query's integer and key columns are read straight into
-   arrays (fetch).
+   transaction. The statements run without the GIL, a chunk of rows at a time (each
+   chunk's Python values read into cells first), so that another thread, such as the
+   search of a solve whose batches are written behind (db/store.py), goes on meanwhile.
+   The other way, a query's integer and key columns are read straight into arrays
+   (fetch).
 
    The handle is read from the connection object, whose C layout is CPython's own
    (Modules/_sqlite/connection.h: the sqlite3 pointer right after the object header, in
@@ -170,22 +173,6 @@ static int bind_value(sqlite3_stmt *stmt, int i, PyObject *value) {
     return 0;
 }
 
-/* Step *stmt* once: 0 when it is done; 1 when SQLite failed (its code and message are
-   in *failure*); -1 with a Python exception set. */
-static int step_row(sqlite3 *db, sqlite3_stmt *stmt, PyObject **failure) {
-    int rc = api.step(stmt);
-    if (rc == SQLITE_ROW) {
-        PyErr_SetString(PyExc_ValueError, "the statement returns rows");
-        return -1;
-    }
-    if (rc != SQLITE_DONE) {
-        *failure = Py_BuildValue("(is)", api.extended_errcode(db), api.errmsg(db));
-        return *failure == NULL ? -1 : 1;
-    }
-    api.reset(stmt);
-    return 0;
-}
-
 static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **stmt, PyObject **failure) {
     if (api.prepare_v2(db, sql, -1, stmt, NULL) != SQLITE_OK) {
         *failure = Py_BuildValue("(is)", api.extended_errcode(db), api.errmsg(db));
@@ -198,14 +185,128 @@ static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **stmt, PyObject *
     return 0;
 }
 
+/* A value taken from a Python object while the GIL is held, to be bound without it: the
+   text or bytes it points to belong to an object that the call keeps alive. */
+typedef struct {
+    int type; /* CELL_* */
+    int size; /* bytes of text or blob */
+    union {
+        long long i;
+        double d;
+        const void *p;
+    } v;
+} Cell;
+
+enum { CELL_NULL, CELL_INT, CELL_DOUBLE, CELL_TEXT, CELL_BLOB };
+
+/* Rows bound and stepped between two takings of the GIL: the statement runs without it
+   (another thread, such as a solver's search, goes on meanwhile), and each chunk's
+   Python values are read into cells first. */
+#define CHUNK_ROWS 16384
+
+/* *value* as *cell*; 0, or -1 with a Python exception set. */
+static int cell_of(Cell *cell, PyObject *value) {
+    if (value == Py_None) {
+        cell->type = CELL_NULL;
+    } else if (PyLong_Check(value)) {
+        long long v = PyLong_AsLongLong(value);
+        if (v == -1 && PyErr_Occurred()) return -1;
+        cell->type = CELL_INT;
+        cell->v.i = v;
+    } else if (PyUnicode_Check(value)) {
+        Py_ssize_t size;
+        const char *text = PyUnicode_AsUTF8AndSize(value, &size); /* cached in the object */
+        if (text == NULL) return -1;
+        if (size > INT32_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "string longer than 2 GiB");
+            return -1;
+        }
+        cell->type = CELL_TEXT;
+        cell->size = (int)size;
+        cell->v.p = text;
+    } else if (PyBytes_Check(value)) {
+        Py_ssize_t size = PyBytes_GET_SIZE(value);
+        if (size > INT32_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "bytes longer than 2 GiB");
+            return -1;
+        }
+        cell->type = CELL_BLOB;
+        cell->size = (int)size;
+        cell->v.p = PyBytes_AS_STRING(value);
+    } else if (PyFloat_Check(value)) {
+        cell->type = CELL_DOUBLE;
+        cell->v.d = PyFloat_AS_DOUBLE(value);
+    } else {
+        PyErr_Format(PyExc_TypeError, "cannot bind a value of type %s",
+                     Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
+/* Bind *cell* as parameter *i* (no GIL needed): SQLite's result code. */
+static int bind_cell(sqlite3_stmt *stmt, int i, const Cell *cell) {
+    switch (cell->type) {
+    case CELL_NULL: return api.bind_null(stmt, i);
+    case CELL_INT: return api.bind_int64(stmt, i, cell->v.i);
+    case CELL_DOUBLE: return api.bind_double(stmt, i, cell->v.d);
+    case CELL_TEXT: return api.bind_text(stmt, i, cell->v.p, cell->size, SQLITE_STATIC);
+    default: return api.bind_blob(stmt, i, cell->v.p, cell->size, SQLITE_STATIC);
+    }
+}
+
+/* What went wrong in a chunk run without the GIL, turned into the call's result once it
+   is held again. */
+typedef struct {
+    int bind_rc;  /* a bind's result code, or SQLITE_OK */
+    int param;    /* the parameter it failed on */
+    int returned; /* the statement returned a row */
+    int step_rc;  /* a step's result code other than SQLITE_DONE, or SQLITE_OK */
+} ChunkError;
+
+/* Set the Python exception or *failure* for *e* (GIL held); 0 when there is none. */
+static int chunk_failed(sqlite3 *db, const ChunkError *e, PyObject **failure) {
+    if (e->bind_rc != SQLITE_OK) {
+        PyErr_Format(PyExc_ValueError, "cannot bind parameter %d (SQLite result %d)", e->param,
+                     e->bind_rc);
+        return -1;
+    }
+    if (e->returned) {
+        PyErr_SetString(PyExc_ValueError, "the statement returns rows");
+        return -1;
+    }
+    if (e->step_rc != SQLITE_OK) {
+        /* nothing else ran on the handle since the step: its message is the step's */
+        *failure = Py_BuildValue("(is)", api.extended_errcode(db), api.errmsg(db));
+        return *failure == NULL ? -1 : 1;
+    }
+    return 0;
+}
+
+/* Step *stmt*, its parameters bound (no GIL needed): 0, or 1 with *e* saying why not. */
+static int step_bound(sqlite3_stmt *stmt, ChunkError *e) {
+    int rc = api.step(stmt);
+    if (rc == SQLITE_ROW) {
+        e->returned = 1;
+        return 1;
+    }
+    if (rc != SQLITE_DONE) {
+        e->step_rc = rc;
+        return 1;
+    }
+    api.reset(stmt);
+    return 0;
+}
+
 /* One column of bulk_columns: a sequence of Python values, or an integer buffer. */
 typedef struct {
-    PyObject *fast; /* the sequence (PySequence_Fast), or NULL for a buffer */
-    Py_buffer view; /* the buffer (view.obj set once it is held) */
+    PyObject *items; /* the values (a tuple of them), or NULL for a buffer */
+    Py_buffer view;  /* the buffer (view.obj set once it is held) */
     int is_signed;
     int nullable; /* values <= null_low or >= null_high are NULL */
     long long null_low, null_high;
-    int key; /* values as minimal big-endian blobs (at least one byte) */
+    int key;     /* values as minimal big-endian blobs (at least one byte) */
+    Cell *cells; /* a chunk of the values, for a sequence */
 } Column;
 
 /* Item *i* of integer buffer *c*. */
@@ -220,7 +321,9 @@ static long long buffer_item(const Column *c, Py_ssize_t i) {
 }
 
 /* Hold column *given* with its *spec* (None, (null_low, null_high) or "key"); 0, or -1
-   with a Python exception set; *n* gets its length. */
+   with a Python exception set; *n* gets its length. A sequence is copied into a tuple,
+   which keeps every value alive (and its text where the cells point) while the
+   statement runs without the GIL, whatever other threads do to the sequence. */
 static int open_column(Column *c, PyObject *given, PyObject *spec, Py_ssize_t *n) {
     int integers = 0;
     if (PyObject_CheckBuffer(given) && !PyBytes_Check(given) && !PyByteArray_Check(given)) {
@@ -243,9 +346,18 @@ static int open_column(Column *c, PyObject *given, PyObject *spec, Py_ssize_t *n
             PyErr_SetString(PyExc_TypeError, "only a column of integers in an array takes a spec");
             return -1;
         }
-        c->fast = PySequence_Fast(given, "each column must be a sequence or an array");
-        if (c->fast == NULL) return -1;
-        *n = PySequence_Fast_GET_SIZE(c->fast);
+        if (!PySequence_Check(given) || PyUnicode_Check(given) || PyBytes_Check(given)) {
+            PyErr_SetString(PyExc_TypeError, "each column must be a sequence or an array");
+            return -1;
+        }
+        c->items = PySequence_Tuple(given);
+        if (c->items == NULL) return -1;
+        *n = PyTuple_GET_SIZE(c->items);
+        c->cells = PyMem_Malloc(CHUNK_ROWS * sizeof(Cell));
+        if (c->cells == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
         return 0;
     }
     *n = c->view.len / c->view.itemsize;
@@ -264,39 +376,77 @@ static int open_column(Column *c, PyObject *given, PyObject *spec, Py_ssize_t *n
     return 0;
 }
 
-/* Bind row *i* of column *c* as parameter *j*; 0, or -1 with a Python exception set. */
-static int bind_column(sqlite3_stmt *stmt, int j, const Column *c, Py_ssize_t i) {
-    if (c->fast != NULL) return bind_value(stmt, j, PySequence_Fast_GET_ITEM(c->fast, i));
+/* Bind row *i* of column *c* as parameter *j* (no GIL needed; a sequence's row from the
+   chunk starting at row *start*): SQLite's result code. */
+static int bind_column(sqlite3_stmt *stmt, int j, const Column *c, Py_ssize_t i,
+                       Py_ssize_t start) {
+    if (c->items != NULL) return bind_cell(stmt, j, &c->cells[i - start]);
     long long v = buffer_item(c, i);
-    int rc;
-    if (c->nullable && (v <= c->null_low || v >= c->null_high)) {
-        rc = api.bind_null(stmt, j);
-    } else if (c->key) {
+    if (c->nullable && (v <= c->null_low || v >= c->null_high)) return api.bind_null(stmt, j);
+    if (c->key) {
         unsigned char bytes[8];
         uint64_t u = (uint64_t)v;
         int size = 1;
         while (size < 8 && (u >> (8 * size)) != 0) size++;
         for (int b = 0; b < size; b++) bytes[size - 1 - b] = (unsigned char)(u >> (8 * b));
-        rc = api.bind_blob(stmt, j, bytes, size, SQLITE_TRANSIENT);
-    } else {
-        rc = api.bind_int64(stmt, j, v);
+        return api.bind_blob(stmt, j, bytes, size, SQLITE_TRANSIENT);
     }
-    if (rc != SQLITE_OK) {
-        PyErr_Format(PyExc_ValueError, "cannot bind parameter %d (SQLite result %d)", j, rc);
-        return -1;
+    return api.bind_int64(stmt, j, v);
+}
+
+/* Bind and step rows [start, stop) of *cols* without the GIL: 0, or 1 with *e* set.
+   Where *many* > 1, *multi* takes *many* rows a step (its parameters row after row),
+   and *stmt* the rows left over. */
+static int run_columns(sqlite3_stmt *stmt, sqlite3_stmt *multi, Py_ssize_t many,
+                       const Column *cols, Py_ssize_t width, Py_ssize_t start,
+                       Py_ssize_t stop, ChunkError *e) {
+    Py_ssize_t i = start;
+    if (multi != NULL && many > 1) {
+        for (; i + many <= stop; i += many) {
+            for (Py_ssize_t r = 0; r < many; r++) {
+                for (Py_ssize_t j = 0; j < width; j++) {
+                    int param = (int)(r * width + j) + 1;
+                    int rc = bind_column(multi, param, &cols[j], i + r, start);
+                    if (rc != SQLITE_OK) {
+                        e->bind_rc = rc;
+                        e->param = param;
+                        return 1;
+                    }
+                }
+            }
+            if (step_bound(multi, e)) return 1;
+        }
+    }
+    for (; i < stop; i++) {
+        for (Py_ssize_t j = 0; j < width; j++) {
+            int rc = bind_column(stmt, (int)j + 1, &cols[j], i, start);
+            if (rc != SQLITE_OK) {
+                e->bind_rc = rc;
+                e->param = (int)j + 1;
+                return 1;
+            }
+        }
+        if (step_bound(stmt, e)) return 1;
     }
     return 0;
 }
 
-/* columns(conn, sql, columns, specs=None) -> None or (extended code, message): run *sql*
-   once per row of *columns* (one per parameter, equally long): each a sequence of
-   Python values, or a one-dimensional integer array whose spec (specs[j]) is None,
-   (null_low, null_high) to bind NULL for values at or beyond either, or "key" to bind
-   each value as its minimal big-endian bytes. */
+/* columns(conn, sql, columns, specs=None, multi_sql=None, many=1) -> None or (extended
+   code, message): run *sql* once per row of *columns* (one per parameter, equally long):
+   each a sequence of Python values, or a one-dimensional integer array whose spec
+   (specs[j]) is None, (null_low, null_high) to bind NULL for values at or beyond either,
+   or "key" to bind each value as its minimal big-endian bytes. With *multi_sql*, the
+   same statement for *many* rows at once (an INSERT of *many* rows of values), which
+   runs for as many rows as it can: SQLite's work a statement (its cursors opened and
+   closed, its end) is then shared by *many* rows. The statements run without the GIL, a
+   chunk of rows at a time; the caller must not use the connection from another thread
+   meanwhile (SQLite would serialise it, but not the transaction). */
 static PyObject *bulk_columns(PyObject *self, PyObject *args) {
     PyObject *conn, *given, *specs = Py_None;
-    const char *sql;
-    if (!PyArg_ParseTuple(args, "OsO|O", &conn, &sql, &given, &specs)) return NULL;
+    const char *sql, *multi_sql = NULL;
+    Py_ssize_t many = 1;
+    if (!PyArg_ParseTuple(args, "OsO|Ozn", &conn, &sql, &given, &specs, &multi_sql, &many))
+        return NULL;
     sqlite3 *db = handle_of(conn);
     if (db == NULL) return NULL;
     PyObject *columns = PySequence_Fast(given, "columns must be a sequence");
@@ -304,7 +454,7 @@ static PyObject *bulk_columns(PyObject *self, PyObject *args) {
     Py_ssize_t width = PySequence_Fast_GET_SIZE(columns);
     Column *cols = PyMem_Calloc(width ? width : 1, sizeof(Column));
     PyObject *failure = NULL;
-    sqlite3_stmt *stmt = NULL;
+    sqlite3_stmt *stmt = NULL, *multi = NULL;
     Py_ssize_t rows = -1;
     if (cols == NULL) {
         PyErr_NoMemory();
@@ -332,20 +482,42 @@ static PyObject *bulk_columns(PyObject *self, PyObject *args) {
                      api.bind_parameter_count(stmt), width);
         goto done;
     }
-    for (Py_ssize_t i = 0; i < rows; i++) {
-        for (Py_ssize_t j = 0; j < width; j++) {
-            if (bind_column(stmt, (int)j + 1, &cols[j], i) < 0) goto done;
-        }
-        if (step_row(db, stmt, &failure) != 0) goto done;
-        if (i % ROWS_BETWEEN_SIGNAL_CHECKS == ROWS_BETWEEN_SIGNAL_CHECKS - 1 &&
-            PyErr_CheckSignals() < 0)
+    if (multi_sql != NULL && many > 1 && rows >= many) {
+        if (many > CHUNK_ROWS || CHUNK_ROWS % many != 0) {
+            PyErr_Format(PyExc_ValueError, "many must divide %d", CHUNK_ROWS);
             goto done;
+        }
+        if (prepare(db, multi_sql, &multi, &failure) != 0) goto done;
+        if (api.bind_parameter_count(multi) != many * width) {
+            PyErr_Format(PyExc_ValueError, "the statement for %zd rows has %d parameters", many,
+                         api.bind_parameter_count(multi));
+            goto done;
+        }
+    }
+    for (Py_ssize_t start = 0; start < rows; start += CHUNK_ROWS) {
+        Py_ssize_t stop = rows - start < CHUNK_ROWS ? rows : start + CHUNK_ROWS;
+        for (Py_ssize_t j = 0; j < width; j++) {
+            if (cols[j].items == NULL) continue;
+            for (Py_ssize_t i = start; i < stop; i++) {
+                if (cell_of(&cols[j].cells[i - start], PyTuple_GET_ITEM(cols[j].items, i)) < 0)
+                    goto done;
+            }
+        }
+        ChunkError e = {SQLITE_OK, 0, 0, SQLITE_OK};
+        int bad;
+        Py_BEGIN_ALLOW_THREADS
+        bad = run_columns(stmt, multi, many, cols, width, start, stop, &e);
+        Py_END_ALLOW_THREADS
+        if (bad && chunk_failed(db, &e, &failure) != 0) goto done;
+        if (PyErr_CheckSignals() < 0) goto done;
     }
 done:
     if (stmt != NULL) api.finalize(stmt);
+    if (multi != NULL) api.finalize(multi);
     if (cols != NULL) {
         for (Py_ssize_t j = 0; j < width; j++) {
-            Py_XDECREF(cols[j].fast);
+            Py_XDECREF(cols[j].items);
+            PyMem_Free(cols[j].cells);
             if (cols[j].view.obj != NULL) PyBuffer_Release(&cols[j].view);
         }
         PyMem_Free(cols);
@@ -358,8 +530,25 @@ done:
     return failure != NULL ? failure : Py_NewRef(Py_None);
 }
 
+/* Bind and step *count* rows of *width* cells each without the GIL: 0, or 1 with *e*. */
+static int run_cells(sqlite3_stmt *stmt, const Cell *cells, int width, Py_ssize_t count,
+                     ChunkError *e) {
+    for (Py_ssize_t i = 0; i < count; i++) {
+        for (int j = 0; j < width; j++) {
+            int rc = bind_cell(stmt, j + 1, &cells[i * width + j]);
+            if (rc != SQLITE_OK) {
+                e->bind_rc = rc;
+                e->param = j + 1;
+                return 1;
+            }
+        }
+        if (step_bound(stmt, e)) return 1;
+    }
+    return 0;
+}
+
 /* rows(conn, sql, rows) -> None or (extended code, message): run *sql* once per tuple
-   of the iterable *rows*. */
+   of the iterable *rows*, a chunk of rows at a time without the GIL (as columns()). */
 static PyObject *bulk_rows(PyObject *self, PyObject *args) {
     PyObject *conn, *given;
     const char *sql;
@@ -368,34 +557,57 @@ static PyObject *bulk_rows(PyObject *self, PyObject *args) {
     if (db == NULL) return NULL;
     PyObject *iterator = PyObject_GetIter(given);
     if (iterator == NULL) return NULL;
-    PyObject *failure = NULL, *row = NULL;
+    PyObject *failure = NULL, *held = NULL;
+    Cell *cells = NULL;
     sqlite3_stmt *stmt = NULL;
     if (prepare(db, sql, &stmt, &failure) != 0) goto done;
     int width = api.bind_parameter_count(stmt);
-    Py_ssize_t i = 0;
-    while ((row = PyIter_Next(iterator)) != NULL) {
-        PyObject *fast = PySequence_Fast(row, "each row must be a sequence");
-        Py_DECREF(row);
-        if (fast == NULL) goto done;
-        if (PySequence_Fast_GET_SIZE(fast) != width) {
-            PyErr_Format(PyExc_ValueError, "the statement has %d parameters, a row has %zd",
-                         width, PySequence_Fast_GET_SIZE(fast));
+    cells = PyMem_Malloc((size_t)CHUNK_ROWS * (width ? width : 1) * sizeof(Cell));
+    held = PyList_New(0); /* the chunk's rows, alive while their cells are bound */
+    if (cells == NULL || held == NULL) {
+        if (cells == NULL) PyErr_NoMemory();
+        goto done;
+    }
+    int more = 1;
+    while (more) {
+        Py_ssize_t count = 0;
+        while (count < CHUNK_ROWS) {
+            PyObject *row = PyIter_Next(iterator);
+            if (row == NULL) {
+                more = 0;
+                break;
+            }
+            PyObject *fast = PySequence_Fast(row, "each row must be a sequence");
+            Py_DECREF(row);
+            if (fast == NULL) goto done;
+            int kept = PyList_Append(held, fast);
             Py_DECREF(fast);
-            goto done;
-        }
-        for (int j = 0; j < width; j++) {
-            if (bind_value(stmt, j + 1, PySequence_Fast_GET_ITEM(fast, j)) < 0) {
-                Py_DECREF(fast);
+            if (kept < 0) goto done;
+            if (PySequence_Fast_GET_SIZE(fast) != width) {
+                PyErr_Format(PyExc_ValueError, "the statement has %d parameters, a row has %zd",
+                             width, PySequence_Fast_GET_SIZE(fast));
                 goto done;
             }
+            for (int j = 0; j < width; j++) {
+                if (cell_of(&cells[count * width + j], PySequence_Fast_GET_ITEM(fast, j)) < 0)
+                    goto done;
+            }
+            count++;
         }
-        int stepped = step_row(db, stmt, &failure);
-        Py_DECREF(fast);
-        if (stepped != 0) goto done;
-        if (++i % ROWS_BETWEEN_SIGNAL_CHECKS == 0 && PyErr_CheckSignals() < 0) goto done;
+        if (PyErr_Occurred()) goto done; /* the iterator failed */
+        ChunkError e = {SQLITE_OK, 0, 0, SQLITE_OK};
+        int bad;
+        Py_BEGIN_ALLOW_THREADS
+        bad = run_cells(stmt, cells, width, count, &e);
+        Py_END_ALLOW_THREADS
+        if (bad && chunk_failed(db, &e, &failure) != 0) goto done;
+        if (PyList_SetSlice(held, 0, PyList_GET_SIZE(held), NULL) < 0) goto done;
+        if (PyErr_CheckSignals() < 0) goto done;
     }
 done:
     if (stmt != NULL) api.finalize(stmt);
+    PyMem_Free(cells);
+    Py_XDECREF(held);
     Py_DECREF(iterator);
     if (PyErr_Occurred()) {
         Py_XDECREF(failure);
@@ -546,7 +758,8 @@ static PyMethodDef methods[] = {
     {"load", bulk_load, METH_VARARGS, "load(path) -> bool"},
     {"filename", bulk_filename, METH_O, "filename(conn) -> str"},
     {"columns", bulk_columns, METH_VARARGS,
-     "columns(conn, sql, columns, specs=None) -> None or (extended code, message)"},
+     "columns(conn, sql, columns, specs=None, multi_sql=None, many=1) -> None or "
+     "(extended code, message)"},
     {"rows", bulk_rows, METH_VARARGS,
      "rows(conn, sql, rows) -> None or (extended code, message)"},
     {"fetch", bulk_fetch, METH_VARARGS,

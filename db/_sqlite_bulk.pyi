@@ -7,7 +7,12 @@ from typing import Any
 def load(path: str) -> bool: ...
 def filename(conn: sqlite3.Connection) -> str: ...
 def columns(
-    conn: sqlite3.Connection, sql: str, columns: Sequence[Sequence[Any]]
+    conn: sqlite3.Connection,
+    sql: str,
+    columns: Sequence[Sequence[Any]],
+    specs: list[Any] | None = None,
+    multi_sql: str | None = None,
+    many: int = 1,
 ) -> tuple[int, str] | None: ...
 def rows(
     conn: sqlite3.Connection, sql: str, rows: Iterable[Sequence[Any]]

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import _sqlite3
 import os
+import re
 import sqlite3
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
@@ -32,6 +34,14 @@ from db import rows
 
 ENV = "NEGAGRAPH_SQLITE_BULK"
 """Set to ``0`` to bind with ``executemany`` (the fallback, kept as the oracle)."""
+ROWS_PER_INSERT = 256
+"""Rows an ``INSERT`` binds a step in C (``INSERT ... VALUES (...), (...), ...``): SQLite's
+work a statement (its cursors opened and closed, its end) is shared by that many rows
+(docs/performance.md, "Writing behind"), fewer where SQLite allows fewer parameters a
+statement (:data:`MAX_PARAMETERS`)."""
+MAX_PARAMETERS = 32_766 if sqlite3.sqlite_version_info >= (3, 32) else 999
+"""SQLite's default limit of parameters a statement (999 before 3.32.0)."""
+_VALUES = re.compile(r"^(INSERT\b.*\bVALUES\s*)(\((?:\s*\?\s*,)*\s*\?\s*\))\s*$", re.S | re.I)
 
 _bulk: ModuleType | None
 try:
@@ -107,7 +117,26 @@ def executemany_columns(
         cursor.executemany(sql, zip(*rows.plain_columns(columns, specs), strict=True))
         return
     assert _bulk is not None
-    _raise_failure(_bulk.columns(conn, sql, columns, None if specs is None else list(specs)))
+    given = None if specs is None else list(specs)
+    many, multi = _multi_insert(sql)
+    if many > 1 and len(columns) and len(columns[0]) >= many:
+        _raise_failure(_bulk.columns(conn, sql, columns, given, multi, many))
+    else:
+        _raise_failure(_bulk.columns(conn, sql, columns, given))
+
+
+@lru_cache(maxsize=64)
+def _multi_insert(sql: str) -> tuple[int, str]:
+    """*sql* for several rows a step, and how many: ``(1, sql)`` unless it is an
+    ``INSERT ... VALUES (?, ...)`` of one row of markers."""
+    match = _VALUES.match(sql)
+    if match is None:
+        return 1, sql
+    head, row = match.groups()
+    many = ROWS_PER_INSERT
+    while many > 1 and many * row.count("?") > MAX_PARAMETERS:
+        many //= 2
+    return many, head + ", ".join([row] * many)
 
 
 def executemany_rows(cursor: Any, sql: str, given: Iterable[Sequence[Any]]) -> None:
