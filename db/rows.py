@@ -505,6 +505,16 @@ UPDATE_SPECS: tuple[Spec, ...] = (None, *VALUE_SPECS)
 """How the arrays of an update chunk (the ids, then :func:`value_arrays`) are written."""
 
 
+def update_columns(graph: Graph, ids: Sequence[int]) -> ColumnRows:
+    """The rows of :func:`update_rows` for *ids* (ascending), every one of them, as
+    columns copied out of the graph at once (a batch written while the graph changes)."""
+    chunks = []
+    for start, stop in chunks_of(range(len(ids))):
+        at = np.asarray(ids[start:stop], dtype=np.int64)
+        chunks.append(ArrayChunk([at, *value_arrays(graph, at)], UPDATE_SPECS))
+    return ColumnRows(chunks)
+
+
 def _updates_one_by_one(graph: Graph, ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
     low = graph.low
     high = graph.high

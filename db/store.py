@@ -41,9 +41,10 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import replace
 from functools import cache
@@ -93,6 +94,13 @@ records the run's end, so that tests can stop a solve at any step of its closing
 sequence."""
 KEY_CHUNK = 65_536
 """Stored keys read a query at a time by :meth:`SqlStore.stored_keys`."""
+SWITCH_INTERVAL = 0.001
+"""Seconds between the interpreter's thread switches while batches are written behind
+(Python's default is 0.005): the batch's thread takes the GIL back after each chunk of
+rows, and would otherwise wait that long for the solver's thread to let it go."""
+WRITE_BEHIND_ENV = "NEGAGRAPH_WRITE_BEHIND"
+"""Set to ``0`` to write every batch in the solving thread (see :meth:`SqlStore.commit`;
+the benchmarks' baseline)."""
 
 
 class SqlStore:
@@ -158,6 +166,27 @@ class SqlStore:
         """The read transaction of a bounded-memory run's reads (:meth:`_read`)."""
         self._cursor: Any = None
         self._marker = "?" if engine.dialect.name == "sqlite" else "%s"
+        self._behind: threading.Thread | None = None
+        """The thread writing the latest batch, while the solver goes on (:meth:`commit`)."""
+        self._behind_error: BaseException | None = None
+        """What stopped the thread's batch, for the solver's thread to raise."""
+        self._lost_batch = False
+        """A batch written behind failed: the graph holds work the database does not."""
+        self._write_behind = os.environ.get(WRITE_BEHIND_ENV, "1") != "0"
+        self._evicted_behind = False
+        """The graph was evicted while a batch was written behind: reads wait for it."""
+        self._reader: Any = None
+        """The connection that reads while batches are written behind (:meth:`_read`)."""
+        self._reader_cursor: Any = None
+        self._reader_cache = 0
+        """KiB of page cache for the reader on SQLite (0: SQLite's default)."""
+        self._flight: tuple[int, int, np.ndarray[Any, np.dtype[np.int64]]] | None = None
+        """The stored ids the batch written behind holds: new ones from, new ones to,
+        and the changed ones (:meth:`in_flight`)."""
+        self._pinned_for: threading.Thread | None = None
+        """The batch whose rows the latest eviction kept resident (:meth:`in_flight`)."""
+        self._switch_interval: float | None = None
+        """The interpreter's thread switch interval before the first batch written behind."""
 
     def __repr__(self) -> str:
         return f"<SqlStore {self.engine.url!r} variant={self.variant_id} run={self.run_id}>"
@@ -329,6 +358,7 @@ class SqlStore:
         if (
             path is None
             or conn is None
+            or self._lost_batch
             or graph.mapped  # part of the graph: the next run reads the database
             or progress.status not in ("budget", "stopped")
             or graph.committed_nodes != graph.num_nodes
@@ -364,6 +394,7 @@ class SqlStore:
         """:attr:`Graph.edge_loader` of a full solve's graph (see :meth:`Backend.load`)."""
         conn, _ = self._require_open(graph)
         assert self.variant_id is not None
+        self._wait_behind()
         with self._errors(), conn.begin():
             self.backend.reload_edges(conn, self.variant_id, graph)
 
@@ -371,64 +402,212 @@ class SqlStore:
         """Write ``graph.pending()`` and *progress* in one transaction, then mark the graph
         committed.
 
+        A running batch (not the closing pass's, not a game of chance's) is *written
+        behind*: its rows are copied out of the graph here, and a thread of its own writes
+        them while the solver goes on; the SQLite statements run without the GIL
+        (``db/_sqlite_bulk.c``), so the search and the writes share the machine's cores.
+        Whatever reads or writes the database next waits for that batch first (so a read
+        sees every batch the graph counts as committed), and raises its error if it
+        failed. A crash meanwhile loses that batch, as it would lose a batch in flight
+        anyway: each is one transaction. ``NEGAGRAPH_WRITE_BEHIND=0`` writes every batch
+        in the calling thread.
+
         :raises VariantLockedError: if this run's lease was taken over by another writer.
-        :raises DatabaseError: if the database refuses the batch (nothing of it is kept).
+        :raises DatabaseError: if the database refuses the batch (nothing of it is kept),
+            or refused the batch written behind before it.
         """
         _, game = self._require_open(graph)
+        self._wait_behind()
         vid = self.variant_id
         assert vid is not None
-        if graph.mapped:
-            self._commit_mapped(graph, game, vid, progress)
-            return
+        behind = (
+            self._write_behind
+            and graph.chance is None
+            and not graph.settled
+            and not graph.all_dirty
+            and not self._tiered
+        )
+        seq = self._seq + 1  # the number _batch gives this batch
+        settled = graph.settled if graph.settled != self._settled else None
         new_nodes, new_edges, dirty = graph.pending()
-
-        def write(conn: Connection, cursor: Any, seq: int) -> None:
-            if graph.settled != self._settled:
-                conn.execute(update(Variant).where(Variant.id == vid).values(settled=graph.settled))
-            self.backend.write(cursor, graph, game, vid, seq, new_nodes, new_edges, dirty)
-            if graph.chance is not None:
-                self._write_chance(cursor, graph, vid, new_nodes, new_edges)
-
-        self._batch(progress, graph.num_nodes, graph.total_edges, write)
-        graph.mark_committed()
-        self._settled = graph.settled
-        self._after_batch()
-
-    def _commit_mapped(self, graph: Graph, game: Game, vid: int, progress: Progress) -> None:
-        """:meth:`commit` of a graph that holds part of the stored one (:mod:`solver.cache`):
-        rows by stored id."""
-
-        def write(conn: Connection, cursor: Any, seq: int) -> None:
-            if graph.settled != self._settled:
-                conn.execute(update(Variant).where(Variant.id == vid).values(settled=graph.settled))
+        nodes: Iterable[list[Any]]
+        edges: Iterable[list[Any]]
+        updates: Iterable[tuple[Any, ...]]
+        if graph.mapped:
             nodes, edges, updates = rows.mapped_rows(graph, game, vid, seq)
-            self.backend.write_rows(cursor, vid, seq, nodes, edges, updates, len(updates))
+            count = len(updates)
+            figures = (graph.total_nodes, graph.total_edges)
+        else:
+            nodes = rows.node_columns(graph, game, vid, new_nodes, seq) if new_nodes else ()
+            edges = rows.edge_columns(graph, vid, new_edges) if new_edges else ()
+            updates = rows.update_rows(graph, dirty) if dirty else ()
+            count = len(dirty)
+            figures = (graph.num_nodes, graph.total_edges)
+            if behind:  # copied now: the graph changes while they are written
+                nodes, edges = list(nodes), list(edges)
+                updates = rows.update_columns(graph, dirty) if dirty else ()
+        chance = graph if graph.chance is not None else None
 
-        self._batch(progress, graph.total_nodes, graph.total_edges, write)
+        def write(conn: Connection, cursor: Any, at: int) -> None:
+            assert at == seq
+            if settled is not None:
+                conn.execute(update(Variant).where(Variant.id == vid).values(settled=settled))
+            self.backend.write_rows(cursor, vid, seq, nodes, edges, updates, count)
+            if chance is not None:
+                self._write_chance(cursor, chance, vid, new_nodes, new_edges)
+
+        if not behind:
+            self._batch(progress, *figures, write)
+            graph.mark_committed()
+            self._settled = graph.settled
+            self._after_batch()
+            return
+        self._end_reading()  # this thread's read transaction; the batch's thread writes
+        if self._switch_interval is None:
+            self._switch_interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(SWITCH_INTERVAL, self._switch_interval))
+        changed = np.fromiter(dirty, dtype=np.int64, count=len(dirty))
+        if graph.mapped:
+            assert graph.gid is not None
+            gid = np.frombuffer(graph.gid, dtype=np.int64)
+            self._flight = (graph.committed_gid, graph.total_nodes, gid[changed])
+        else:
+            self._flight = (new_nodes.start, new_nodes.stop, changed)
         graph.mark_committed()
         self._settled = graph.settled
-        self._after_batch()
+        self._behind = threading.Thread(
+            target=self._write_batch_behind,
+            args=(replace(progress), *figures, write),
+            name=f"negagraph batch {seq}",
+            daemon=True,
+        )
+        self._behind.start()
+
+    def _write_batch_behind(
+        self,
+        progress: Progress,
+        nodes: int,
+        edges: int,
+        write: Callable[[Connection, Any, int], None],
+    ) -> None:
+        """The thread of a batch written behind (:meth:`commit`)."""
+        try:
+            self._batch(progress, nodes, edges, write)
+            self._after_batch()
+        except BaseException as exc:  # raised by the solver's thread (_wait_behind)
+            self._behind_error = exc
+
+    def _join_behind(self) -> BaseException | None:
+        """Wait for the batch written behind, if any: what stopped it, or ``None``. The
+        connection is this thread's again afterwards. Ctrl-C does not cut the wait short
+        (the batch's thread holds the connection): it is raised once the batch is done."""
+        thread = self._behind
+        if thread is None:
+            return None
+        interrupted: KeyboardInterrupt | None = None
+        while thread.is_alive():
+            try:
+                thread.join()
+            except KeyboardInterrupt as exc:
+                interrupted = exc
+        self._behind = None
+        self._evicted_behind = False
+        error, self._behind_error = self._behind_error, None
+        if error is not None:
+            self._lost_batch = True
+        if interrupted is not None:
+            if error is not None:
+                log.warning("the batch written behind failed: %s", error)
+            raise interrupted
+        return error
+
+    def _wait_behind(self) -> None:
+        """:meth:`_join_behind`, raising what stopped the batch."""
+        error = self._join_behind()
+        if error is not None:
+            raise error
+
+    def _settle_behind(self) -> None:
+        """:meth:`_join_behind` before the connection is given up, while another exception
+        (or Ctrl-C) is on its way out: the batch's error is only logged."""
+        try:
+            error = self._join_behind()
+        except KeyboardInterrupt:  # again: the run is being abandoned already
+            return
+        if error is not None:
+            log.warning("the batch written behind failed: %s", error)
 
     # -- what a bounded-memory run reads (solver.cache.NodeSource) ------------------------
 
     def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
-        """Rows of *sql* (``?`` markers; ``:v`` none: the variant id comes first) through the
-        driver's cursor, in a read transaction kept open until the next batch (SQLAlchemy
-        would cost more than the query)."""
+        """Rows of *sql* (``?`` markers; ``:v`` none: the variant id comes first) through a
+        driver's cursor (SQLAlchemy would cost more than the query).
+
+        Where batches are written behind (:meth:`commit`), a connection of its own reads,
+        each query in a transaction of its own (so that no reader holds back SQLite's
+        checkpoints), while the batch's thread writes. What it reads is what the cache
+        asks for: nodes that are not resident, and the edges of such nodes. Those rows
+        are in the database whether or not the batch in flight has landed: a node leaves
+        RAM only by an eviction, so the batch in flight holds rows of nodes that are
+        resident, unless the graph was evicted since it was copied (:meth:`swap`); then
+        the read waits for it. Otherwise reads go through the writer's connection, in a
+        read transaction kept open until the next batch."""
+        assert self._conn is not None and self.variant_id is not None
+        if self._marker != "?":
+            sql = sql.replace("?", self._marker)
+        if self._write_behind:
+            if self._evicted_behind:
+                self._wait_behind()
+            try:
+                with self._errors():
+                    cursor = self._reading_cursor()
+                    cursor.execute(sql, (self.variant_id, *params))
+                    return list(cursor.fetchall())
+            except BaseException:
+                self._close_reader(failed=True)  # so that the run's end can record itself
+                raise
         conn = self._conn
-        assert conn is not None and self.variant_id is not None
         try:
             with self._errors():
                 if self._reading is None:
                     self._reading = conn.begin()
                     self._cursor = driver(conn).cursor()
-                if self._marker != "?":
-                    sql = sql.replace("?", self._marker)
                 self._cursor.execute(sql, (self.variant_id, *params))
                 return list(self._cursor.fetchall())
         except BaseException:
             self._drop_reading()  # so that the run's end can record itself
             raise
+
+    def _reading_cursor(self) -> Any:
+        """The cursor of the reader of :meth:`_read`: a connection of the engine's own,
+        out of its pool, each statement its own transaction."""
+        if self._reader_cursor is None:
+            raw = self.engine.raw_connection()
+            try:
+                raw.detach()  # closed, not pooled, at the run's end (its settings are ours)
+                dbapi: Any = raw.dbapi_connection
+                if self._marker == "?":  # isolation_level None already (db.session)
+                    if self._reader_cache:
+                        dbapi.execute(f"PRAGMA cache_size = -{self._reader_cache}")
+                else:
+                    dbapi.autocommit = True
+                cursor = dbapi.cursor()
+            except BaseException:
+                raw.close()
+                raise
+            self._reader, self._reader_cursor = raw, cursor
+        return self._reader_cursor
+
+    def _close_reader(self, *, failed: bool = False) -> None:
+        """Close the reader of :meth:`_read` at the run's end, or drop it after a *failed*
+        read (without the rollback a lost connection would refuse)."""
+        reader, self._reader, self._reader_cursor = self._reader, None, None
+        if reader is not None:
+            with suppress(Exception):
+                if failed:
+                    reader.invalidate()
+                else:
+                    reader.close()
 
     def _drop_reading(self) -> None:
         """Roll back the read transaction of :meth:`_read` after it failed (a lost
@@ -465,7 +644,10 @@ class SqlStore:
             )
         else:
             assert self._graph is not None and self.variant_id is not None
-            table, where = self._key_lookup(self.variant_id, self._graph.total_nodes)
+            nodes = self._graph.total_nodes
+            if self._keys is not None and self._keys.whole and nodes > keyindex.KEY_RANGE:
+                self._wait_behind()  # the batch in flight may make the index ranged
+            table, where = self._key_lookup(self.variant_id, nodes)
             sql = (
                 f"SELECT {_NODE_FIELDS} FROM {table} "
                 f'WHERE {where} AND n.variant_id = ? AND n."key" = ?'
@@ -479,6 +661,7 @@ class SqlStore:
         """The keys of stored nodes ``0 .. count - 1``, in chunks of ids
         (:class:`solver.cache.NodeSource`)."""
         sql = 'SELECT "key" FROM nodes WHERE variant_id = ? AND id >= ? AND id < ?'
+        self._wait_behind()  # (a graph opened with its root alone: none is written yet)
         for start in range(0, count, KEY_CHUNK):
             found = self._read(sql, (start, min(count, start + KEY_CHUNK)))
             yield [int.from_bytes(bytes(kb), "big") for (kb,) in found]
@@ -501,6 +684,7 @@ class SqlStore:
         the first call makes the index this needs (``edges_by_child``, kept: see
         docs/design.md §9)."""
         if not self._child_index:
+            self._wait_behind()
             self._end_reading()
             conn = self._conn
             assert conn is not None
@@ -529,23 +713,44 @@ class SqlStore:
         conn = self._conn
         if conn is None or self._marker != "?":
             return
+        self._wait_behind()
         self._end_reading()
         with self._errors():
             sqlite = driver(conn)
             (page_bytes,) = sqlite.execute("PRAGMA page_size").fetchone()
             pages = max(WAL_AUTOCHECKPOINT, nbytes // page_bytes)
+            if self._write_behind:  # a quarter for the reader's lookups (_read)
+                self._reader_cache = max(1024, nbytes // 4 // 1024)
+                nbytes -= nbytes // 4
             sqlite.execute(f"PRAGMA cache_size = -{max(1024, nbytes // 1024)}")
             sqlite.execute(f"PRAGMA wal_autocheckpoint = {pages}")
 
     def swap(self, old: Graph, new: Graph) -> None:
-        """Commit *new* instead of *old* from now on (:class:`solver.cache.NodeSource`)."""
+        """Commit *new* instead of *old* from now on (:class:`solver.cache.NodeSource`): an
+        eviction. Unless it kept the nodes of the batch written behind resident
+        (:meth:`in_flight`), reads wait for that batch (:meth:`_read`)."""
         self._require_open(old)
         self._graph = new
+        self._evicted_behind = self._behind is not None and self._pinned_for is not self._behind
+
+    def in_flight(self, most: int) -> np.ndarray[Any, np.dtype[np.int64]] | None:
+        """The stored ids of the nodes whose rows the batch written behind holds, while it
+        is being written, if there are at most *most* (:class:`solver.cache.NodeSource`;
+        the batch after the retrograde pass before a first eviction rewrites most nodes)."""
+        behind, flight = self._behind, self._flight
+        if behind is None or flight is None or not behind.is_alive():
+            return None
+        lo, hi, changed = flight
+        if hi - lo + changed.size > most:
+            return None
+        self._pinned_for = behind
+        return np.concatenate([np.arange(lo, hi, dtype=np.int64), changed])
 
     def load_all(self, old: Graph) -> Graph:
         """The whole committed graph in place of *old* (:class:`solver.cache.NodeSource`)."""
         conn, _ = self._require_open(old)
         assert self.variant_id is not None
+        self._wait_behind()
         self._end_reading()
         with self._errors(), conn.begin():
             graph = self.backend.load(conn, self.variant_id, edges=True)
@@ -880,6 +1085,7 @@ class SqlStore:
     def _tier_conn(self) -> Connection:
         if self._conn is None or self.variant_id is None:
             raise SolveError(f"{self!r} is not open")
+        self._wait_behind()
         return self._conn
 
     def close(self, progress: Progress) -> None:
@@ -895,15 +1101,34 @@ class SqlStore:
             return
         handling = sys.exc_info()[1] is not None  # closing after an error or Ctrl-C
         try:
+            lost = self._join_behind()
+        except KeyboardInterrupt:
+            # Ctrl-C while the last batch was being written (it is written): stop
+            self.close(replace(progress, status="stopped"))
+            raise
+        if lost is not None:
+            if handling:
+                log.warning("the batch written behind failed too: %s", lost)
+            progress = replace(progress, status="failed")
+        self._close(conn, progress, handling=handling)
+        if lost is not None and not handling:
+            raise lost
+
+    def _close(self, conn: Connection, progress: Progress, *, handling: bool) -> None:
+        """:meth:`close`, once no batch is written behind."""
+        try:
             self._end_reading()
         except DatabaseError:
             self._reading = None  # the connection is unusable: recorded apart below
         graph = self._graph
-        stored = graph is None or not (
-            graph.committed_nodes != graph.num_nodes
-            or graph.committed_edges != graph.num_edges
-            or graph.dirty
-            or graph.all_dirty
+        stored = not self._lost_batch and (
+            graph is None
+            or not (
+                graph.committed_nodes != graph.num_nodes
+                or graph.committed_edges != graph.num_edges
+                or graph.dirty
+                or graph.all_dirty
+            )
         )
         try:
             if conn.in_transaction():
@@ -966,6 +1191,7 @@ class SqlStore:
         solver's own clean-up). Does nothing once :meth:`close` has run."""
         if self._conn is None:
             return
+        self._settle_behind()
         log.info("recording run %s as %s through a new connection", self.run_id, status)
         try:
             self._record_apart(status, None)
@@ -1129,6 +1355,11 @@ class SqlStore:
     def _release(self, *, failed: bool) -> None:
         """Give back the lock and the connection; on a failed open, close the run row
         (as ``stopped`` if Ctrl-C interrupted the open: called while handling it)."""
+        self._settle_behind()
+        self._close_reader()
+        if self._switch_interval is not None:
+            sys.setswitchinterval(self._switch_interval)
+            self._switch_interval = None
         if self._reading is not None:  # given back with the connection (rolled back)
             self._reading = None
             self._cursor = None

@@ -91,6 +91,14 @@ class NodeSource(Protocol):
         """Commit *new* from now on instead of *old* (everything of *old* committed)."""
         ...
 
+    def in_flight(self, most: int) -> npt.NDArray[np.int64] | None:
+        """The stored ids of the nodes whose rows a batch still being written holds, if
+        there are at most *most* (``None``: no batch is being written, or more: then
+        what the run reads next waits for the batch). An eviction keeps them resident,
+        with their children when they are expanded, so that what the run reads back
+        does not wait for that batch (``db.store.SqlStore.commit``)."""
+        ...
+
     def load_all(self, old: Graph) -> Graph:
         """The whole committed graph, in place of *old* (see :meth:`swap`)."""
         ...
@@ -316,6 +324,17 @@ class Cache:
             size += kids.size
             levels.append(kids)
             level = kids
+        # the nodes of a batch still being written, and their children (so they keep
+        # their edges, which the batch holds too), whatever keep says
+        flying = self.source.in_flight(keep_n)
+        if flying is not None and flying.size:
+            pinned = np.flatnonzero(np.isin(np.frombuffer(g.gid, dtype=np.int64), flying))
+            below = edge_child[_edges_of(pinned[state[pinned] == EXPANDED], first, count)]
+            extra = np.unique(np.concatenate([pinned, below.astype(np.int64)]))
+            extra = extra[slot[extra] < 0]
+            slot[extra] = np.arange(size, size + extra.size)
+            size += extra.size
+            levels.append(extra)
         order = np.concatenate(levels)
         kept = slot >= 0
         # the kept nodes that keep their edges: expanded, every child kept

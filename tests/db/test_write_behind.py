@@ -1,0 +1,149 @@
+"""Batches written behind (:meth:`db.store.SqlStore.commit`): a thread of their own writes
+them while the solver goes on. The database is the one a run that writes every batch in
+its own thread (``NEGAGRAPH_WRITE_BEHIND=0``) writes, row for row and commit for commit,
+on SQLite and PostgreSQL, evicting or not; a batch that the database refuses behind the
+solver's back is the run's error, the run's record keeps what was committed, and the
+next run ends where an uninterrupted one does."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, event, text
+
+import db.store
+from db.errors import DatabaseError
+from db.migrate import upgrade
+from db.session import make_engine
+from db.store import SqlStore
+from solver.games import get_game
+from solver.negamax import solve
+from tests.db.test_solve_cli import run_status, stored_counts
+
+Rows = tuple[list[tuple[Any, ...]], ...]
+
+NODE_SQL = (
+    "SELECT id, key, notation, low, high, low_final, high_final, depth_low, depth_high, "
+    "state, dist, expanded_in FROM nodes ORDER BY id"
+)
+EDGE_SQL = "SELECT parent, move_order, child, move FROM edges ORDER BY parent, move_order"
+COMMIT_SQL = (
+    "SELECT seq, nodes, edges, expansions, root_low, root_high, root_low_final, "
+    "root_high_final FROM commits ORDER BY seq"
+)
+GAME = {"width": 5, "height": 4}
+"""connect-four 5 x 4, partial: 74,281 expansions, about 170 batches when evicting."""
+
+
+def stored(engine: Engine) -> Rows:
+    with engine.connect() as conn:
+        return tuple(
+            [tuple(bool(v) if isinstance(v, bool) else v for v in r) for r in conn.execute(text(q))]
+            for q in (NODE_SQL, EDGE_SQL, COMMIT_SQL)
+        )
+
+
+def sqlite_engine(path: Path) -> Engine:
+    upgrade(f"sqlite:///{path}")
+    return make_engine(f"sqlite:///{path}")
+
+
+def solved(engine: Engine, resident: int | None) -> Rows:
+    try:
+        result = solve(
+            get_game("connect-four", **GAME), store=SqlStore(engine), resident_nodes=resident
+        )
+        assert result.complete and result.value == 0
+        return stored(engine)
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def behind_threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the threads that wrote batches behind."""
+    names: list[str] = []
+    write = SqlStore._write_batch_behind
+
+    def counted(self: SqlStore, *args: Any) -> None:
+        names.append(threading.current_thread().name)
+        write(self, *args)
+
+    monkeypatch.setattr(SqlStore, "_write_batch_behind", counted)
+    return names
+
+
+@pytest.mark.parametrize(
+    ("resident", "in_line"), [(None, 1), (3000, 2)], ids=["resident", "evicting"]
+)
+def test_written_behind_is_what_is_written_in_line(
+    db_url: str, resident: int | None, in_line: int, tmp_path: Path, behind_threads: list[str]
+) -> None:
+    """Every batch is written behind but the closing pass's and, when the run evicts,
+    the one before the first eviction, which rewrites every node (its exact depths)."""
+    behind = solved(make_engine(db_url), resident)
+    batches = len(behind[2])
+    assert len(behind_threads) == batches - in_line
+    assert threading.main_thread().name not in behind_threads
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(db.store.WRITE_BEHIND_ENV, "0")
+        written = solved(sqlite_engine(tmp_path / "in-line.db"), resident)
+    assert len(behind_threads) == batches - in_line  # none more
+    assert behind == written
+
+
+def test_a_batch_refused_behind_fails_the_run_and_loses_nothing(
+    tmp_path: Path, behind_threads: list[str]
+) -> None:
+    """SQLite's "database or disk is full" (a page limit on every connection stands in
+    for the disk) refuses a batch in its writing thread: the solve fails with the one
+    line SQLite gives, the run row keeps the figures of the last commit (what the
+    tables hold), and a run with room resumes to the database of one uninterrupted run."""
+    path = tmp_path / "full.db"
+    engine = sqlite_engine(path)
+    with sqlite3.connect(path) as conn:
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+
+    @event.listens_for(engine, "connect")
+    def small_disk(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.execute(f"PRAGMA max_page_count = {pages + 400}")
+
+    refused: list[str] = []  # the threads of the batches refused
+    write = db.store.SqlStore._batch
+
+    def batch(self: SqlStore, *args: Any) -> None:
+        try:
+            write(self, *args)
+        except DatabaseError:
+            refused.append(threading.current_thread().name)
+            raise
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(SqlStore, "_batch", batch)
+        with pytest.raises(DatabaseError, match="database or disk is full"):
+            solve(get_game("connect-four", **GAME), store=SqlStore(engine))
+    engine.dispose()
+    assert len(refused) == 1 and refused[0] in behind_threads  # refused behind
+    (run_row,) = run_status(f"sqlite:///{path}")["runs"]
+    nodes, edges = stored_counts(f"sqlite:///{path}")
+    with sqlite3.connect(path) as conn:
+        last = conn.execute(
+            "SELECT nodes, edges, expansions FROM commits ORDER BY seq DESC"
+        ).fetchone()
+    assert 0 < nodes < 100_000
+    assert run_row["status"] == "failed"
+    assert (run_row["nodes"], run_row["nodes_added"], run_row["edges_added"]) == (
+        nodes,
+        nodes,
+        edges,
+    )
+    assert run_row["expansions"] == last[2]
+    assert (nodes, edges) == last[:2]
+
+    resumed = solved(make_engine(f"sqlite:///{path}"), None)
+    uninterrupted = solved(sqlite_engine(tmp_path / "whole.db"), None)
+    assert resumed[:2] == uninterrupted[:2]  # nodes and edges (a second run commits apart)
