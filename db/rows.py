@@ -9,6 +9,7 @@ checking cheaply that the stored graph is whole.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import itemgetter
 from typing import Any, overload
@@ -187,18 +188,19 @@ def node_columns(graph: Graph, game: Game, vid: int, ids: range, seq: int) -> It
         keys = graph.keys[start:stop]
         values = value_arrays(graph, slice(start, stop))
         state = values[4]
+        key_col, key_spec = key_column(keys)
         yield ArrayChunk(
             [
-                [vid] * (stop - start),
-                range(start, stop),
+                np.full(stop - start, vid, dtype=np.int64),
+                np.arange(start, stop, dtype=np.int64),
                 *values[:4],
                 np.frombuffer(graph.dist, dtype=np.int32)[start:stop].copy(),
                 *values[4:],
-                key_bytes(keys),
+                key_col,
                 format_many(keys),
                 np.where(state == EXPANDED, seq, -1),
             ],
-            (None, None, *VALUE_SPECS[:4], None, *VALUE_SPECS[4:], None, None, SEQ_NULLS),
+            (None, None, *VALUE_SPECS[:4], None, *VALUE_SPECS[4:], key_spec, None, SEQ_NULLS),
         )
 
 
@@ -215,21 +217,26 @@ def mapped_rows(
     fresh = fresh[np.argsort(gid[fresh], kind="stable")]
     nodes: list[list[Any]] = []
     if fresh.size:
-        keys = [graph.keys[i] for i in fresh.tolist()]
+        if isinstance(graph.keys, array) and graph.keys.typecode == "q":
+            fresh_keys: Any = np.frombuffer(graph.keys, dtype=np.int64)[fresh]
+            keys = fresh_keys.tolist()
+        else:
+            keys = fresh_keys = [graph.keys[i] for i in fresh.tolist()]
+        key_col, key_spec = key_column(fresh_keys)
         values = value_arrays(graph, fresh)
         nodes.append(
             ArrayChunk(
                 [
-                    [vid] * len(keys),
+                    np.full(fresh.size, vid, dtype=np.int64),
                     gid[fresh],
                     *values[:4],
                     np.frombuffer(graph.dist, dtype=np.int32)[fresh],
                     *values[4:],
-                    key_bytes(keys),
+                    key_col,
                     game.format_many(keys),
                     np.where(values[4] == EXPANDED, seq, -1),
                 ],
-                (None, None, *VALUE_SPECS[:4], None, *VALUE_SPECS[4:], None, None, SEQ_NULLS),
+                (None, None, *VALUE_SPECS[:4], None, *VALUE_SPECS[4:], key_spec, None, SEQ_NULLS),
             )
         )
     edges: list[list[Any]] = []
@@ -244,7 +251,7 @@ def mapped_rows(
         edges.append(
             ArrayChunk(
                 [
-                    [vid] * int(at.size),
+                    np.full(at.size, vid, dtype=np.int64),
                     np.repeat(gid[parents], counts),
                     orders,
                     gid[np.frombuffer(graph.edge_child, dtype=np.int32)[at]],
@@ -267,6 +274,19 @@ def mapped_rows(
 def key_bytes(keys: Iterable[int]) -> list[bytes]:
     """Keys as stored: minimal big-endian bytes (at least one)."""
     return [k.to_bytes((k.bit_length() + 7) >> 3 or 1, "big") for k in keys]
+
+
+def key_column(keys: Sequence[int] | npt.NDArray[np.int64]) -> tuple[Any, Spec]:
+    """A column of keys to write and its :data:`Spec`: 64-bit keys (a graph's
+    ``array("q")``, or an array) as they are, which the writers turn into their bytes
+    (SQLite's in C, making no Python object a key); other keys as :func:`key_bytes`."""
+    if isinstance(keys, array) and keys.typecode == "q":
+        keys = np.frombuffer(keys, dtype=np.int64)
+    if isinstance(keys, np.ndarray) and keys.dtype == np.int64:
+        if not keys.size or int(keys.min()) >= 0:
+            return keys, "key"
+        keys = keys.tolist()
+    return key_bytes(keys), None
 
 
 # -- a tiered solve's rows (solver.tiered) ---------------------------------------------
@@ -456,7 +476,7 @@ def edge_columns(graph: Graph, vid: int, ids: range) -> Iterator[list[Any]]:
         orders = (np.arange(start, stop) - first).tolist()
         del parents, first
         yield [
-            [vid] * (stop - start),
+            np.full(stop - start, vid, dtype=np.int64),
             graph.edge_parent[start:stop],
             orders,
             graph.edge_child[start:stop],
