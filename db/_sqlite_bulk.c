@@ -306,6 +306,8 @@ typedef struct {
     int nullable; /* values <= null_low or >= null_high are NULL */
     long long null_low, null_high;
     int key;     /* values as minimal big-endian blobs (at least one byte) */
+    int text;    /* a fixed-width bytes array (numpy "S"): each item, up to its first
+                    NUL, is UTF-8 text */
     Cell *cells; /* a chunk of the values, for a sequence */
 } Column;
 
@@ -323,7 +325,9 @@ static long long buffer_item(const Column *c, Py_ssize_t i) {
 /* Hold column *given* with its *spec* (None, (null_low, null_high) or "key"); 0, or -1
    with a Python exception set; *n* gets its length. A sequence is copied into a tuple,
    which keeps every value alive (and its text where the cells point) while the
-   statement runs without the GIL, whatever other threads do to the sequence. */
+   statement runs without the GIL, whatever other threads do to the sequence. A
+   one-dimensional array of fixed-width bytes (numpy dtype "S", buffer format "<n>s") is
+   a column of text, bound from the buffer. */
 static int open_column(Column *c, PyObject *given, PyObject *spec, Py_ssize_t *n) {
     int integers = 0;
     if (PyObject_CheckBuffer(given) && !PyBytes_Check(given) && !PyByteArray_Check(given)) {
@@ -331,7 +335,22 @@ static int open_column(Column *c, PyObject *given, PyObject *spec, Py_ssize_t *n
             return -1;
         const char *format = c->view.format == NULL ? "B" : c->view.format;
         if (*format == '<' || *format == '=' || *format == '@') format++;
-        integers = c->view.ndim == 1 && strlen(format) == 1 &&
+        size_t length = strlen(format);
+        if (c->view.ndim == 1 && length > 1 && format[length - 1] == 's' &&
+            strspn(format, "0123456789") == length - 1 && c->view.itemsize > 0) {
+            if (spec != Py_None) {
+                PyErr_SetString(PyExc_TypeError, "a column of text takes no spec");
+                return -1;
+            }
+            if (c->view.itemsize > INT32_MAX) {
+                PyErr_SetString(PyExc_OverflowError, "text longer than 2 GiB");
+                return -1;
+            }
+            c->text = 1;
+            *n = c->view.len / c->view.itemsize;
+            return 0;
+        }
+        integers = c->view.ndim == 1 && length == 1 &&
                    strchr("bBhHiIlLqQ?", *format) != NULL &&
                    (c->view.itemsize == 1 || c->view.itemsize == 2 ||
                     c->view.itemsize == 4 || c->view.itemsize == 8);
@@ -381,6 +400,12 @@ static int open_column(Column *c, PyObject *given, PyObject *spec, Py_ssize_t *n
 static int bind_column(sqlite3_stmt *stmt, int j, const Column *c, Py_ssize_t i,
                        Py_ssize_t start) {
     if (c->items != NULL) return bind_cell(stmt, j, &c->cells[i - start]);
+    if (c->text) {
+        const char *at = (const char *)c->view.buf + i * c->view.itemsize;
+        const char *end = memchr(at, 0, (size_t)c->view.itemsize);
+        int size = end == NULL ? (int)c->view.itemsize : (int)(end - at);
+        return api.bind_text(stmt, j, at, size, SQLITE_STATIC);
+    }
     long long v = buffer_item(c, i);
     if (c->nullable && (v <= c->null_low || v >= c->null_high)) return api.bind_null(stmt, j);
     if (c->key) {
@@ -433,9 +458,11 @@ static int run_columns(sqlite3_stmt *stmt, sqlite3_stmt *multi, Py_ssize_t many,
 
 /* columns(conn, sql, columns, specs=None, multi_sql=None, many=1) -> None or (extended
    code, message): run *sql* once per row of *columns* (one per parameter, equally long):
-   each a sequence of Python values, or a one-dimensional integer array whose spec
+   each a sequence of Python values, a one-dimensional integer array whose spec
    (specs[j]) is None, (null_low, null_high) to bind NULL for values at or beyond either,
-   or "key" to bind each value as its minimal big-endian bytes. With *multi_sql*, the
+   or "key" to bind each value as its minimal big-endian bytes, or a one-dimensional
+   array of fixed-width bytes, bound as UTF-8 text (up to each item's first NUL: numpy's
+   padding). With *multi_sql*, the
    same statement for *many* rows at once (an INSERT of *many* rows of values), which
    runs for as many rows as it can: SQLite's work a statement (its cursors opened and
    closed, its end) is then shared by *many* rows. The statements run without the GIL, a

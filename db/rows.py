@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from db.errors import DatabaseError
 from db.models import NODE_COLUMNS, NODE_UPDATE_COLUMNS
-from solver.game import Game
+from solver.game import BatchedNotation, Game
 from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph
 from solver.store import TierEdges, TierNodes, TierValues
 from solver.values import (
@@ -99,6 +99,8 @@ def plain_columns(columns: Sequence[Any], specs: Sequence[Spec] | None = None) -
 
 def _plain(column: Any, spec: Spec) -> Any:
     if spec is None:
+        if isinstance(column, np.ndarray) and column.dtype.kind == "S":  # text, UTF-8
+            return [v.decode() for v in column.tolist()]
         return column.tolist() if isinstance(column, np.ndarray) else column
     values = np.asarray(column).tolist()
     if spec == "key":
@@ -183,7 +185,6 @@ def node_columns(graph: Graph, game: Game, vid: int, ids: range, seq: int) -> It
     """Per chunk of nodes *ids*, their rows' columns (an :class:`ArrayChunk`), in
     :data:`NODE_SQL_COLUMNS` order; those already expanded were expanded by commit
     *seq*."""
-    format_many = game.format_many
     for start, stop in chunks_of(ids):
         keys = graph.keys[start:stop]
         values = value_arrays(graph, slice(start, stop))
@@ -197,7 +198,7 @@ def node_columns(graph: Graph, game: Game, vid: int, ids: range, seq: int) -> It
                 np.frombuffer(graph.dist, dtype=np.int32)[start:stop].copy(),
                 *values[4:],
                 key_col,
-                format_many(keys),
+                notation_column(game, keys),
                 np.where(state == EXPANDED, seq, -1),
             ],
             (None, None, *VALUE_SPECS[:4], None, *VALUE_SPECS[4:], key_spec, None, SEQ_NULLS),
@@ -219,9 +220,8 @@ def mapped_rows(
     if fresh.size:
         if isinstance(graph.keys, array) and graph.keys.typecode == "q":
             fresh_keys: Any = np.frombuffer(graph.keys, dtype=np.int64)[fresh]
-            keys = fresh_keys.tolist()
         else:
-            keys = fresh_keys = [graph.keys[i] for i in fresh.tolist()]
+            fresh_keys = [graph.keys[i] for i in fresh.tolist()]
         key_col, key_spec = key_column(fresh_keys)
         values = value_arrays(graph, fresh)
         nodes.append(
@@ -233,7 +233,7 @@ def mapped_rows(
                     np.frombuffer(graph.dist, dtype=np.int32)[fresh],
                     *values[4:],
                     key_col,
-                    game.format_many(keys),
+                    notation_column(game, fresh_keys),
                     np.where(values[4] == EXPANDED, seq, -1),
                 ],
                 (None, None, *VALUE_SPECS[:4], None, *VALUE_SPECS[4:], key_spec, None, SEQ_NULLS),
@@ -276,6 +276,22 @@ def key_bytes(keys: Iterable[int]) -> list[bytes]:
     return [k.to_bytes((k.bit_length() + 7) >> 3 or 1, "big") for k in keys]
 
 
+def notation_column(game: Game, keys: Sequence[int] | npt.NDArray[np.int64]) -> Any:
+    """The notation of each of *keys*, to write: the game's ``format_batch`` of 64-bit
+    keys (UTF-8 in a numpy ``S`` array, which SQLite's binder reads as it is), where it
+    answers, else ``format_many``'s strings."""
+    if isinstance(keys, array) and keys.typecode == "q":
+        keys = np.frombuffer(keys, dtype=np.int64)
+    if isinstance(keys, np.ndarray):
+        if not keys.size:
+            return []
+        found = game.format_batch(keys) if isinstance(game, BatchedNotation) else None
+        if found is not None:
+            return found
+        return game.format_many(keys.tolist())
+    return game.format_many(keys)
+
+
 def key_column(keys: Sequence[int] | npt.NDArray[np.int64]) -> tuple[Any, Spec]:
     """A column of keys to write and its :data:`Spec`: 64-bit keys (a graph's
     ``array("q")``, or an array) as they are, which the writers turn into their bytes
@@ -307,7 +323,6 @@ def tier_node_columns(game: Game, vid: int, first_id: int, nodes: TierNodes) -> 
     """Per chunk (an :class:`ArrayChunk`), the rows of a discovered tier's positions (ids
     from *first_id*), in :data:`NODE_SQL_COLUMNS` order: unexpanded, terminal ones exact
     and final."""
-    format_many = game.format_many
     for start, stop in chunks_of(range(int(nodes.keys.size))):
         count = stop - start
         keys = nodes.keys[start:stop]
@@ -316,8 +331,8 @@ def tier_node_columns(game: Game, vid: int, first_id: int, nodes: TierNodes) -> 
         flags = terminal.astype(np.uint8)
         yield ArrayChunk(
             [
-                [vid] * count,
-                range(first_id + start, first_id + stop),
+                np.full(count, vid, dtype=np.int64),
+                np.arange(first_id + start, first_id + stop, dtype=np.int64),
                 np.where(terminal, nodes.value[start:stop], NEG_INF),
                 np.where(terminal, nodes.value[start:stop], POS_INF),
                 depth,
@@ -327,7 +342,7 @@ def tier_node_columns(game: Game, vid: int, first_id: int, nodes: TierNodes) -> 
                 flags,
                 flags,
                 keys,
-                format_many(keys.tolist()),
+                notation_column(game, keys),
                 [None] * count,
             ],
             (None, None, BOUND_NULLS, BOUND_NULLS, DEPTH_NULLS, DEPTH_NULLS)
@@ -460,8 +475,8 @@ def _tier_columns(
         stop = at + len(rows)
         if stop > count:
             break
-        for j, (array, (_, convert)) in enumerate(zip(arrays, columns, strict=True)):
-            array[at:stop] = convert([row[j] for row in rows])
+        for j, (values, (_, convert)) in enumerate(zip(arrays, columns, strict=True)):
+            values[at:stop] = convert([row[j] for row in rows])
         at = stop
     if at != count:
         raise DatabaseError(f"a tier's stored {what} are not all there ({at} of {count})")

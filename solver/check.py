@@ -26,6 +26,7 @@ import numpy as np
 
 from solver.errors import NegagraphError
 from solver.game import (
+    BatchedNotation,
     BatchedRules,
     ChanceRules,
     Game,
@@ -362,6 +363,36 @@ def _check_tiers_batch(
     ]
 
 
+def check_format_batch(game: Game, keys: Sequence[PositionKey]) -> list[Violation]:
+    """``format_batch`` of the sampled *keys* (those that fit 64 bits) spells what
+    ``format`` writes, when the game offers it (a ``None`` answer offers nothing)."""
+    fit = [k for k in keys if k in INT64]
+    if not isinstance(game, BatchedNotation) or not fit:
+        return []
+    try:
+        found = game.format_batch(np.array(fit, dtype=np.int64))
+        if found is None:
+            return []
+        texts = [t.decode() for t in np.asarray(found).tolist()]
+    except Exception as e:
+        return [Violation("notation", f"format_batch raised {type(e).__name__}: {e}", "-")]
+    if len(texts) != len(fit):
+        message = f"format_batch of {len(fit)} keys gives {len(texts)} texts"
+        return [Violation("notation", message, "-")]
+    wrong = [(k, t) for k, t in zip(fit, texts, strict=True) if t != game.format(k)]
+    if not wrong:
+        return []
+    key, text = wrong[0]
+    more = f" (and at {len(wrong) - 1} more sampled positions)" if len(wrong) > 1 else ""
+    return [
+        Violation(
+            "notation",
+            f"format_batch writes {text!r} where format() writes {game.format(key)!r}{more}",
+            _text(game, key),
+        )
+    ]
+
+
 def _check_canonical(
     game: Game,
     key: PositionKey,
@@ -657,6 +688,7 @@ def check_game(
                     _text(game, cycle[0]),
                 )
             )
+    report.violations.extend(check_format_batch(game, keys))
     if facts.tiers:
         try:
             report.violations.extend(check_tiers(game, keys))

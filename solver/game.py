@@ -357,6 +357,16 @@ class ChanceRules(Protocol):
 
 
 @runtime_checkable
+class BatchedNotation(Protocol):
+    """The optional batched notation: a game that has it (every :class:`GameBase` does;
+    it may answer ``None``) can write the notation of many 64-bit keys at once."""
+
+    def format_batch(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.bytes_] | None:
+        """:meth:`Game.format` of every key as UTF-8 (numpy dtype ``S``), or ``None``."""
+        ...
+
+
+@runtime_checkable
 class BatchedRules(Protocol):
     """The optional batched rules (contract 2): a game that has these members (every
     :class:`GameBase` does; each may answer ``None``: "not for these keys") can be asked
@@ -518,6 +528,14 @@ class GameBase(ABC):
         writing millions of positions call this)."""
         return list(map(self.format, keys))
 
+    def format_batch(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.bytes_] | None:
+        """:meth:`format` of every key of *keys* (64-bit) as UTF-8 in a numpy array of
+        fixed-width bytes (dtype ``S``; numpy pads the shorter ones with NUL bytes, so a
+        text must not end in one), or ``None`` (the default; then :meth:`format_many`).
+        The stores write the texts of millions of positions from such an array without
+        making a Python string of each. The texts must be exactly :meth:`format`'s."""
+        return None
+
     def canonical(self, key: PositionKey) -> PositionKey:
         """The representative of *key*'s symmetry class; the identity by default (called
         only when ``uses_symmetry`` is set)."""
@@ -648,6 +666,7 @@ def _param_str(value: ParamValue) -> str:
 
 __all__ = [
     "BatchMoves",
+    "BatchedNotation",
     "BatchedRules",
     "CONTRACT_VERSION",
     "ChanceRules",

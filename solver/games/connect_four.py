@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
 from solver.errors import InvalidPositionError
 from solver.game import BatchMoves, GameBase, MoveLabel, Param, PositionKey
@@ -287,11 +288,22 @@ class ConnectFour(GameBase):
         return n.to_bytes(tables[3], "big").decode("ascii")
 
     def format_many(self, keys: Sequence[PositionKey]) -> list[str]:
-        # The same column tables, as arrays of code points, over all keys at once.
-        w, h, h1 = self.width, self.height, self._h1
+        w, h1 = self.width, self._h1
         if w * h1 > 63 or len(keys) < 64:
             return [self.format(k) for k in keys]
-        ks = np.asarray(keys, dtype=np.int64)
+        codes = self._notation_codes(np.asarray(keys, dtype=np.int64), np.uint32)
+        return codes.view(f"<U{codes.shape[1]}").ravel().tolist()
+
+    def format_batch(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.bytes_] | None:
+        if self.width * self._h1 > 63:
+            return None
+        codes = self._notation_codes(np.asarray(keys, dtype=np.int64), np.uint8)  # ASCII
+        return codes.view(f"S{codes.shape[1]}").ravel()
+
+    def _notation_codes(self, ks: npt.NDArray[np.int64], dtype: type) -> npt.NDArray[Any]:
+        """The notation of every key of *ks*, a row of character codes each: the same
+        column tables as :meth:`format`, as arrays, over all keys at once."""
+        w, h, h1 = self.width, self.height, self._h1
         x_chars, o_chars, heights = self._notation_arrays()
         fields = [(ks >> (c * h1)) & self._field for c in range(w)]
         pieces = heights[fields[0]]  # a new array (fancy indexing): summed in place
@@ -299,10 +311,10 @@ class ConnectFour(GameBase):
             pieces += heights[f]
         x_to_move = (pieces % 2 == 0)[:, None]
         length = h * (w + 1) - 1
-        out = np.full((ks.size, length), ord("/"), dtype=np.uint32)
+        out: npt.NDArray[Any] = np.full((ks.size, length), ord("/"), dtype=dtype)
         for c, f in enumerate(fields):
             out[:, c : length : w + 1] = np.where(x_to_move, x_chars[f], o_chars[f])
-        return out.view(f"<U{length}").ravel().tolist()
+        return out
 
     def _notation_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per column field: its characters top to bottom (code points) with x, resp. o,

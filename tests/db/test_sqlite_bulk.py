@@ -68,6 +68,49 @@ def test_columns_and_rows_store_what_executemany_stores(
     conn.close()
 
 
+@pytest.mark.parametrize("count", [255, 256, 257, 2 * 16_384 + 300])
+def test_many_rows_a_statement_and_chunks_store_what_executemany_stores(
+    tmp_path: Path, count: int
+) -> None:
+    """Rows in statements of :data:`db.sqlite_bulk.ROWS_PER_INSERT` and one at a time
+    for the rest, in chunks between takings of the GIL (16,384 rows), from every kind
+    of column the writers pass: integer arrays bound as they are, as NULL beyond their
+    spec's limits or as keys, fixed-width bytes arrays as UTF-8 text (numpy pads them
+    with NUL bytes), and lists of Python values."""
+    rng = np.random.default_rng(count)
+    ints = rng.integers(-(2**40), 2**40, count)
+    nullable = rng.integers(-5, 6, count)
+    keys = rng.integers(0, 2**63 - 1, count, dtype=np.int64)
+    keys[:3] = [0, 255, 256]
+    texts = np.array([("é" * int(n % 4)).encode() + b"ab"[: int(n % 3)] for n in ints], "S10")
+    floats = [float(v) / 7 if v % 3 else None for v in ints.tolist()]
+    conn = connect(tmp_path / "t.db")
+    for table in ("oracle", "bulk"):
+        conn.execute(f"CREATE TABLE {table} (a, b, c, d, e)")
+    cursor = conn.cursor()
+    conn.execute("BEGIN")
+    cursor.executemany(
+        "INSERT INTO oracle VALUES (?, ?, ?, ?, ?)",
+        zip(
+            ints.tolist(),
+            [None if v <= -3 or v >= 4 else v for v in nullable.tolist()],
+            [k.to_bytes((k.bit_length() + 7) // 8 or 1, "big") for k in keys.tolist()],
+            [t.decode() for t in texts.tolist()],
+            floats,
+            strict=True,
+        ),
+    )
+    sqlite_bulk.executemany_columns(
+        cursor,
+        "INSERT INTO bulk VALUES (?, ?, ?, ?, ?)",
+        [ints, nullable, keys, texts, floats],
+        [None, (-3, 4), "key", None, None],
+    )
+    conn.execute("COMMIT")
+    assert contents(conn, "bulk") == contents(conn, "oracle")
+    assert sqlite_bulk._multi_insert("INSERT INTO bulk VALUES (?, ?, ?, ?, ?)")[0] == 256
+
+
 def test_ranges_and_keyed_updates(tmp_path: Path) -> None:
     """The shapes the writers pass: a ``range`` of ids, repeated constants, and keyed
     updates from a generator of tuples."""

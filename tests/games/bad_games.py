@@ -192,6 +192,16 @@ class WrongTiersBatch(TieredHeap):
         return out
 
 
+class WrongFormatBatch(Heap):
+    """Its batched notation writes heap 7 as 8 (and every text it writes as bytes)."""
+
+    name: ClassVar[str] = "wrong-format-batch"
+
+    def format_batch(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.bytes_] | None:
+        texts = [self.format(int(k) + 1 if k == 7 else int(k)).encode() for k in keys]
+        return np.array(texts, dtype=np.bytes_)
+
+
 class TiersWithoutHooks(Heap):
     """Declares tiers but implements none of their hooks."""
 

@@ -343,3 +343,8 @@ def test_format_many_writes_what_format_writes(width: int, height: int) -> None:
         frontier = [c for k in frontier for _, c in game.children(k)]
         keys.extend(frontier)
     assert game.format_many(keys) == [game.format(k) for k in keys]
+    if width * (height + 1) > 63:  # keys beyond 64 bits: no batched form
+        return
+    batch = game.format_batch(np.array(keys, dtype=np.int64))  # ASCII bytes
+    assert batch is not None and batch.dtype.kind == "S"
+    assert [t.decode() for t in batch.tolist()] == [game.format(k) for k in keys]

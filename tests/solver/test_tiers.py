@@ -92,6 +92,18 @@ def test_chess_tier_positions_list_every_reachable_pawnless_position(material: s
         assert {game.tier(k) for k in listed} == {tier}
 
 
+def test_check_holds_batched_notation_to_format() -> None:
+    # connect-four offers format_batch: it spells what format() writes (check_game above
+    # and below passes it); a wrong one is caught at the position it gets wrong
+    found = [
+        v for v in check_game(bad_games.WrongFormatBatch()).violations if v.check == "notation"
+    ]
+    assert [(v.message, v.witness) for v in found] == [
+        ("format_batch writes '8' where format() writes '7'", "7")
+    ]
+    assert check_game(get_game("connect-four", width=4, height=3), max_positions=500).ok
+
+
 def test_check_holds_batched_tiers_to_tier() -> None:
     # connect-four offers tiers_batch: it agrees with tier() on every sampled position
     report = check_game(get_game("connect-four", width=4, height=3), max_positions=500)
