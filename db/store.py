@@ -47,7 +47,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import replace
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -477,22 +477,17 @@ class SqlStore:
         self._settled = graph.settled
         self._behind = threading.Thread(
             target=self._write_batch_behind,
-            args=(replace(progress), *figures, write),
+            args=(partial(self._batch, replace(progress), *figures, write),),
             name=f"negagraph batch {seq}",
             daemon=True,
         )
         self._behind.start()
 
-    def _write_batch_behind(
-        self,
-        progress: Progress,
-        nodes: int,
-        edges: int,
-        write: Callable[[Connection, Any, int], None],
-    ) -> None:
-        """The thread of a batch written behind (:meth:`commit`)."""
+    def _write_batch_behind(self, batch: Callable[[], None]) -> None:
+        """The thread of a batch written behind (:meth:`commit`): *batch* is its
+        :meth:`_batch`."""
         try:
-            self._batch(progress, nodes, edges, write)
+            batch()
             self._after_batch()
         except BaseException as exc:  # raised by the solver's thread (_wait_behind)
             self._behind_error = exc

@@ -349,18 +349,22 @@ def _check_tiers_batch(
     if not isinstance(got, list) or len(got) != len(fit):
         n = len(got) if isinstance(got, list) else "no"
         return [Violation("tiers", f"tiers_batch of {len(fit)} keys gives {n} tiers", "-")]
-    wrong = [(k, t, b) for (k, t), b in zip(fit, got, strict=True) if b != t]
+    wrong = [
+        (k, f"tiers_batch gives tier {b} where tier() gives {t}")
+        for (k, t), b in zip(fit, got, strict=True)
+        if b != t
+    ]
+    return _first_of(game, "tiers", wrong)
+
+
+def _first_of(game: Game, check: str, wrong: list[tuple[PositionKey, str]]) -> list[Violation]:
+    """A violation of *check* at the first of the sampled positions *wrong* (each with
+    what is wrong there), counting the others."""
     if not wrong:
         return []
-    key, tier, batched = wrong[0]
+    key, message = wrong[0]
     more = f" (and at {len(wrong) - 1} more sampled positions)" if len(wrong) > 1 else ""
-    return [
-        Violation(
-            "tiers",
-            f"tiers_batch gives tier {batched} where tier() gives {tier}{more}",
-            _text(game, key),
-        )
-    ]
+    return [Violation(check, message + more, _text(game, key))]
 
 
 def check_format_batch(game: Game, keys: Sequence[PositionKey]) -> list[Violation]:
@@ -379,18 +383,12 @@ def check_format_batch(game: Game, keys: Sequence[PositionKey]) -> list[Violatio
     if len(texts) != len(fit):
         message = f"format_batch of {len(fit)} keys gives {len(texts)} texts"
         return [Violation("notation", message, "-")]
-    wrong = [(k, t) for k, t in zip(fit, texts, strict=True) if t != game.format(k)]
-    if not wrong:
-        return []
-    key, text = wrong[0]
-    more = f" (and at {len(wrong) - 1} more sampled positions)" if len(wrong) > 1 else ""
-    return [
-        Violation(
-            "notation",
-            f"format_batch writes {text!r} where format() writes {game.format(key)!r}{more}",
-            _text(game, key),
-        )
+    wrong = [
+        (k, f"format_batch writes {t!r} where format() writes {game.format(k)!r}")
+        for k, t in zip(fit, texts, strict=True)
+        if t != game.format(k)
     ]
+    return _first_of(game, "notation", wrong)
 
 
 def _check_canonical(
