@@ -429,15 +429,17 @@ class SqlStore:
         )
         seq = self._seq + 1  # the number _batch gives this batch
         settled = graph.settled if graph.settled != self._settled else None
-        new_nodes, new_edges, dirty = graph.pending()
         nodes: Iterable[list[Any]]
         edges: Iterable[list[Any]]
         updates: Iterable[tuple[Any, ...]]
         if graph.mapped:
+            assert graph.chance is None  # games of chance never evict
             nodes, edges, updates = rows.mapped_rows(graph, game, vid, seq)
             count = len(updates)
             figures = (graph.total_nodes, graph.total_edges)
+            new_nodes = new_edges = range(0)
         else:
+            new_nodes, new_edges, dirty = graph.pending()
             nodes = rows.node_columns(graph, game, vid, new_nodes, seq) if new_nodes else ()
             edges = rows.edge_columns(graph, vid, new_edges) if new_edges else ()
             updates = rows.update_rows(graph, dirty) if dirty else ()
@@ -466,7 +468,7 @@ class SqlStore:
         if self._switch_interval is None:
             self._switch_interval = sys.getswitchinterval()
             sys.setswitchinterval(min(SWITCH_INTERVAL, self._switch_interval))
-        changed = np.fromiter(dirty, dtype=np.int64, count=len(dirty))
+        changed = np.fromiter(graph.dirty, dtype=np.int64, count=len(graph.dirty))
         if graph.mapped:
             assert graph.gid is not None
             gid = np.frombuffer(graph.gid, dtype=np.int64)
