@@ -95,32 +95,6 @@ class Backend:
     def prepare(self, conn: Connection) -> None:
         """Set up what the writer's batches need, once the graph is loaded."""
 
-    def write(
-        self,
-        cursor: Any,
-        graph: Graph,
-        game: Game,
-        vid: int,
-        seq: int,
-        new_nodes: range,
-        new_edges: range,
-        dirty: Sequence[int],
-    ) -> None:
-        """Insert nodes *new_nodes* and edges *new_edges* of *graph*, and update the rows
-        of changed nodes *dirty* (ascending), through the DB-API *cursor*, inside the
-        batch's transaction: commit *seq* of the variant. A node written expanded for the
-        first time gets ``expanded_in = seq``; a node's ``expanded_in`` never changes once
-        set."""
-        self.write_rows(
-            cursor,
-            vid,
-            seq,
-            rows.node_columns(graph, game, vid, new_nodes, seq) if new_nodes else (),
-            rows.edge_columns(graph, vid, new_edges) if new_edges else (),
-            rows.update_rows(graph, dirty) if dirty else (),
-            len(dirty),
-        )
-
     def stage(
         self,
         conn: Connection,
