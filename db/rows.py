@@ -218,10 +218,12 @@ def mapped_rows(
     fresh = fresh[np.argsort(gid[fresh], kind="stable")]
     nodes: list[list[Any]] = []
     if fresh.size:
-        if isinstance(graph.keys, array) and graph.keys.typecode == "q":
-            fresh_keys: Any = np.frombuffer(graph.keys, dtype=np.int64)[fresh]
-        else:
-            fresh_keys = [graph.keys[i] for i in fresh.tolist()]
+        all_keys = _int64_view(graph.keys)
+        fresh_keys: Any = (
+            all_keys[fresh]
+            if isinstance(all_keys, np.ndarray)
+            else [all_keys[i] for i in fresh.tolist()]
+        )
         key_col, key_spec = key_column(fresh_keys)
         values = value_arrays(graph, fresh)
         nodes.append(
@@ -276,12 +278,18 @@ def key_bytes(keys: Iterable[int]) -> list[bytes]:
     return [k.to_bytes((k.bit_length() + 7) >> 3 or 1, "big") for k in keys]
 
 
+def _int64_view(keys: Any) -> Any:
+    """A graph's keys in an ``array("q")`` as a numpy view; other keys as they are."""
+    if isinstance(keys, array) and keys.typecode == "q":
+        return np.frombuffer(keys, dtype=np.int64)
+    return keys
+
+
 def notation_column(game: Game, keys: Sequence[int] | npt.NDArray[np.int64]) -> Any:
     """The notation of each of *keys*, to write: the game's ``format_batch`` of 64-bit
     keys (UTF-8 in a numpy ``S`` array, which SQLite's binder reads as it is), where it
     answers, else ``format_many``'s strings."""
-    if isinstance(keys, array) and keys.typecode == "q":
-        keys = np.frombuffer(keys, dtype=np.int64)
+    keys = _int64_view(keys)
     if isinstance(keys, np.ndarray):
         if not keys.size:
             return []
@@ -296,8 +304,7 @@ def key_column(keys: Sequence[int] | npt.NDArray[np.int64]) -> tuple[Any, Spec]:
     """A column of keys to write and its :data:`Spec`: 64-bit keys (a graph's
     ``array("q")``, or an array) as they are, which the writers turn into their bytes
     (SQLite's in C, making no Python object a key); other keys as :func:`key_bytes`."""
-    if isinstance(keys, array) and keys.typecode == "q":
-        keys = np.frombuffer(keys, dtype=np.int64)
+    keys = _int64_view(keys)
     if isinstance(keys, np.ndarray) and keys.dtype == np.int64:
         if not keys.size or int(keys.min()) >= 0:
             return keys, "key"
