@@ -289,7 +289,8 @@ def not_found_message(game: Game, key: PositionKey, variant: VariantRecord | Non
         return unsolved_message(game.name, game.params, game.format(key))
     return (
         f"position {game.format(key)!r} of {game.name} ({params}) is not in the "
-        f"database (variant {variant.id}): the solve never reached it"
+        f"database (variant {variant.id}): the solve never reached it, or a tiered full "
+        "solve has not solved its tier yet"
     )
 
 

@@ -450,11 +450,36 @@ class TierShard(Base):
         return f"<TierShard {self.variant_id}:{self.tier}@{self.first_id}>"
 
 
+class DiscoveredChunk(Base):
+    """A chunk of a tiered solve's discovered positions, waiting for their tier's solve
+    (migration 0015): ``count`` positions from ``first_offset`` on (their place in
+    discovery order, which is also their node id), as little-endian arrays: ``keys``
+    (64-bit), ``dist`` (32-bit), ``terminal`` (a byte each, 1: terminal) and ``value``
+    (the terminal ones' values, 64-bit). Solving the tier writes their node rows and
+    deletes the chunk."""
+
+    __tablename__ = "discovered_positions"
+
+    variant_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("variants.id", ondelete="CASCADE"), primary_key=True
+    )
+    first_offset: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    count: Mapped[int] = mapped_column(Integer)
+    keys: Mapped[bytes] = mapped_column(LargeBinary)
+    dist: Mapped[bytes] = mapped_column(LargeBinary)
+    terminal: Mapped[bytes] = mapped_column(LargeBinary)
+    value: Mapped[bytes] = mapped_column(LargeBinary)
+
+    def __repr__(self) -> str:
+        return f"<DiscoveredChunk {self.variant_id}@{self.first_offset}+{self.count}>"
+
+
 __all__ = [
     "NAMING_CONVENTION",
     "RUN_STATUSES",
     "Base",
     "Commit",
+    "DiscoveredChunk",
     "Edge",
     "Node",
     "SolveRun",

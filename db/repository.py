@@ -283,7 +283,8 @@ def probe_position(session: Reader, game: Game, key: PositionKey) -> PositionRec
     if row is None:
         raise PositionNotFoundError(
             f"position {game.format(key)!r} of {game.name} ({params}) is not in the "
-            f"database (variant {variant.id}): the solve never reached it"
+            f"database (variant {variant.id}): the solve never reached it, or a tiered full "
+            "solve has not solved its tier yet"
         )
     return _position(row)
 

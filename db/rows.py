@@ -20,7 +20,7 @@ import numpy.typing as npt
 from db.errors import DatabaseError
 from db.models import NODE_COLUMNS, NODE_UPDATE_COLUMNS
 from solver.game import BatchedNotation, Game
-from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph
+from solver.graph import EXPANDED, TERMINAL, Graph
 from solver.store import TierEdges, TierNodes, TierValues
 from solver.values import (
     DEPTH_INF,
@@ -62,10 +62,10 @@ ROW_CHUNK = 65_536
 """Rows built at a time when writing (whole columns are sliced, converted and zipped)."""
 
 
-def chunks_of(ids: range) -> Iterator[tuple[int, int]]:
-    """*ids* cut into ``(start, stop)`` pieces of at most :data:`ROW_CHUNK`."""
-    for start in range(ids.start, ids.stop, ROW_CHUNK):
-        yield start, min(start + ROW_CHUNK, ids.stop)
+def chunks_of(ids: range, size: int = ROW_CHUNK) -> Iterator[tuple[int, int]]:
+    """*ids* cut into ``(start, stop)`` pieces of at most *size*."""
+    for start in range(ids.start, ids.stop, size):
+        yield start, min(start + size, ids.stop)
 
 
 Spec = None | tuple[int, int] | str
@@ -326,80 +326,123 @@ TIER_VALUE_SQL = (
 """A solved tier's bounds and depths."""
 
 
-def tier_node_columns(game: Game, vid: int, first_id: int, nodes: TierNodes) -> Iterator[list[Any]]:
-    """Per chunk (an :class:`ArrayChunk`), the rows of a discovered tier's positions (ids
-    from *first_id*), in :data:`NODE_SQL_COLUMNS` order: unexpanded, terminal ones exact
-    and final."""
+def tier_node_columns(
+    game: Game, vid: int, first_id: int, nodes: TierNodes, values: TierValues, seq: int
+) -> Iterator[list[Any]]:
+    """Per chunk (an :class:`ArrayChunk`), the rows of a solved shard's positions *nodes*
+    (ids from *first_id*; *values* theirs, in the same order), in
+    :data:`NODE_SQL_COLUMNS` order: every bound final, the terminal positions as such,
+    the others expanded by commit *seq*."""
     for start, stop in chunks_of(range(int(nodes.keys.size))):
         count = stop - start
         keys = nodes.keys[start:stop]
         terminal = nodes.terminal[start:stop]
-        depth = np.where(terminal, 0, DEPTH_INF)
-        flags = terminal.astype(np.uint8)
+        ones = np.ones(count, dtype=np.uint8)
         yield ArrayChunk(
             [
                 np.full(count, vid, dtype=np.int64),
                 np.arange(first_id + start, first_id + stop, dtype=np.int64),
-                np.where(terminal, nodes.value[start:stop], NEG_INF),
-                np.where(terminal, nodes.value[start:stop], POS_INF),
-                depth,
-                depth,
+                values.low[start:stop],
+                values.high[start:stop],
+                values.depth_low[start:stop],
+                values.depth_high[start:stop],
                 nodes.dist[start:stop],
-                np.where(terminal, TERMINAL, UNEXPANDED).astype(np.uint8),
-                flags,
-                flags,
+                np.where(terminal, TERMINAL, EXPANDED).astype(np.uint8),
+                ones,
+                ones,
                 keys,
                 notation_column(game, keys),
-                [None] * count,
+                np.where(terminal, -1, seq),
             ],
             (None, None, BOUND_NULLS, BOUND_NULLS, DEPTH_NULLS, DEPTH_NULLS)
             + (None,) * 4
-            + ("key", None, None),
+            + ("key", None, SEQ_NULLS),
         )
+
+
+STAGE_CHUNK = 65_536
+"""Positions a ``discovered_positions`` row holds at most (migration 0015)."""
+STAGE_COLUMNS = ("variant_id", "first_offset", "count", "keys", "dist", "terminal", "value")
+"""The ``discovered_positions`` columns, in the order of :func:`staged_rows`."""
+STAGED_SQL = (
+    "SELECT first_offset, count, keys, dist, terminal, value FROM discovered_positions "
+    "WHERE variant_id = ? AND first_offset >= ? AND first_offset < ? ORDER BY first_offset"
+)
+"""The chunks starting in a range of offsets (``?``: the variant, the range)."""
+STAGED_BEFORE_SQL = (
+    "SELECT max(first_offset) FROM discovered_positions WHERE variant_id = ? AND first_offset <= ?"
+)
+"""Where the chunk holding an offset starts (``?``: the variant, the offset)."""
+
+
+def staged_rows(vid: int, first: int, nodes: TierNodes) -> Iterator[tuple[Any, ...]]:
+    """The ``discovered_positions`` rows of discovered positions *nodes*, the first at offset
+    *first*: :data:`STAGE_CHUNK` positions a row, as little-endian arrays."""
+    for start, stop in chunks_of(range(int(nodes.keys.size)), STAGE_CHUNK):
+        terminal = nodes.terminal[start:stop]
+        yield (
+            vid,
+            first + start,
+            stop - start,
+            nodes.keys[start:stop].astype("<i8").tobytes(),
+            nodes.dist[start:stop].astype("<i4").tobytes(),
+            terminal.astype(np.uint8).tobytes(),
+            nodes.value[start:stop][terminal].astype("<i8").tobytes(),
+        )
+
+
+def staged_nodes(found: Iterable[Sequence[Any]], lo: int, hi: int) -> TierNodes:
+    """The positions at offsets *lo* .. *hi* - 1 from the ``discovered_positions`` rows *found*
+    (``first_offset, count, keys, dist, terminal, value``, ascending, covering the range).
+
+    :raises DatabaseError: if they do not cover it."""
+    keys, dist, terminal, value = [], [], [], []
+    at = lo
+    for first, count, k, d, t, v in found:
+        first, count = int(first), int(count)
+        if first + count <= lo or first >= hi:
+            continue
+        if first > at:
+            break
+        cut = slice(at - first, min(first + count, hi) - first)
+        flags = np.frombuffer(t, dtype=np.uint8).astype(bool)
+        values = np.zeros(count, dtype=np.int64)
+        values[flags] = np.frombuffer(v, dtype="<i8")
+        keys.append(np.frombuffer(k, dtype="<i8")[cut].astype(np.int64))
+        dist.append(np.frombuffer(d, dtype="<i4")[cut].astype(np.int32))
+        terminal.append(flags[cut])
+        value.append(values[cut])
+        at = first + cut.stop
+    if at < hi:
+        raise DatabaseError(
+            f"the discovered positions {at:,} .. {hi - 1:,} of a tiered solve are not "
+            "stored: the graph is damaged"
+        )
+    if not keys:
+        return TierNodes(
+            np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, bool), np.zeros(0, np.int64)
+        )
+    return TierNodes(
+        np.concatenate(keys), np.concatenate(dist), np.concatenate(terminal), np.concatenate(value)
+    )
 
 
 def tier_edge_columns(vid: int, edges: TierEdges) -> Iterator[list[Any]]:
     """Per chunk (an :class:`ArrayChunk`), the rows of a solved tier's moves, in
     :data:`EDGE_SQL_COLUMNS` order."""
-    names = edges.names
+    # the labels as UTF-8 in an ``S`` array, which the binder reads as it is
+    names = np.array([n.encode() for n in edges.names] or [b""], dtype=np.bytes_)
     for start, stop in chunks_of(range(int(edges.child.size))):
         yield ArrayChunk(
             [
-                [vid] * (stop - start),
+                np.full(stop - start, vid, dtype=np.int64),
                 edges.parent[start:stop],
                 edges.move_order[start:stop],
                 edges.child[start:stop],
-                [names[i] for i in edges.move[start:stop].tolist()],
+                names[edges.move[start:stop]],
             ],
             [None] * 5,
         )
-
-
-def tier_update_rows(first_id: int, values: TierValues, at: npt.NDArray[np.int64]) -> ColumnRows:
-    """:func:`update_rows` of a solved tier's positions *at* (offsets in the tier,
-    ascending) whose values are *values* (in the order of *at*): expanded, every bound
-    final."""
-    chunks = []
-    for start in range(0, at.size, ROW_CHUNK):
-        part = slice(start, start + ROW_CHUNK)
-        ids = at[part]
-        count = int(ids.size)
-        chunks.append(
-            ArrayChunk(
-                [
-                    ids + first_id,
-                    values.low[part],
-                    values.high[part],
-                    values.depth_low[part],
-                    values.depth_high[part],
-                    [EXPANDED] * count,
-                    [1] * count,
-                    [1] * count,
-                ],
-                (None, BOUND_NULLS, BOUND_NULLS, DEPTH_NULLS, DEPTH_NULLS, None, None, None),
-            )
-        )
-    return ColumnRows(chunks)
 
 
 TIER_NODE_ARRAYS: tuple[tuple[type[np.generic], int, bool], ...] = (

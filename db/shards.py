@@ -51,26 +51,25 @@ def write_shard(
     backend: Backend,
     vid: int,
     run_id: int,
+    game: Game,
     shard: Shard,
     part: TierPart,
     worker: str,
     started: float,
 ) -> int | None:
     """Write solved *shard* (see the module docs); the edges written, or ``None`` if it
-    was written already.
-
-    :raises VariantLockedError: if run *run_id* no longer holds the variant.
-    """
+    was written already."""
     mark = (SOLVE, shard.record.tier, shard.first_id, shard.nodes, int(part.edges.child.size))
     # The rows are made ready before the transaction: SQLite writers queue for its lock.
     # The moves go chunk by chunk (SQLite binds each chunk into its scratch table before
     # making the next): a tier solved whole may have tens of millions (KQvKR: 42 M),
     # whose rows as Python objects at once took 4 GiB.
+    first_id = shard.record.first_id + part.lo
     staged = backend.stage(
         conn,
-        [],
+        rows.tier_node_columns(game, vid, first_id, part.nodes, part.values, shard.seq),
         rows.tier_edge_columns(vid, part.edges),
-        rows.tier_update_rows(shard.record.first_id, part.values, part.at),
+        [],
     )
     written = _write_marked(
         conn,
@@ -90,25 +89,24 @@ def write_nodes(
     vid: int,
     run_id: int,
     shard: NodeShard,
-    game: Game,
     worker: str,
     started: float,
 ) -> bool:
-    """Write the positions of *shard* of a discovered tier (unexpanded; terminal ones
-    exact and final) with its ``tier_shards`` row; ``False`` if they were written
-    already."""
+    """Store the positions of *shard* of a discovered tier (``discovered_positions`` rows,
+    migration 0015: they become node rows when their tier is solved) with its
+    ``tier_shards`` row; ``False`` if they were stored already."""
     mark = (DISCOVER, shard.tier, shard.first_id, shard.count, 0)
-    # As an iterator: the rows are made a chunk at a time, inside the transaction where
-    # they are not staged first (a slice may have millions of positions).
-    staged = backend.stage(
-        conn, rows.tier_node_columns(game, vid, shard.first_id, shard.nodes), [], []
-    )
     return _write_marked(
         conn,
         vid,
         run_id,
         mark,
-        lambda cursor: backend.write_staged(cursor, vid, 0, staged),
+        lambda cursor: backend.write_table(
+            cursor,
+            "discovered_positions",
+            rows.STAGE_COLUMNS,
+            rows.staged_rows(vid, shard.first_id, shard.nodes),
+        ),
         worker,
         started,
     )
@@ -242,18 +240,49 @@ def stored_figures(conn: Connection, vid: int) -> tuple[int, int]:
 
 
 def read_tier_nodes(
-    conn: Connection, backend: Backend, vid: int, record: TierRecord, lo: int, hi: int | None
+    conn: Connection,
+    backend: Backend,
+    vid: int,
+    record: TierRecord,
+    lo: int,
+    hi: int | None,
+    *,
+    written: bool = False,
 ) -> TierNodes:
-    """Tier *record*'s positions at offsets *lo* .. *hi* - 1, in id order."""
+    """Tier *record*'s positions at offsets *lo* .. *hi* - 1, in id order: from its node
+    rows once it is solved or (*written*) its shards are all written, else as discovered
+    (``discovered_positions``, which its solve deletes)."""
     stop = record.nodes if hi is None else hi
-    params = (vid, record.first_id + lo, record.first_id + stop)
+    first, last = record.first_id + lo, record.first_id + stop
+    params = (vid, first, last)
     with conn.begin():
+        if not (record.solved or written):
+            return discovered_nodes(
+                lambda sql, params: _fetched(backend, conn, sql, (vid, *params)), first, last
+            )
         arrays = backend.fetch_arrays(
             conn, rows.TIER_NODE_SQL, params, rows.TIER_NODE_ARRAYS, stop - lo + 1
         )
         if arrays is not None:
             return rows.tier_nodes_of(rows.tier_read(arrays, stop - lo, "positions"))
         return rows.tier_nodes(backend.fetch(conn, rows.TIER_NODE_SQL, params), stop - lo)
+
+
+def discovered_nodes(
+    query: Callable[[str, tuple[Any, ...]], list[Any]], first: int, last: int
+) -> TierNodes:
+    """The discovered positions (``discovered_positions``) with node ids *first* ..
+    *last* - 1, read by *query* (``sql, params -> rows``; the variant id goes before the
+    params)."""
+    (start,) = query(rows.STAGED_BEFORE_SQL, (first,))[0]
+    found = query(rows.STAGED_SQL, (first if start is None else start, last))
+    return rows.staged_nodes(found, first, last)
+
+
+def _fetched(
+    backend: Backend, conn: Connection, sql: str, params: tuple[Any, ...]
+) -> list[tuple[Any, ...]]:
+    return [row for chunk in backend.fetch(conn, sql, params) for row in chunk]
 
 
 def read_tier_values(
@@ -317,10 +346,12 @@ class SqlShardWriter:
             self.backend.prepare(self.conn)
             self.reader = self.engine.connect()
 
-    def tier_nodes(self, record: TierRecord, lo: int = 0, hi: int | None = None) -> TierNodes:
+    def tier_nodes(
+        self, record: TierRecord, lo: int = 0, hi: int | None = None, *, written: bool = False
+    ) -> TierNodes:
         with self._errors():
             vid = self.target.variant_id
-            return read_tier_nodes(self.reader, self.backend, vid, record, lo, hi)
+            return read_tier_nodes(self.reader, self.backend, vid, record, lo, hi, written=written)
 
     def tier_values(self, record: TierRecord) -> TierValues:
         with self._errors():
@@ -334,18 +365,20 @@ class SqlShardWriter:
                 self.target.variant_id,
                 self.target.run_id,
                 shard,
-                game,
                 worker,
                 started,
             )
 
-    def write_shard(self, shard: Shard, part: TierPart, worker: str, started: float) -> int | None:
+    def write_shard(
+        self, game: Game, shard: Shard, part: TierPart, worker: str, started: float
+    ) -> int | None:
         with self._errors():
             return write_shard(
                 self.conn,
                 self.backend,
                 self.target.variant_id,
                 self.target.run_id,
+                game,
                 shard,
                 part,
                 worker,

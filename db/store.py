@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, Update, bindparam, func, insert, select, text, update
+from sqlalchemy import Engine, Update, bindparam, delete, func, insert, select, text, update
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection
 
@@ -62,7 +62,7 @@ from db.errors import DatabaseError, RulesVersionError, VariantLockedError
 from db.keyindex import KeyIndex
 from db.lock import LEASE_TIMEOUT, LOCK_WAIT
 from db.migrate import ensure_schema, require_head
-from db.models import Commit, Node, SolveRun, Tier, Variant, utcnow
+from db.models import Commit, DiscoveredChunk, Node, SolveRun, Tier, Variant, utcnow
 from db.session import is_negagraph_engine, safe_url, translate_errors
 from db.shards import SqlShardTarget
 from db.sqlite_backend import WAL_AUTOCHECKPOINT
@@ -465,9 +465,6 @@ class SqlStore:
             self._after_batch()
             return
         self._end_reading()  # this thread's read transaction; the batch's thread writes
-        if self._switch_interval is None:
-            self._switch_interval = sys.getswitchinterval()
-            sys.setswitchinterval(min(SWITCH_INTERVAL, self._switch_interval))
         changed = np.fromiter(graph.dirty, dtype=np.int64, count=len(graph.dirty))
         if graph.mapped:
             assert graph.gid is not None
@@ -477,20 +474,29 @@ class SqlStore:
             self._flight = (new_nodes.start, new_nodes.stop, changed)
         graph.mark_committed()
         self._settled = graph.settled
+        batch = partial(self._batch, replace(progress), *figures, write)
+
+        def work() -> None:
+            batch()
+            self._after_batch()
+
+        self._start_behind(work, f"negagraph batch {seq}")
+
+    def _start_behind(self, work: Callable[[], object], name: str) -> None:
+        """Run *work* (a transaction on the writer's connection, which nothing else
+        uses until :meth:`_join_behind`) in a thread of its own: a batch written behind
+        (:meth:`commit`), or a tiered solve's shard (:meth:`write_shard`)."""
+        if self._switch_interval is None:
+            self._switch_interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(SWITCH_INTERVAL, self._switch_interval))
         self._behind = threading.Thread(
-            target=self._write_batch_behind,
-            args=(partial(self._batch, replace(progress), *figures, write),),
-            name=f"negagraph batch {seq}",
-            daemon=True,
+            target=self._write_behind_thread, args=(work,), name=name, daemon=True
         )
         self._behind.start()
 
-    def _write_batch_behind(self, batch: Callable[[], None]) -> None:
-        """The thread of a batch written behind (:meth:`commit`): *batch* is its
-        :meth:`_batch`."""
+    def _write_behind_thread(self, work: Callable[[], object]) -> None:
         try:
-            batch()
-            self._after_batch()
+            work()
         except BaseException as exc:  # raised by the solver's thread (_wait_behind)
             self._behind_error = exc
 
@@ -935,7 +941,7 @@ class SqlStore:
         assert self.variant_id is not None and self.run_id is not None
         with self._errors():
             written = shards.write_nodes(
-                conn, self.backend, self.variant_id, self.run_id, shard, game, worker, started
+                conn, self.backend, self.variant_id, self.run_id, shard, worker, started
             )
         self._shards += 1
         self._crash_point(f"shard:{self._shards}")
@@ -984,12 +990,22 @@ class SqlStore:
         self._after_batch()
         return TierRecord(tier, ordinal, first_id, count, None, inner_moves)
 
-    def tier_nodes(self, record: TierRecord, lo: int = 0, hi: int | None = None) -> TierNodes:
+    def tier_nodes(
+        self, record: TierRecord, lo: int = 0, hi: int | None = None, *, written: bool = False
+    ) -> TierNodes:
         """A stored tier's positions (at offsets *lo* .. *hi* - 1), in id order."""
-        conn = self._tier_conn()
         assert self.variant_id is not None
+        if self._write_behind and not (record.solved or written):
+            # Discovered positions, stored long before: read apart while a shard is
+            # written behind (write_shard).
+            stop = record.nodes if hi is None else hi
+            first = record.first_id
+            return shards.discovered_nodes(self._read, first + lo, first + stop)
+        conn = self._tier_conn()
         with self._errors():
-            return shards.read_tier_nodes(conn, self.backend, self.variant_id, record, lo, hi)
+            return shards.read_tier_nodes(
+                conn, self.backend, self.variant_id, record, lo, hi, written=written
+            )
 
     def tier_values(self, record: TierRecord) -> TierValues:
         """A solved tier's bounds and depths, in id order."""
@@ -998,18 +1014,33 @@ class SqlStore:
         with self._errors():
             return shards.read_tier_values(conn, self.backend, self.variant_id, record)
 
-    def write_shard(self, shard: Shard, part: TierPart, worker: str, started: float) -> int | None:
+    def write_shard(
+        self, game: Game, shard: Shard, part: TierPart, worker: str, started: float
+    ) -> int | None:
         """Write a solved shard through the run's own connection (see
-        :func:`db.shards.write_shard`)."""
+        :func:`db.shards.write_shard`): *written behind*, as a running batch is
+        (:meth:`commit`), unless ``NEGAGRAPH_WRITE_BEHIND=0``. Its rows are written by a
+        thread of its own while the solver solves the next shard, whose positions it
+        reads apart (:meth:`tier_nodes`); whatever uses the writer's connection next waits
+        for it, and raises its error. The edges it writes are returned at once: no one
+        else writes this run's shards (the run holds the variant)."""
         conn = self._tier_conn()
-        assert self.variant_id is not None and self.run_id is not None
-        with self._errors():
-            edges = shards.write_shard(
-                conn, self.backend, self.variant_id, self.run_id, shard, part, worker, started
-            )
-        self._shards += 1
-        self._crash_point(f"shard:{self._shards}")
-        return edges
+        vid, run_id = self.variant_id, self.run_id
+        assert vid is not None and run_id is not None
+
+        def write() -> int | None:
+            with self._errors():
+                edges = shards.write_shard(
+                    conn, self.backend, vid, run_id, game, shard, part, worker, started
+                )
+            self._shards += 1
+            self._crash_point(f"shard:{self._shards}")
+            return edges
+
+        if not self._write_behind:
+            return write()
+        self._start_behind(write, f"negagraph shard {shard.first_id}")
+        return int(part.edges.child.size)
 
     def written_shards(self, record: TierRecord) -> list[tuple[int, int, int]]:
         """The shards of tier *record* written so far (see :class:`~solver.store.TierStore`)."""
@@ -1041,6 +1072,14 @@ class SqlStore:
                 update(Tier)
                 .where(Tier.variant_id == vid, Tier.tier == record.tier)
                 .values(edges=written, solved_in=seq)
+            )
+            # its discovered positions are node rows now
+            conn.execute(
+                delete(DiscoveredChunk).where(
+                    DiscoveredChunk.variant_id == vid,
+                    DiscoveredChunk.first_offset >= record.first_id,
+                    DiscoveredChunk.first_offset < record.first_id + record.nodes,
+                )
             )
             # the commit's own row and the run's, with the edges now known
             conn.execute(

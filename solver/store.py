@@ -193,9 +193,10 @@ class TierStore(Protocol):
         ...
 
     def write_nodes(self, shard: NodeShard, game: Game, worker: str, started: float) -> bool:
-        """Write the positions of *shard* of a discovered tier as nodes, unexpanded
-        (terminal ones with their values, final), with its ``tier_shards`` row, in one
-        transaction fenced by the run; ``False`` if they were written already."""
+        """Store the positions of *shard* of a discovered tier until their tier is solved
+        (keys, distances, terminal values: no node rows yet), with its ``tier_shards``
+        row, in one transaction fenced by the run; ``False`` if they were stored
+        already."""
         ...
 
     def written_nodes(self, from_id: int) -> list[tuple[int, int]]:
@@ -217,17 +218,23 @@ class TierStore(Protocol):
         *count* - 1) are all written (one commit)."""
         ...
 
-    def tier_nodes(self, record: TierRecord, lo: int = 0, hi: int | None = None) -> TierNodes:
-        """A stored tier's positions (those at offsets *lo* .. *hi* - 1)."""
+    def tier_nodes(
+        self, record: TierRecord, lo: int = 0, hi: int | None = None, *, written: bool = False
+    ) -> TierNodes:
+        """A stored tier's positions (those at offsets *lo* .. *hi* - 1): as discovered
+        until the tier is solved; with *written*, from the node rows its solved shards
+        wrote (all of them must be)."""
         ...
 
     def tier_values(self, record: TierRecord) -> TierValues:
         """A solved tier's bounds and depths."""
         ...
 
-    def write_shard(self, shard: Shard, part: TierPart, worker: str, started: float) -> int | None:
-        """Write a solved shard's moves and its non-terminal positions' bounds and depths
-        (all final; the positions expanded) and its ``tier_shards`` row (with the seconds
+    def write_shard(
+        self, game: Game, shard: Shard, part: TierPart, worker: str, started: float
+    ) -> int | None:
+        """Write a solved shard's positions (every bound final; those not terminal
+        expanded) and moves, and its ``tier_shards`` row (with the seconds
         since the unit *started*, :func:`time.monotonic`), in one transaction fenced by
         the run; the edges written, or ``None`` if the shard was
         written already (by an earlier run, or by another process running it too)."""
@@ -303,7 +310,9 @@ class ShardWriter(Protocol):
         """:meth:`TierStore.write_nodes`."""
         ...
 
-    def tier_nodes(self, record: TierRecord, lo: int = 0, hi: int | None = None) -> TierNodes:
+    def tier_nodes(
+        self, record: TierRecord, lo: int = 0, hi: int | None = None, *, written: bool = False
+    ) -> TierNodes:
         """:meth:`TierStore.tier_nodes`."""
         ...
 
@@ -311,7 +320,9 @@ class ShardWriter(Protocol):
         """:meth:`TierStore.tier_values`."""
         ...
 
-    def write_shard(self, shard: Shard, part: TierPart, worker: str, started: float) -> int | None:
+    def write_shard(
+        self, game: Game, shard: Shard, part: TierPart, worker: str, started: float
+    ) -> int | None:
         """:meth:`TierStore.write_shard`."""
         ...
 
@@ -344,13 +355,20 @@ class TierEdges:
 
 @dataclass(frozen=True)
 class TierPart:
-    """Some of a solved tier's positions: their moves and their values."""
+    """A solved shard's rows: its positions, their values and their moves."""
 
     edges: TierEdges
-    at: npt.NDArray[np.int64]
-    """The positions, as offsets in the tier (ascending)."""
+    lo: int
+    """The positions' first offset in the tier."""
+    nodes: TierNodes
+    """The positions, in id order."""
     values: TierValues
-    """Their bounds and depths, in the order of :attr:`at`."""
+    """Their bounds and depths (final), in the same order."""
+
+    @property
+    def expanded(self) -> int:
+        """The positions expanded (those not terminal)."""
+        return int(self.nodes.terminal.size - np.count_nonzero(self.nodes.terminal))
 
 
 class MemoryStore:

@@ -97,7 +97,7 @@ class TierTables:
             record.first_id,
             record.nodes,
         ):
-            nodes = writer.tier_nodes(record)
+            nodes = writer.tier_nodes(record, written=True)
             table = sorted_tier(record, nodes.keys, writer.tier_values(record))
             self.tables[(ident, record.tier)] = table
         return table
@@ -137,6 +137,7 @@ class SolvedShard:
     """A shard solved and not yet written (:func:`solve_part`): what :func:`write_part`
     writes, kept by the Dask worker that solved it until then."""
 
+    game: Game
     shard: Shard
     part: TierPart
     keys: npt.NDArray[np.int64]
@@ -189,6 +190,7 @@ def _solve(
         part, values = _solve_range(game, shard, nodes, found)
     done = time.monotonic()
     return SolvedShard(
+        game,
         shard,
         part,
         nodes.keys,
@@ -230,7 +232,7 @@ def _write(writer: ShardWriter, solved: SolvedShard, *, keep: bool) -> ShardResu
     shard = solved.shard
     started = time.monotonic()
     worker = worker_name()
-    edges = writer.write_shard(shard, solved.part, worker, started - solved.spent)
+    edges = writer.write_shard(solved.game, shard, solved.part, worker, started - solved.spent)
     done = time.monotonic()
     return ShardResult(
         "solve",
@@ -238,7 +240,7 @@ def _write(writer: ShardWriter, solved: SolvedShard, *, keep: bool) -> ShardResu
         shard.first_id,
         shard.nodes,
         edges,
-        int(solved.part.at.size),
+        solved.part.expanded,
         solved.spent + done - started,
         worker,
         (*solved.steps, done - started) if keep else (0.0, 0.0, done - started),
@@ -323,7 +325,7 @@ def _solve_range(
     solved: tuple[np.ndarray, ...] = found
     for column, new in zip(values_columns(values), solved, strict=True):
         column[at] = new[:c]
-    return _part(record, at + shard.lo, counts, child_ids, moves, values, at), values
+    return _part(record, shard.lo, nodes, values, at, counts, child_ids, moves), values
 
 
 def _solve_whole(
@@ -364,7 +366,7 @@ def _solve_whole(
     solved: tuple[np.ndarray, ...] = found
     for column, new in zip(values_columns(values), solved, strict=True):
         column[live] = new[live]
-    return _part(record, live, counts, child_ids, moves, values, live), values
+    return _part(record, 0, nodes, values, live, counts, child_ids, moves), values
 
 
 def _children(
@@ -459,24 +461,25 @@ def values_columns(values: TierValues) -> tuple[np.ndarray, ...]:
 
 def _part(
     record: TierRecord,
-    at: npt.NDArray[np.int64],
+    lo: int,
+    nodes: TierNodes,
+    values: TierValues,
+    parents: npt.NDArray[np.int64],
     counts: npt.NDArray[np.int64],
     child_ids: npt.NDArray[np.int64],
     moves: Moves | None,
-    values: TierValues,
-    local: npt.NDArray[np.int64],
 ) -> TierPart:
-    """The rows of the positions *at* (offsets in the tier) of tier *record*: their
-    moves and values (*local*: where they are in *values*)."""
+    """The rows of the positions *nodes* of tier *record* (from offset *lo* on, their
+    values *values*): them, and the moves of those at *parents* (offsets in *nodes*)."""
     starts = np.cumsum(counts) - counts
     edges = TierEdges(
-        parent=np.repeat(at, counts) + record.first_id,
+        parent=np.repeat(parents, counts) + record.first_id + lo,
         child=child_ids,
         move_order=(np.arange(child_ids.size) - np.repeat(starts, counts)).astype(np.int32),
         move=(moves.labels if moves is not None else np.zeros(0, np.int64)).astype(np.int32),
         names=list(moves.names) if moves is not None else [],
     )
-    return TierPart(edges, at, TierValues(*(column[local] for column in values_columns(values))))
+    return TierPart(edges, lo, nodes, values)
 
 
 def sorted_tier(record: TierRecord, keys: npt.NDArray[np.int64], values: TierValues) -> SolvedTier:

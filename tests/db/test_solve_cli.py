@@ -42,12 +42,17 @@ expected_rows = graph_rows
 
 
 def stored_counts(url: str) -> tuple[int, int]:
-    """The stored nodes and edges."""
+    """The stored positions (node rows, and the positions a tiered solve has discovered
+    and not solved yet) and edges."""
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
             nodes, edges = conn.execute(
-                text("SELECT (SELECT count(*) FROM nodes), (SELECT count(*) FROM edges)")
+                text(
+                    "SELECT (SELECT count(*) FROM nodes) "
+                    "+ (SELECT coalesce(sum(count), 0) FROM discovered_positions), "
+                    "(SELECT count(*) FROM edges)"
+                )
             ).one()
     finally:
         engine.dispose()
@@ -180,13 +185,20 @@ def start_solve(*args: str) -> subprocess.Popen[str]:
 
 
 def committed_rows(url: str) -> int:
-    """Stored nodes plus edges: every committed batch of expansions adds edges."""
+    """Stored nodes plus edges, the positions a tiered solve has discovered (which
+    become nodes as their tier is solved) and the commits: every committed batch of
+    expansions adds one commit (a tier solved from shards an earlier run wrote may add
+    no row besides)."""
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
             return int(
                 conn.execute(
-                    text("SELECT (SELECT count(*) FROM nodes) + (SELECT count(*) FROM edges)")
+                    text(
+                        "SELECT (SELECT count(*) FROM nodes) + (SELECT count(*) FROM edges) "
+                        "+ (SELECT coalesce(sum(count), 0) FROM discovered_positions) "
+                        "+ (SELECT count(*) FROM commits)"
+                    )
                 ).scalar_one()
             )
     finally:
@@ -458,20 +470,20 @@ def read_lines_until(stream: Any, found: Any, timeout: float = WAIT) -> list[str
 
 def test_progress_is_logged_every_few_seconds_when_stderr_is_a_pipe(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'p.db'}"
-    # 5x4 full with a budget of 3 M expansions: about a minute of work on this machine
-    # (the budget gives the line an ETA); it is stopped at the first progress line, so
-    # only a machine 10x faster would finish before the first log period.
+    # 6x4 full with a budget of 300 M expansions: about ten minutes of work on this
+    # machine (the budget gives the line an ETA); it is stopped at the first progress
+    # line, so only a machine 100x faster would finish before the first log period.
     proc = start_solve(
         "connect-four",
         "-p",
-        "width=5",
+        "width=6",
         "-p",
         "height=4",
         "--full",
         "--db",
         url,
         "--max-expansions",
-        "3000000",
+        "300000000",
         "--json",
     )
     try:

@@ -365,7 +365,7 @@ def test_a_tier_read_back_is_the_same_and_a_missing_row_is_named(
                 {"v": vid, "a": first, "b": first + nodes},
             ).all()
             conn.rollback()  # the reads begin transactions of their own
-            got = read_tier_nodes(conn, backend, vid, record, 0, None)
+            got = read_tier_nodes(conn, backend, vid, record, 0, None, written=True)
             values = read_tier_values(conn, backend, vid, record)
             assert got.keys.tolist() == [int.from_bytes(r[0], "big") for r in stored]
             assert got.dist.tolist() == [r[1] for r in stored]
@@ -380,7 +380,7 @@ def test_a_tier_read_back_is_the_same_and_a_missing_row_is_named(
                     {"v": vid, "i": first + 3},
                 )
             with pytest.raises(DatabaseError) as raised:
-                read_tier_nodes(conn, backend, vid, record, 0, None)
+                read_tier_nodes(conn, backend, vid, record, 0, None, written=True)
             assert str(raised.value) == (
                 f"a tier's stored positions are not all there ({nodes - 1} of {nodes})"
             )

@@ -6,6 +6,7 @@ kill -9 at every commit; the refusals."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -33,7 +34,7 @@ from solver.games import get_game
 from solver.graph import Graph
 from solver.negamax import solve
 from solver.store import MemoryStore, NodeShard, RunOptions, TierNodes
-from tests.db.helpers import progress_of
+from tests.db.helpers import pg_database, progress_of
 from tests.solver.test_tiers import SMALL
 
 NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
@@ -399,6 +400,10 @@ def test_killed_at_every_commit_resumes_to_the_same_rows(
             # tier builds it, yet a reader finds positions
             assert _key_indexes(url) == (set() if after < 26 else {"nodes_key_1"}), after
             _probe_first_positions(url, game)
+        # discovered positions wait as arrays; node rows are written as tiers are solved
+        nodes, staged = _layout(url)
+        assert (nodes == 0) == (after <= 13), after
+        assert (staged == 0) == (after == 26), after
         done = _cli(url)
         assert done.returncode == 0, done.stderr
         engine = make_engine(url)
@@ -408,6 +413,110 @@ def test_killed_at_every_commit_resumes_to_the_same_rows(
             engine.dispose()
         if backend == "sqlite":  # built whole, once, by the run that solved the last tier
             assert _key_indexes(url) == {"nodes_key_1"}
+
+
+@pytest.mark.parametrize(
+    ("backend", "crash"),
+    [
+        ("sqlite", "commit:13"),  # every tier discovered, none solved
+        ("sqlite", "shard:90"),  # some tiers solved, one in mid-solve
+        pytest.param("postgres", "shard:90", marks=pytest.mark.postgres),
+    ],
+)
+def test_0015_converts_a_tiered_solve_in_progress(backend: str, crash: str, tmp_path: Path) -> None:
+    """A tiered solve stopped under the schema before 0015 (its discovered positions
+    unexpanded node rows, a tier's solved shards rewritten in place) is converted by the
+    upgrade and resumes to the rows of an uninterrupted solve; the downgrade refuses while
+    discovered positions wait."""
+    from db.migrate import downgrade
+
+    game = get_game("connect-four", width=4, height=3)
+    reference_url = sqlite_url(tmp_path, "reference.db")
+    assert _cli(reference_url, "--shard-size", "300").returncode == 0
+    ref = make_engine(reference_url)
+    try:
+        expected = stored(ref, game)[2]
+    finally:
+        ref.dispose()
+    with contextlib.ExitStack() as stack:
+        if backend == "sqlite":
+            url = sqlite_url(tmp_path, "old.db")
+        else:
+            url = stack.enter_context(pg_database("negagraph_0015"))
+            upgrade(url)
+        killed = _cli(url, "--shard-size", "300", env={CRASH_ENV: crash})
+        assert killed.returncode == -9, killed.stderr
+        with pytest.raises(Exception, match="cannot be undone while a tiered solve"):
+            downgrade(url, "0014")
+        _as_before_0015(url, game)
+        downgrade(url, "0014")
+        upgrade(url)
+        assert _layout(url)[1] > 0
+        done = _cli(url, "--shard-size", "77")
+        assert done.returncode == 0, done.stderr
+        engine = make_engine(url)
+        try:
+            assert stored(engine, game)[2] == expected
+        finally:
+            engine.dispose()
+        assert _layout(url)[1] == 0
+
+
+def _as_before_0015(url: str, game: Any) -> None:
+    """Rewrite a stopped tiered solve's discovered positions (``discovered_positions``) as the
+    schema before 0015 held them: node rows, unexpanded (terminal ones exact and final),
+    where no solved shard wrote one."""
+    engine = make_engine(url)
+    try:
+        with engine.begin() as conn:
+            have = {i for (i,) in conn.execute(text("SELECT id FROM nodes"))}
+            chunks = conn.execute(
+                text(
+                    "SELECT first_offset, count, keys, dist, terminal, value "
+                    "FROM discovered_positions"
+                )
+            ).all()
+            nodes = db_rows.staged_nodes(sorted(chunks), 0, sum(c[1] for c in chunks))
+            for i in range(int(nodes.keys.size)):
+                if i in have:
+                    continue
+                key = int(nodes.keys[i])
+                term = bool(nodes.terminal[i])
+                value = int(nodes.value[i]) if term else None
+                conn.execute(
+                    text(
+                        "INSERT INTO nodes (variant_id, id, low, high, depth_low, depth_high, "
+                        'dist, state, low_final, high_final, "key", notation) VALUES '
+                        "(1, :i, :v, :v, :d, :d, :dist, :s, :f, :f, :k, :n)"
+                    ),
+                    {
+                        "i": i,
+                        "v": value,
+                        "d": 0 if term else None,
+                        "dist": int(nodes.dist[i]),
+                        "s": 2 if term else 0,
+                        "f": term,
+                        "k": key.to_bytes(max(1, (key.bit_length() + 7) >> 3), "big"),
+                        "n": game.format(key),
+                    },
+                )
+            conn.execute(text("DELETE FROM discovered_positions"))
+    finally:
+        engine.dispose()
+
+
+def _layout(url: str) -> tuple[int, int]:
+    """The node rows and the positions waiting in ``discovered_positions``."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            nodes = conn.execute(text("SELECT count(*) FROM nodes")).scalar_one()
+            staged = conn.execute(
+                text("SELECT coalesce(sum(count), 0) FROM discovered_positions")
+            ).scalar_one()
+            return int(nodes), int(staged)
+    finally:
+        engine.dispose()
 
 
 def _key_indexes(url: str) -> set[str]:
@@ -432,7 +541,7 @@ def _probe_first_positions(url: str, game: Any) -> None:
             ).all()
             keys = {int.from_bytes(k, "big"): i for i, k in firsts}
             every = session.execute(text('SELECT "key" FROM nodes WHERE variant_id = 1')).all()
-            absent = max(int.from_bytes(k, "big") for (k,) in every) + 1
+            absent = max((int.from_bytes(k, "big") for (k,) in every), default=0) + 1
             found = stored_positions(session, 1, [*keys, absent])
             assert {k: r.node_id for k, r in found.items()} == keys
     finally:
@@ -497,10 +606,13 @@ def test_a_stopped_run_records_the_units_it_wrote(db_url: str) -> None:
             nodes, added, status = conn.execute(
                 text("SELECT nodes, nodes_added, status FROM solve_runs")
             ).one()
-            stored = conn.execute(text("SELECT count(*) FROM nodes")).scalar_one()
+            rows = conn.execute(text("SELECT count(*) FROM nodes")).scalar_one()
+            found = conn.execute(text("SELECT sum(count) FROM discovered_positions")).scalar_one()
     finally:
         engine.dispose()
-    assert (nodes, added, status) == (stored, stored, "stopped") == (1, 1, "stopped")
+    # the position waits as discovered (no node row until its tier is solved)
+    assert (rows, found) == (0, 1)
+    assert (nodes, added, status) == (1, 1, "stopped")
 
 
 def test_a_tier_s_discovery_reports_what_it_has_found(

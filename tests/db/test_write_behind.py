@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, event, text
 
+import db.shards
 import db.store
 from db.errors import DatabaseError
 from db.migrate import upgrade
@@ -67,13 +68,13 @@ def solved(engine: Engine, resident: int | None) -> Rows:
 def behind_threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the threads that wrote batches behind."""
     names: list[str] = []
-    write = SqlStore._write_batch_behind
+    write = SqlStore._write_behind_thread
 
     def counted(self: SqlStore, *args: Any) -> None:
         names.append(threading.current_thread().name)
         write(self, *args)
 
-    monkeypatch.setattr(SqlStore, "_write_batch_behind", counted)
+    monkeypatch.setattr(SqlStore, "_write_behind_thread", counted)
     return names
 
 
@@ -147,3 +148,86 @@ def test_a_batch_refused_behind_fails_the_run_and_loses_nothing(
     resumed = solved(make_engine(f"sqlite:///{path}"), None)
     uninterrupted = solved(sqlite_engine(tmp_path / "whole.db"), None)
     assert resumed[:2] == uninterrupted[:2]  # nodes and edges (a second run commits apart)
+
+
+TIERED = {"width": 4, "height": 4}
+"""connect-four 4 x 4, a tiered full solve: 17 tiers, 161,029 positions."""
+
+
+def tiered(engine: Engine) -> Rows:
+    try:
+        result = solve(
+            get_game("connect-four", **TIERED), full=True, store=SqlStore(engine), shard_size=5000
+        )
+        assert result.complete and result.value == 0
+        return stored(engine)
+    finally:
+        engine.dispose()
+
+
+def test_tiered_shards_written_behind_are_what_is_written_in_line(
+    db_url: str, tmp_path: Path, behind_threads: list[str]
+) -> None:
+    """A tiered solve writes each shard behind (while it solves the next, reading its
+    positions apart), into the database a solve writing in line makes, row for row."""
+    behind = tiered(make_engine(db_url))
+    engine = make_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            solved = conn.execute(text("SELECT count(*) FROM tier_shards WHERE step = 'solve'"))
+            shards = solved.scalar_one()
+    finally:
+        engine.dispose()
+    assert shards > 40
+    assert len(behind_threads) == shards
+    assert all(name.startswith("negagraph shard ") for name in behind_threads)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(db.store.WRITE_BEHIND_ENV, "0")
+        written = tiered(sqlite_engine(tmp_path / "in-line.db"))
+    assert len(behind_threads) == shards  # none more
+    assert behind == written
+
+
+def test_a_shard_refused_behind_fails_the_run_and_loses_nothing(
+    tmp_path: Path, behind_threads: list[str]
+) -> None:
+    """A full disk refusing a shard written behind fails the tiered solve with SQLite's
+    line, keeps every shard that landed, and a run with room ends where an uninterrupted
+    solve does."""
+    whole = tiered(sqlite_engine(tmp_path / "whole.db"))
+    with sqlite3.connect(tmp_path / "whole.db") as conn:
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    path = tmp_path / "full.db"
+    engine = sqlite_engine(path)
+
+    @event.listens_for(engine, "connect")
+    def small_disk(dbapi_connection: Any, _record: Any) -> None:
+        # room for the discovery and about half the shards
+        dbapi_connection.execute(f"PRAGMA max_page_count = {pages // 2}")
+
+    refused: list[str] = []  # the threads of the shards refused
+    write = db.shards.write_shard
+
+    def shard(*args: Any) -> int | None:
+        try:
+            return write(*args)
+        except Exception:  # the driver's error (the store translates it)
+            refused.append(threading.current_thread().name)
+            raise
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(db.shards, "write_shard", shard)
+        with pytest.raises(DatabaseError, match="database or disk is full"):
+            tiered(engine)
+    assert len(refused) == 1 and refused[0] in behind_threads  # refused behind
+    with sqlite3.connect(path) as conn:
+        landed = conn.execute(
+            "SELECT count(*), sum(nodes) FROM tier_shards WHERE step = 'solve'"
+        ).fetchone()
+        rows = conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
+        status = conn.execute("SELECT status FROM solve_runs").fetchone()[0]
+    assert status == "failed"
+    assert landed[0] > 0 and rows == landed[1]  # what landed, whole
+    behind_threads.clear()
+    resumed = tiered(make_engine(f"sqlite:///{path}"))
+    assert resumed[:2] == whole[:2]
