@@ -146,7 +146,8 @@ class Node(Base):
         Integer, ForeignKey("variants.id", ondelete="CASCADE"), primary_key=True
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    """The solver's node id: discovery order within the variant, from 0."""
+    """The solver's node id: discovery order within the variant, from 0 (a tiered full
+    solve: tier by tier in solve order, docs/design.md §5)."""
     low: Mapped[int | None] = mapped_column(BigInteger)
     """Lower bound for the mover (NULL: -infinity)."""
     high: Mapped[int | None] = mapped_column(BigInteger)
@@ -398,7 +399,7 @@ class Commit(Base):
 class Tier(Base):
     """One tier of a variant's tiered full solve (migration 0008; see
     ``docs/design.md`` §5): its nodes are ids ``first_id .. first_id + nodes - 1``,
-    written by commit ``discovered_in``; ``solved_in`` is the commit that wrote its edges
+    discovered by commit ``discovered_in``; ``solved_in`` is the commit that wrote its edges
     and bounds (NULL: not solved yet)."""
 
     __tablename__ = "tiers"
@@ -410,7 +411,9 @@ class Tier(Base):
     """The game's tier number (e.g. connect-four's stones on the board)."""
     ordinal: Mapped[int] = mapped_column(Integer)
     """Its place in the discovery order (parents first), from 0."""
-    first_id: Mapped[int] = mapped_column(Integer)
+    first_id: Mapped[int | None] = mapped_column(Integer)
+    """Its first node id (migration 0016: NULL until every tier is discovered; ids are
+    given in solve order)."""
     nodes: Mapped[int] = mapped_column(Integer)
     edges: Mapped[int | None] = mapped_column(BigInteger)
     """The tier's edges (its positions' moves), once solved."""
@@ -418,6 +421,9 @@ class Tier(Base):
     solved_in: Mapped[int | None] = mapped_column(Integer)
     inner_moves: Mapped[bool | None] = mapped_column(Boolean)
     """Whether a move stays within the tier (migration 0009; NULL: not known)."""
+    first_offset: Mapped[int] = mapped_column(BigInteger)
+    """Its first position's place in discovery order (migration 0016): where its
+    discovered positions and discovery units are."""
 
     def __repr__(self) -> str:
         return f"<Tier {self.variant_id}:{self.tier} {self.first_id}+{self.nodes}>"
@@ -453,7 +459,7 @@ class TierShard(Base):
 class DiscoveredChunk(Base):
     """A chunk of a tiered solve's discovered positions, waiting for their tier's solve
     (migration 0015): ``count`` positions from ``first_offset`` on (their place in
-    discovery order, which is also their node id), as little-endian arrays: ``keys``
+    discovery order: :attr:`Tier.first_offset`), as little-endian arrays: ``keys``
     (64-bit), ``dist`` (32-bit), ``terminal`` (a byte each, 1: terminal) and ``value``
     (the terminal ones' values, 64-bit). Solving the tier writes their node rows and
     deletes the chunk."""

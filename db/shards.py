@@ -253,12 +253,13 @@ def read_tier_nodes(
     rows once it is solved or (*written*) its shards are all written, else as discovered
     (``discovered_positions``, which its solve deletes)."""
     stop = record.nodes if hi is None else hi
-    first, last = record.first_id + lo, record.first_id + stop
-    params = (vid, first, last)
+    params = (vid, record.first_id + lo, record.first_id + stop)
     with conn.begin():
         if not (record.solved or written):
             return discovered_nodes(
-                lambda sql, params: _fetched(backend, conn, sql, (vid, *params)), first, last
+                lambda sql, params: _fetched(backend, conn, sql, (vid, *params)),
+                record.offset + lo,
+                record.offset + stop,
             )
         arrays = backend.fetch_arrays(
             conn, rows.TIER_NODE_SQL, params, rows.TIER_NODE_ARRAYS, stop - lo + 1
@@ -271,8 +272,8 @@ def read_tier_nodes(
 def discovered_nodes(
     query: Callable[[str, tuple[Any, ...]], list[Any]], first: int, last: int
 ) -> TierNodes:
-    """The discovered positions (``discovered_positions``) with node ids *first* ..
-    *last* - 1, read by *query* (``sql, params -> rows``; the variant id goes before the
+    """The discovered positions (``discovered_positions``) at *first* .. *last* - 1 in
+    discovery order, read by *query* (``sql, params -> rows``; the variant id goes before the
     params)."""
     (start,) = query(rows.STAGED_BEFORE_SQL, (first,))[0]
     found = query(rows.STAGED_SQL, (first if start is None else start, last))

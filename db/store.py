@@ -913,16 +913,30 @@ class SqlStore:
         with self._errors(), conn.begin():
             found = conn.execute(
                 select(
-                    Tier.tier, Tier.ordinal, Tier.first_id, Tier.nodes, Tier.edges, Tier.inner_moves
+                    Tier.tier,
+                    Tier.ordinal,
+                    func.coalesce(Tier.first_id, -1),
+                    Tier.nodes,
+                    Tier.edges,
+                    Tier.inner_moves,
+                    Tier.first_offset,
                 )
                 .where(Tier.variant_id == self.variant_id)
                 .order_by(Tier.ordinal)
             )
             records = [TierRecord(*row) for row in found]
         if [r.ordinal for r in records] != list(range(len(records))) or any(
-            r.first_id != sum(p.nodes for p in records[: r.ordinal]) for r in records
+            r.offset != sum(p.nodes for p in records[: r.ordinal]) for r in records
         ):
             raise DatabaseError("the stored tiers do not follow one another: the graph is damaged")
+        if any(r.numbered for r in records):  # all of them, their ids one after another
+            at, spans = 0, sorted((r.first_id, r.nodes) for r in records)
+            for first, count in spans:
+                if first != at:
+                    raise DatabaseError(
+                        "the stored tiers' node ids do not follow one another: the graph is damaged"
+                    )
+                at += count
         return records
 
     def stored_nodes(self) -> int:
@@ -959,11 +973,12 @@ class SqlStore:
         self,
         tier: int,
         ordinal: int,
-        first_id: int,
+        first_offset: int,
         count: int,
         progress: Progress,
         *,
         inner_moves: bool,
+        last: bool,
     ) -> TierRecord:
         """Record a discovered tier whose positions are written (see
         :class:`~solver.store.TierStore`)."""
@@ -978,17 +993,33 @@ class SqlStore:
                     variant_id=vid,
                     tier=tier,
                     ordinal=ordinal,
-                    first_id=first_id,
+                    first_id=None,
+                    first_offset=first_offset,
                     nodes=count,
                     discovered_in=seq,
                     inner_moves=inner_moves,
                 )
             )
+            if last:
+                _number_tiers(conn, vid)
 
-        self._batch(progress, first_id + count, progress.edges, write)
+        self._batch(progress, first_offset + count, progress.edges, write)
         self._settled = False
         self._after_batch()
-        return TierRecord(tier, ordinal, first_id, count, None, inner_moves)
+        if last:
+            return next(r for r in self.tier_records() if r.ordinal == ordinal)
+        return TierRecord(tier, ordinal, -1, count, None, inner_moves, first_offset)
+
+    def number_tiers(self, progress: Progress) -> list[TierRecord]:
+        """Give the tiers not numbered yet their node ids (see
+        :class:`~solver.store.TierStore`)."""
+        vid = self.variant_id
+        assert vid is not None
+        self._batch(
+            progress, progress.nodes, progress.edges, lambda conn, _c, _s: _number_tiers(conn, vid)
+        )
+        self._after_batch()
+        return self.tier_records()
 
     def tier_nodes(
         self, record: TierRecord, lo: int = 0, hi: int | None = None, *, written: bool = False
@@ -999,8 +1030,7 @@ class SqlStore:
             # Discovered positions, stored long before: read apart while a shard is
             # written behind (write_shard).
             stop = record.nodes if hi is None else hi
-            first = record.first_id
-            return shards.discovered_nodes(self._read, first + lo, first + stop)
+            return shards.discovered_nodes(self._read, record.offset + lo, record.offset + stop)
         conn = self._tier_conn()
         with self._errors():
             return shards.read_tier_nodes(
@@ -1077,8 +1107,8 @@ class SqlStore:
             conn.execute(
                 delete(DiscoveredChunk).where(
                     DiscoveredChunk.variant_id == vid,
-                    DiscoveredChunk.first_offset >= record.first_id,
-                    DiscoveredChunk.first_offset < record.first_id + record.nodes,
+                    DiscoveredChunk.first_offset >= record.offset,
+                    DiscoveredChunk.first_offset < record.offset + record.nodes,
                 )
             )
             # the commit's own row and the run's, with the edges now known
@@ -1487,6 +1517,20 @@ class _DriverErrors:
         # unexpectedly\n\tThis probably means ...")
         reason = " ".join(line.strip() for line in reason.splitlines() if line.strip())
         raise DatabaseError(f"database {self.store._where()}: {reason}") from exc
+
+
+def _number_tiers(conn: Connection, vid: int) -> None:
+    """Give variant *vid*'s tiers that have none their node ids, in solve order (the
+    reverse of discovery order): a tier at *offset* of *n* positions, of *total*, gets
+    ``total - offset - n`` on (see :meth:`SqlStore.number_tiers`)."""
+    total = conn.execute(
+        select(func.coalesce(func.sum(Tier.nodes), 0)).where(Tier.variant_id == vid)
+    ).scalar_one()
+    conn.execute(
+        update(Tier)
+        .where(Tier.variant_id == vid, Tier.first_id.is_(None))
+        .values(first_id=int(total) - Tier.first_offset - Tier.nodes)
+    )
 
 
 def _interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:

@@ -126,17 +126,33 @@ class TierRecord:
     ordinal: int
     """Its place in the discovery order (parents first), from 0."""
     first_id: int
-    """Its positions are nodes ``first_id .. first_id + nodes - 1``."""
+    """Its positions are nodes ``first_id .. first_id + nodes - 1`` (-1 until every tier
+    is discovered: ids are given in solve order, :attr:`numbered`)."""
     nodes: int
     edges: int | None
     """Its positions' moves, once solved (``None`` before)."""
     inner_moves: bool | None = None
     """Whether a move stays within the tier (``None``: not known, as for tiers
     discovered before the database recorded it): such a tier is solved whole."""
+    first_offset: int | None = None
+    """Its first position's place among the positions in discovery order (``None``: the
+    same as :attr:`first_id`, as in tiers numbered before ids were given in solve
+    order)."""
 
     @property
     def solved(self) -> bool:
         return self.edges is not None
+
+    @property
+    def numbered(self) -> bool:
+        """Whether its node ids are given."""
+        return self.first_id >= 0
+
+    @property
+    def offset(self) -> int:
+        """Its first position's place in discovery order (its discovered positions'
+        and discovery units' key)."""
+        return self.first_id if self.first_offset is None else self.first_offset
 
     @property
     def ids(self) -> range:
@@ -208,14 +224,24 @@ class TierStore(Protocol):
         self,
         tier: int,
         ordinal: int,
-        first_id: int,
+        first_offset: int,
         count: int,
         progress: Progress,
         *,
         inner_moves: bool,
+        last: bool,
     ) -> TierRecord:
-        """Record a discovered tier, whose positions (nodes *first_id* .. *first_id* +
-        *count* - 1) are all written (one commit)."""
+        """Record a discovered tier, whose positions (*first_offset* .. *first_offset* +
+        *count* - 1 in discovery order) are all written (one commit); with *last* (the
+        last tier of the order), the same commit numbers the tiers (:meth:`number_tiers`)."""
+        ...
+
+    def number_tiers(self, progress: Progress) -> list[TierRecord]:
+        """Give the node ids of the tiers not numbered yet, every tier being recorded
+        (one commit; :meth:`record_tier` of the last tier does it in its own): in solve
+        order, the reverse of discovery, the tier solved first from 0, so that each
+        solved tier's rows go after those of the tiers solved before it. The records,
+        numbered."""
         ...
 
     def tier_nodes(
@@ -290,8 +316,9 @@ class Shard:
 
 @dataclass(frozen=True)
 class NodeShard:
-    """A unit of a tier's discovery: writing its positions :attr:`nodes` as nodes
-    :attr:`first_id` on."""
+    """A unit of a tier's discovery: storing its positions :attr:`nodes`, the first at
+    place :attr:`first_id` in discovery order (their node ids come later, in solve order:
+    :meth:`TierStore.number_tiers`)."""
 
     tier: int
     first_id: int

@@ -338,6 +338,8 @@ class TieredSolve:
             if ended is not None:
                 return ended
         self.sweep_seconds["discover"] = time.monotonic() - self.started
+        if not all(r.numbered for r in self.records):  # discovered before ids were given
+            self.records = self.store.number_tiers(self.progress("running"))
         self._solve_started = (time.monotonic(), sum(r.nodes for r in self.records if r.solved))
         try:
             reason = self._solve_tiers()
@@ -575,15 +577,15 @@ class TieredSolve:
         the tier is recorded once they are all written (:meth:`_record_written`)."""
         tier = self.order[ordinal]
         count = int(nodes.keys.size)
-        first_id = self._next_id
+        offset = self._next_id
         self._next_id += count
         self.tell(f"writing tier {self.rules.tier_name(tier)}: {count:,} positions")
-        done = [(f, n) for f, n in self._written_nodes if first_id <= f < first_id + count]
+        done = [(f, n) for f, n in self._written_nodes if offset <= f < offset + count]
         if done:  # an earlier run of this discovery wrote them: they must be these
-            record = TierRecord(tier, ordinal, first_id, count, None)
+            record = TierRecord(tier, ordinal, -1, count, None, first_offset=offset)
             for f, n in done:
-                again = self.store.tier_nodes(record, f - first_id, f - first_id + n).keys
-                if not np.array_equal(again, nodes.keys[f - first_id : f - first_id + n]):
+                again = self.store.tier_nodes(record, f - offset, f - offset + n).keys
+                if not np.array_equal(again, nodes.keys[f - offset : f - offset + n]):
                     raise SolveError(
                         f"{self.game.name}: the positions an earlier run wrote for tier "
                         f"{self.rules.tier_name(tier)} "
@@ -591,10 +593,10 @@ class TieredSolve:
                         "changed, or the game's moves are not what they were"
                     )
         units = [
-            NodeShard(tier, lo, _slice(nodes, lo - first_id, hi - first_id))
-            for lo, hi in gaps(first_id, first_id + count, done, self.slice_size)
+            NodeShard(tier, lo, _slice(nodes, lo - offset, hi - offset))
+            for lo, hi in gaps(offset, offset + count, done, self.slice_size)
         ]
-        self._discovering.append(_Discovered(tier, ordinal, first_id, count, inner, expanded))
+        self._discovering.append(_Discovered(tier, ordinal, offset, count, inner, expanded))
         self._discovering[-1].left = len(units)
         self._units += len(units) + len(done)
         self._units_done += len(done)
@@ -612,16 +614,19 @@ class TieredSolve:
                     record = self.store.record_tier(
                         head.tier,
                         head.ordinal,
-                        head.first_id,
+                        head.first_offset,
                         head.count,
                         self.progress("running"),
                         inner_moves=head.inner,
+                        last=head.ordinal == len(self.order) - 1,
                     )
                 except BaseException:
                     self.expansions -= head.expanded
                     raise
                 self.records.append(record)
-                for first in [f for f in self._unrecorded if f < head.first_id + head.count]:
+                if record.numbered:  # the last: every tier has its ids now
+                    self.records = self.store.tier_records()
+                for first in [f for f in self._unrecorded if f < head.first_offset + head.count]:
                     del self._unrecorded[first]
                 if isinstance(self.runner, InlineRunner):
                     self._measure("discover", head.count)
@@ -636,7 +641,7 @@ class TieredSolve:
             if result.edges is not None:  # written by this run
                 self._unrecorded[result.first_id] = result.nodes
             for found in self._discovering:
-                if found.first_id <= result.first_id < found.first_id + found.count:
+                if found.first_offset <= result.first_id < found.first_offset + found.count:
                     found.left -= 1
                     break
 
@@ -795,7 +800,8 @@ class _Discovered:
 
     tier: int
     ordinal: int
-    first_id: int
+    first_offset: int
+    """Its first position's place in discovery order."""
     count: int
     inner: bool
     expanded: int

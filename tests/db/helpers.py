@@ -135,6 +135,28 @@ def build_second_batch(graph: Graph) -> None:
     graph.add_node(10**30, 3, None)
 
 
+def keyed_snapshot(graph: Graph) -> dict[str, Any]:
+    """What a graph means whatever its numbering (:func:`snapshot` with each node id
+    replaced by the node's key): a tiered full solve numbers its positions tier by tier
+    in solve order, an in-memory solve breadth first."""
+    key = graph.keys
+    nodes = {}
+    for i in range(graph.num_nodes):
+        nodes[key[i]] = (
+            graph.low[i],
+            graph.high[i],
+            graph.low_final[i],
+            graph.high_final[i],
+            graph.depth_low[i],
+            graph.depth_high[i],
+            graph.state[i],
+            graph.dist[i],
+            [(graph.edge_move[e], key[graph.edge_child[e]]) for e in graph.children(i)],
+            sorted(key[p] for p in graph.parents(i)),
+        )
+    return {"nodes": nodes, "num_edges": graph.num_edges}
+
+
 def snapshot(graph: Graph) -> dict[str, Any]:
     """Everything a graph means, node for node (edge ids aside, which only order edges)."""
     nodes = []

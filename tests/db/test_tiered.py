@@ -151,8 +151,13 @@ def compare_with_untiered(name: str, params: dict[str, Any], tmp_path: Path) -> 
         nodes_b, moves_b, rows_b = stored(b, game)
         assert nodes_b == nodes_a
         assert moves_b == moves_a
-        if name == "connect-four":  # breadth first is tier by tier: the same ids
-            assert rows_b == rows_a
+        # the tiered solve's ids in solve order, the reverse of discovery: the tier
+        # found last from 0, the root's (found first) last
+        with b.connect() as conn:
+            tiers = conn.execute(text("SELECT first_id, first_offset, nodes FROM tiers")).all()
+        total = sum(n for _, _, n in tiers)
+        assert total == len(nodes_b)
+        assert all(first == total - offset - n for first, offset, n in tiers)
         for engine in (a, b):
             with engine.connect() as conn:
                 settled = conn.execute(text("SELECT settled FROM variants")).scalar()
@@ -425,9 +430,10 @@ def test_killed_at_every_commit_resumes_to_the_same_rows(
 )
 def test_0015_converts_a_tiered_solve_in_progress(backend: str, crash: str, tmp_path: Path) -> None:
     """A tiered solve stopped under the schema before 0015 (its discovered positions
-    unexpanded node rows, a tier's solved shards rewritten in place) is converted by the
-    upgrade and resumes to the rows of an uninterrupted solve; the downgrade refuses while
-    discovered positions wait."""
+    unexpanded node rows, a tier's solved shards rewritten in place, ids in discovery
+    order) is converted by the upgrades and resumes to the positions and moves of an
+    uninterrupted solve; the downgrades refuse while discovered positions wait or while
+    ids follow solve order."""
     from db.migrate import downgrade
 
     game = get_game("connect-four", width=4, height=3)
@@ -435,7 +441,7 @@ def test_0015_converts_a_tiered_solve_in_progress(backend: str, crash: str, tmp_
     assert _cli(reference_url, "--shard-size", "300").returncode == 0
     ref = make_engine(reference_url)
     try:
-        expected = stored(ref, game)[2]
+        expected = stored(ref, game)[:2]
     finally:
         ref.dispose()
     with contextlib.ExitStack() as stack:
@@ -446,6 +452,9 @@ def test_0015_converts_a_tiered_solve_in_progress(backend: str, crash: str, tmp_
             upgrade(url)
         killed = _cli(url, "--shard-size", "300", env={CRASH_ENV: crash})
         assert killed.returncode == -9, killed.stderr
+        with pytest.raises(Exception, match="0016 cannot be undone: a tiered solve gave"):
+            downgrade(url, "0015")
+        _ids_in_discovery_order(url)
         with pytest.raises(Exception, match="cannot be undone while a tiered solve"):
             downgrade(url, "0014")
         _as_before_0015(url, game)
@@ -456,10 +465,48 @@ def test_0015_converts_a_tiered_solve_in_progress(backend: str, crash: str, tmp_
         assert done.returncode == 0, done.stderr
         engine = make_engine(url)
         try:
-            assert stored(engine, game)[2] == expected
+            assert stored(engine, game)[:2] == expected
         finally:
             engine.dispose()
         assert _layout(url)[1] == 0
+
+
+def _ids_in_discovery_order(url: str) -> None:
+    """Renumber a stopped tiered solve's tiers as the schema before 0016 numbered them,
+    in discovery order (a tier's ids from its ``first_offset``): node rows, moves, the
+    solved shards' marks and the tiers' ``first_id``."""
+    engine = make_engine(url)
+    far = 1 << 30  # ids moved out of the way first, so that none collide
+    try:
+        with engine.begin() as conn:
+            # the moves follow their nodes: foreign keys checked at the commit (SQLite) or
+            # not at all (PostgreSQL, as a replica would apply them)
+            if engine.dialect.name != "sqlite":
+                conn.exec_driver_sql("SET LOCAL session_replication_role = replica")
+            else:
+                conn.exec_driver_sql("PRAGMA defer_foreign_keys = ON")
+            tiers = conn.execute(text("SELECT first_id, first_offset, nodes FROM tiers")).all()
+            for step in (0, 1):
+                for first, offset, count in tiers:
+                    lo, shift = (first, far + offset - first) if step == 0 else (far + offset, -far)
+                    span = {"lo": lo, "hi": lo + count, "d": shift}
+                    for table, column in (
+                        ("nodes", "id"),
+                        ("edges", "parent"),
+                        ("edges", "child"),
+                        ("tier_shards", "first_id"),
+                    ):
+                        steps = " AND step = 'solve'" if table == "tier_shards" else ""
+                        conn.execute(
+                            text(
+                                f"UPDATE {table} SET {column} = {column} + :d "
+                                f"WHERE {column} >= :lo AND {column} < :hi{steps}"
+                            ),
+                            span,
+                        )
+            conn.execute(text("UPDATE tiers SET first_id = first_offset"))
+    finally:
+        engine.dispose()
 
 
 def _as_before_0015(url: str, game: Any) -> None:
