@@ -57,8 +57,11 @@ def write_shard(
     worker: str,
     started: float,
 ) -> int | None:
-    """Write solved *shard* (see the module docs); the edges written, or ``None`` if it
-    was written already."""
+    """Write solved *shard* (see the module docs): its positions' node rows, whole, and
+    its moves; the edges written, or ``None`` if it was written already.
+
+    :raises VariantLockedError: if run *run_id* no longer holds the variant.
+    """
     mark = (SOLVE, shard.record.tier, shard.first_id, shard.nodes, int(part.edges.child.size))
     # The rows are made ready before the transaction: SQLite writers queue for its lock.
     # The moves go chunk by chunk (SQLite binds each chunk into its scratch table before
