@@ -6,16 +6,17 @@ in RAM, the database holding the rest.
 Two sweeps over the tiers reachable from the root, each tier one commit:
 
 1. **Discovery, parents first.** A tier's positions are those its parent tiers' moves
-   found (in order of discovery) plus those its own moves find; they are written as the
-   next node ids, unexpanded (terminal ones with their values). The keys found for tiers
-   not discovered yet wait in RAM (:class:`_Pending`); a resumed run finds them again by
-   expanding the stored tiers that lead to them.
+   found (in order of discovery) plus those its own moves find; they are stored as
+   discovered (keys, distances, terminal values: no node rows yet), at the next places
+   in discovery order. The keys found for tiers not discovered yet wait in RAM
+   (:class:`_Found`); a resumed run finds them again by expanding the stored tiers that
+   lead to them. Recording the last tier gives every tier its node ids, in solve order.
 2. **Solving, children first.** A tier's positions are expanded again (the moves are
    cheap next to the database, and no edge waits in RAM for its child's id), their
    children looked up in the tier and in its solved child tiers, and
    :func:`~solver.retrograde.retrograde_arrays` computes the tier's bounds and depths with
-   the child tiers' values as fixed seeds; the tier's edges and values are written,
-   every bound final.
+   the child tiers' values as fixed seeds; the tier's node rows (every bound final) and
+   edges are written, appended after those of the tiers solved before.
 
 Each tier is written in *units* (:mod:`solver.units`): slices of its positions, then
 shards of it solved, each a transaction of its own that any process can run (this one,
