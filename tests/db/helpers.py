@@ -4,7 +4,7 @@ and throw-away PostgreSQL databases on the local server."""
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
@@ -135,48 +135,35 @@ def build_second_batch(graph: Graph) -> None:
     graph.add_node(10**30, 3, None)
 
 
+def _facts(graph: Graph, i: int, name: Callable[[int], Any]) -> tuple[Any, ...]:
+    """Node *i*'s values, flags, depths, state, distance, children (move, child) and
+    parents, each node named by *name* (its id)."""
+    return (
+        graph.low[i],
+        graph.high[i],
+        graph.low_final[i],
+        graph.high_final[i],
+        graph.depth_low[i],
+        graph.depth_high[i],
+        graph.state[i],
+        graph.dist[i],
+        [(graph.edge_move[e], name(graph.edge_child[e])) for e in graph.children(i)],
+        sorted(name(p) for p in graph.parents(i)),
+    )
+
+
 def keyed_snapshot(graph: Graph) -> dict[str, Any]:
-    """What a graph means whatever its numbering (:func:`snapshot` with each node id
-    replaced by the node's key): a tiered full solve numbers its positions tier by tier
-    in solve order, an in-memory solve breadth first."""
-    key = graph.keys
-    nodes = {}
-    for i in range(graph.num_nodes):
-        nodes[key[i]] = (
-            graph.low[i],
-            graph.high[i],
-            graph.low_final[i],
-            graph.high_final[i],
-            graph.depth_low[i],
-            graph.depth_high[i],
-            graph.state[i],
-            graph.dist[i],
-            [(graph.edge_move[e], key[graph.edge_child[e]]) for e in graph.children(i)],
-            sorted(key[p] for p in graph.parents(i)),
-        )
+    """What a graph means whatever its numbering (:func:`snapshot` with each node named
+    by its key): a tiered full solve numbers its positions tier by tier in solve order,
+    an in-memory solve breadth first."""
+    key = graph.keys.__getitem__
+    nodes = {key(i): _facts(graph, i, key) for i in range(graph.num_nodes)}
     return {"nodes": nodes, "num_edges": graph.num_edges}
 
 
 def snapshot(graph: Graph) -> dict[str, Any]:
     """Everything a graph means, node for node (edge ids aside, which only order edges)."""
-    nodes = []
-    for i in range(graph.num_nodes):
-        nodes.append(
-            (
-                i,
-                graph.keys[i],
-                graph.low[i],
-                graph.high[i],
-                graph.low_final[i],
-                graph.high_final[i],
-                graph.depth_low[i],
-                graph.depth_high[i],
-                graph.state[i],
-                graph.dist[i],
-                [(graph.edge_move[e], graph.edge_child[e]) for e in graph.children(i)],
-                sorted(graph.parents(i)),
-            )
-        )
+    nodes = [(i, graph.keys[i], *_facts(graph, i, int)) for i in range(graph.num_nodes)]
     return {
         "nodes": nodes,
         "index": dict(graph.index),
