@@ -31,10 +31,22 @@ log = logging.getLogger(__name__)
 WAL_AUTOCHECKPOINT = 16_384
 """Pages of write-ahead log (4 KiB each) after which the SQLite writer checkpoints."""
 
+_FAIL = "OR FAIL"
+"""The conflict clause of every statement that writes many rows of ``nodes`` or ``edges``.
+Under SQLite's default (``ABORT``) a statement that writes many rows and may break a
+constraint keeps a *statement journal*: the prior content of every page it changes,
+spilled to a temporary file past 64 KiB, so that it can undo itself alone. ``FAIL``
+stops at the failing row and leaves the undoing to the transaction, which a failed batch
+rolls back whole anyway (``SqlStore._batch``), so SQLite journals nothing. A partial
+solve's node inserts touch key-index pages all over the file, 256 rows a statement
+(:data:`db.sqlite_bulk.ROWS_PER_INSERT`): the journal wrote 2.7 million pages to
+``/var/tmp`` for a 180 MB database (docs/performance.md, "No statement journal")."""
+
 _NODE_INSERT = (
-    f"INSERT INTO nodes ({rows.NODE_SQL_COLUMNS}) VALUES ({', '.join('?' * len(NODE_COLUMNS))})"
+    f"INSERT {_FAIL} INTO nodes ({rows.NODE_SQL_COLUMNS}) "
+    f"VALUES ({', '.join('?' * len(NODE_COLUMNS))})"
 )
-_EDGE_INSERT = f"INSERT INTO edges ({rows.EDGE_SQL_COLUMNS}) VALUES (?, ?, ?, ?, ?)"
+_EDGE_INSERT = f"INSERT {_FAIL} INTO edges ({rows.EDGE_SQL_COLUMNS}) VALUES (?, ?, ?, ?, ?)"
 _UPDATE = (
     "UPDATE nodes SET "
     + ", ".join(f"{c} = ?{i}" for i, c in enumerate(NODE_UPDATE_COLUMNS, start=2))
@@ -60,7 +72,7 @@ _STAGE_UPDATE = (
     f"INSERT INTO temp.{_STAGED[2]} VALUES ({', '.join('?' * (1 + len(NODE_UPDATE_COLUMNS)))})"
 )
 _UPDATE_STAGED = (
-    "UPDATE nodes SET "
+    f"UPDATE {_FAIL} nodes SET "
     + ", ".join(f"{c} = u.{c}" for c in NODE_UPDATE_COLUMNS)
     + f", expanded_in = CASE WHEN u.state = {EXPANDED} "
     + "THEN coalesce(nodes.expanded_in, {seq}) ELSE NULL END"
@@ -154,10 +166,10 @@ class SqliteBackend(Backend):
             super().write_staged(cursor, vid, seq, staged)
             return
         cursor.execute(
-            f"INSERT INTO nodes ({rows.NODE_SQL_COLUMNS}) SELECT * FROM temp.{_STAGED[0]}"
+            f"INSERT {_FAIL} INTO nodes ({rows.NODE_SQL_COLUMNS}) SELECT * FROM temp.{_STAGED[0]}"
         )
         cursor.execute(
-            f"INSERT INTO edges ({rows.EDGE_SQL_COLUMNS}) SELECT * FROM temp.{_STAGED[1]}"
+            f"INSERT {_FAIL} INTO edges ({rows.EDGE_SQL_COLUMNS}) SELECT * FROM temp.{_STAGED[1]}"
         )
         cursor.execute(_UPDATE_STAGED.format(vid=int(vid), seq=int(seq)))
         for table in _STAGED:  # part of the transaction: kept if it rolls back

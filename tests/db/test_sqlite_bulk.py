@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from db import sqlite_bulk
+from db.sqlite_backend import _FAIL
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
@@ -159,6 +160,66 @@ def test_a_constraint_failure_is_the_one_executemany_raises(tmp_path: Path) -> N
     assert failure(conn, lambda c: sqlite_bulk.executemany_rows(c, sql, [(k,) for k in keys])) == (
         oracle
     )
+
+
+def test_or_fail_keeps_what_executemany_keeps_mid_statement(tmp_path: Path) -> None:
+    """The store's statements say ``OR FAIL`` (:data:`db.sqlite_backend._FAIL`): a
+    duplicate in the middle of a statement of many rows stops there, keeping the rows
+    before it in the transaction, exactly as ``executemany``'s one row a statement does
+    (under the default ``ABORT`` the whole statement of 256 rows would go)."""
+    conn = connect(tmp_path / "t.db")
+    conn.execute("CREATE TABLE t (k INTEGER NOT NULL UNIQUE)")
+    keys = [*range(600), 300]
+    sql = f"INSERT {_FAIL} INTO t VALUES (?)"
+    oracle = failure(conn, lambda c: c.executemany(sql, [(k,) for k in keys]))
+    assert oracle[3] == "SQLITE_CONSTRAINT_UNIQUE" and oracle[4:] == (True, 600)
+    assert failure(conn, lambda c: sqlite_bulk.executemany_columns(c, sql, [keys])) == oracle
+    assert failure(conn, lambda c: sqlite_bulk.executemany_rows(c, sql, [(k,) for k in keys])) == (
+        oracle
+    )
+
+
+def _bytes_written() -> int:
+    """What this process has passed to ``write`` and ``pwrite`` (``wchar``)."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("wchar:"):
+            return int(line.split()[1])
+    raise AssertionError("no wchar in /proc/self/io")
+
+
+@pytest.mark.parametrize("conflict", ["", _FAIL])
+def test_or_fail_keeps_no_statement_journal(tmp_path: Path, conflict: str) -> None:
+    """Why the store's statements say ``OR FAIL``: rows of random keys under a unique
+    index, many a statement, inside a transaction whose pages fit the cache. Under the
+    default ``ABORT`` each statement journals the prior content of every page it
+    changes, past 64 KiB into a temporary file: megabytes written though nothing is
+    committed. Under ``FAIL`` SQLite writes nothing."""
+    conn = connect(tmp_path / "t.db")
+    conn.execute("PRAGMA cache_size = -65536")
+    conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, k BLOB NOT NULL)")
+    conn.execute("CREATE UNIQUE INDEX t_k ON t (k)")
+    rng = np.random.default_rng(7)
+    keys = [bytes(k) for k in rng.integers(0, 256, size=(60_000, 8), dtype=np.uint8)]
+    sql = f"INSERT {conflict} INTO t VALUES (?, ?)"
+    cursor = conn.cursor()
+    conn.execute("BEGIN")
+    sqlite_bulk.executemany_columns(cursor, sql, [list(range(20_000)), keys[:20_000]])
+    before = _bytes_written()
+    sqlite_bulk.executemany_columns(cursor, sql, [list(range(20_000, 60_000)), keys[20_000:]])
+    written = _bytes_written() - before
+    conn.execute("ROLLBACK")
+    if conflict:
+        assert written < 2**16  # nothing of SQLite's; room for a stray log line
+    else:
+        assert written > 2**20
+
+
+def test_the_stores_statements_keep_no_statement_journal() -> None:
+    from db import sqlite_backend
+
+    for sql in (sqlite_backend._NODE_INSERT, sqlite_backend._EDGE_INSERT):
+        assert sql.startswith(f"INSERT {_FAIL} INTO ")
+    assert sqlite_backend._UPDATE_STAGED.startswith(f"UPDATE {_FAIL} nodes ")
 
 
 def test_a_full_database_is_the_error_executemany_raises(tmp_path: Path) -> None:
