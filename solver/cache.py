@@ -44,11 +44,9 @@ from solver.graph import (
     NODE_VALUES,
     UNEXPANDED,
     Graph,
-    KeyMap,
     Labels,
     NodeId,
     native,
-    new_index,
 )
 
 if TYPE_CHECKING:
@@ -132,9 +130,6 @@ class Cache:
             game.canonical if game.uses_symmetry else None
         )
         self.g: Graph | None = None
-        self._where: KeyMap = new_index()
-        """Stored id -> resident node, for nodes up to :attr:`_synced`."""
-        self._synced = 0
         self.evictions = 0
         self.loaded = 0
         """Nodes made resident again from the database (statistics)."""
@@ -182,23 +177,13 @@ class Cache:
 
     # -- the resident map -----------------------------------------------------------
 
-    def _slot(self, gid: int) -> NodeId | None:
-        g = self.g
-        assert g is not None and g.gid is not None
-        ids = g.gid
-        where = self._where
-        for s in range(self._synced, g.num_nodes):
-            where[ids[s]] = s
-        self._synced = g.num_nodes
-        return where.get(gid)
-
     def _resident(self, stored: Sequence[StoredNode]) -> list[NodeId]:
         """Slots of the *stored* nodes, making resident those that are not."""
         g = self.g
         assert g is not None
         slots: list[NodeId] = []
         for gid, key, values, state, dist in stored:
-            s = self._slot(gid)
+            s = g.get(key)  # a resident node is found by its key (stored with it)
             if s is None:
                 s = g.add_stored(gid, key, values, state, dist)
                 self.loaded += 1
@@ -285,8 +270,6 @@ class Cache:
             g.deferred_edges = 0
         g.reveal = self.reveal
         self.g = g
-        self._where = new_index()
-        self._synced = 0
 
     def evict(self, g: Graph, root: NodeId, keep: int) -> tuple[Graph, NodeId]:
         """Keep about *keep* of *g*'s nodes (everything committed): the first ones
