@@ -507,6 +507,81 @@ kt_from_keys(PyTypeObject *type, PyObject *keys)
     return (PyObject *)t;
 }
 
+/* A buffer of 64-bit integers: read-only (*writable* 0) or writable (1). */
+static int
+kt_int64_buffer(PyObject *o, Py_buffer *view, int writable, const char *what)
+{
+    int flags = PyBUF_FORMAT | PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(o, view, flags) < 0)
+        return -1;
+    if (view->itemsize != 8 || view->format == NULL || strchr("qlL", view->format[0]) == NULL) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_TypeError, "resolve(): %s must be a buffer of 64-bit integers", what);
+        return -1;
+    }
+    return 0;
+}
+
+/* resolve(wanted, next_id, ids, first): the id of every key of *wanted* into *ids*,
+ * giving the keys not in the table the ids next_id, next_id + 1, ... in order of first
+ * occurrence (and adding them); the place in *wanted* of each new key's first
+ * occurrence into *first*, in id order. Returns the number of new keys. What a tier's
+ * discovery and a full solve's expansion ask of their key index, one pass and a hash
+ * probe a key (solver.expand.KeyIndex). */
+static PyObject *
+kt_resolve(KeyTable *t, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "resolve() takes 4 arguments");
+        return NULL;
+    }
+    Py_ssize_t next_id = PyLong_AsSsize_t(args[1]);
+    if (next_id == -1 && PyErr_Occurred())
+        return NULL;
+    Py_buffer wanted, ids, first;
+    if (kt_int64_buffer(args[0], &wanted, 0, "wanted") < 0)
+        return NULL;
+    if (kt_int64_buffer(args[2], &ids, 1, "ids") < 0) {
+        PyBuffer_Release(&wanted);
+        return NULL;
+    }
+    if (kt_int64_buffer(args[3], &first, 1, "first") < 0) {
+        PyBuffer_Release(&wanted);
+        PyBuffer_Release(&ids);
+        return NULL;
+    }
+    Py_ssize_t n = wanted.len / 8, added = 0;
+    PyObject *result = NULL;
+    if (ids.len < wanted.len || first.len < wanted.len) {
+        PyErr_SetString(PyExc_ValueError, "resolve(): ids and first must hold a value a key");
+        goto done;
+    }
+    if (next_id < 0 || next_id > (Py_ssize_t)INT32_MAX - n) {
+        PyErr_SetString(PyExc_OverflowError, "resolve(): ids past 2**31 - 1");
+        goto done;
+    }
+    if (kt_reserve(t, n) < 0)
+        goto done;
+    const int64_t *w = wanted.buf;
+    int64_t *out = ids.buf, *at = first.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t s = kt_slot(t, w[i]);
+        if (t->ids[s] < 0) { /* reserved: no resize */
+            t->keys[s] = w[i];
+            t->ids[s] = (int32_t)(next_id + added);
+            t->len++;
+            at[added++] = i;
+        }
+        out[i] = t->ids[s];
+    }
+    result = PyLong_FromSsize_t(added);
+done:
+    PyBuffer_Release(&wanted);
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&first);
+    return result;
+}
+
 /* The table as a dict (for comparisons). */
 static PyObject *
 kt_to_dict(KeyTable *t)
@@ -575,6 +650,8 @@ static PyMethodDef kt_methods[] = {
     {"update", (PyCFunction)kt_update, METH_O, "update(mapping): add its pairs"},
     {"from_keys", (PyCFunction)kt_from_keys, METH_O | METH_CLASS,
      "from_keys(keys): key i -> i for a buffer of 64-bit keys"},
+    {"resolve", (PyCFunction)(void (*)(void))kt_resolve, METH_FASTCALL,
+     "resolve(wanted, next_id, ids, first): ids of the keys, new ones added; the count new"},
     {NULL, NULL, 0, NULL},
 };
 

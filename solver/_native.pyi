@@ -10,6 +10,11 @@ class KeyTable:
     @classmethod
     def from_keys(cls, keys: Any, /) -> KeyTable:
         """Key i -> i for a buffer of 64-bit keys (an ``array("q")``)."""
+    def resolve(self, wanted: Any, next_id: int, ids: Any, first: Any, /) -> int:
+        """The id of every key of the buffer *wanted* into *ids*, giving keys not in the
+        table ``next_id``, ``next_id + 1``, ... in order of first occurrence (and adding
+        them), and each new key's first place in *wanted* into *first* (in id order); the
+        number of new keys. All four buffers of 64-bit integers."""
     def __len__(self) -> int: ...
     def __getitem__(self, key: int, /) -> int: ...
     def __setitem__(self, key: int, id: int, /) -> None: ...

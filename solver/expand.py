@@ -2,12 +2,13 @@
 
 Node by node (:func:`expand_node`: the partial solver's step, and the full solver's when
 keys exceed 64 bits), or a batch at a time (:func:`expand_bulk`: full mode's breadth-first
-sweep, with a :class:`KeyIndex` of sorted key arrays instead of the graph's dict, and no
-reverse edges until the retrograde pass needs them). Both give the same node ids (new
-children numbered in discovery order) and the same columns; terminal children get their
-exact values, final, at once. Both check the game's contract: a position that is not
-terminal must have moves (:func:`no_moves`), and a game that says it is acyclic must not
-repeat a position (:func:`repeats`, raised by the searches that rely on it).
+sweep, with a :class:`KeyIndex` (the C key table, or sorted key arrays) instead of the
+graph's dict, and no reverse edges until the retrograde pass needs them). Both give the
+same node ids (new children numbered in discovery order) and the same columns; terminal
+children get their exact values, final, at once. Both check the game's contract: a
+position that is not terminal must have moves (:func:`no_moves`), and a game that says
+it is acyclic must not repeat a position (:func:`repeats`, raised by the searches that
+rely on it).
 
 In bulk, the per-node work that must call the game (its moves, canonical forms and
 terminal values) stays a plain Python loop; everything else (finding which children are
@@ -19,13 +20,14 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from solver.errors import SolveError
 from solver.game import BatchedRules, Game, MoveLabel, PositionKey
-from solver.graph import TERMINAL, UNEXPANDED, Graph, NodeId
+from solver.graph import TERMINAL, UNEXPANDED, Graph, KeyTable, NodeId
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 
@@ -67,12 +69,22 @@ def repeats(game: Game, key: PositionKey) -> SolveError:
 
 
 class KeyIndex:
-    """Position key -> node id for 64-bit integer keys: two sorted arrays (12 bytes a
-    node) instead of a dict (about 100 bytes a node with its int objects)."""
+    """Position key -> node id for 64-bit integer keys, without a dict (about 100 bytes a
+    node with its int objects): the C key table (:class:`solver._native.KeyTable`, 16-32
+    bytes a key, one hash probe a key), or without the C module two sorted arrays (12
+    bytes a key, a sort and a copy of the arrays a call)."""
 
-    def __init__(self, keys: array[int], order: np.ndarray | None = None) -> None:
-        """*order*: the node ids in key order, if known; used only if it is one (checked:
-        in range and sorting the keys strictly, which makes it the permutation)."""
+    def __init__(
+        self, keys: array[int], order: np.ndarray | None = None, *, table: bool = True
+    ) -> None:
+        """*order*: the node ids in key order, if known; used only by the sorted arrays,
+        and only if it is one (checked: in range and sorting the keys strictly, which
+        makes it the permutation). *table*: ``False`` takes the sorted arrays even where
+        the C table is there."""
+        self.table: Any = None
+        if table and KeyTable is not None:
+            self.table = KeyTable.from_keys(keys)
+            return
         ks = np.frombuffer(keys, dtype=np.int64) if len(keys) else np.zeros(0, np.int64)
         if order is not None and not (
             order.shape == ks.shape
@@ -90,12 +102,25 @@ class KeyIndex:
         self.ids = order.astype(np.int32, copy=False)
         del ks
 
+    @property
+    def order(self) -> np.ndarray | None:
+        """The node ids in key order, which the sorted arrays keep (and a resume file
+        hands on to the next run's index); ``None`` for the C table, which is quick to
+        build again."""
+        return None if self.table is not None else self.ids
+
     def resolve(
         self, wanted: np.ndarray, next_id: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Node ids of *wanted* keys, giving unknown keys new ids from *next_id* on in
         order of first occurrence (discovery order). Returns (ids, new keys in id order,
         the position in *wanted* where each new key first occurs)."""
+        if self.table is not None:
+            wanted = np.ascontiguousarray(wanted, dtype=np.int64)
+            ids = np.empty(wanted.size, dtype=np.int64)
+            first = np.empty(wanted.size, dtype=np.int64)
+            new = self.table.resolve(wanted, next_id, ids, first)
+            return ids, wanted[first[:new]], first[:new]
         known = self.keys
         pos = np.searchsorted(known, wanted)
         if known.size:

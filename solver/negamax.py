@@ -1144,8 +1144,8 @@ class _Solver(NullWindowSearch):
         first batch is committed at once too, so that a solve killed again and again
         still progresses. The nodes found after the last commit are written once, with
         their final values. With 64-bit keys
-        the batches go through :func:`expand_bulk` (sorted key arrays instead of the
-        dict, no reverse edges until needed)."""
+        the batches go through :func:`expand_bulk` (a :class:`~solver.expand.KeyIndex`
+        instead of the dict, no reverse edges until needed)."""
         g = self.g
         self.seed_tablebase()
         index = key_index(g)
@@ -1162,7 +1162,7 @@ class _Solver(NullWindowSearch):
             reason = self.out_of_budget()
             if reason is not None:
                 if index is not None:  # for the next run's index (a resume file keeps it)
-                    g.key_order = index.ids
+                    g.key_order = index.order
                 self.commit()
                 return reason
             scan = batch[-1] + 1

@@ -8,10 +8,12 @@ import random
 from array import array
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from solver.expand import KeyIndex
 from solver.games import get_game
 from solver.graph import KeyTable, new_index
 from solver.negamax import solve
@@ -111,3 +113,44 @@ def test_a_graph_whose_keys_outgrow_64_bits_turns_its_index_into_a_dict() -> Non
     assert isinstance(graph.index, dict)
     assert graph.index == {**before, 2**70: g.nodes}
     assert new_index(list(graph.keys)) == graph.index
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(keys, unique=True, max_size=50),
+    st.lists(st.lists(keys, max_size=60), max_size=5),
+)
+def test_resolve_in_c_gives_what_the_sorted_arrays_and_a_dict_give(
+    known: list[int], calls: list[list[int]]
+) -> None:
+    """``KeyTable.resolve`` behind :class:`solver.expand.KeyIndex` (a tier's discovery, a
+    full solve's expansion): call after call the same ids, new keys and first places as
+    the sorted arrays, and as a dict numbering keys in order of first occurrence."""
+    in_c, by_sorting = KeyIndex(array("q", known)), KeyIndex(array("q", known), table=False)
+    assert in_c.table is not None and by_sorting.table is None
+    oracle = {k: i for i, k in enumerate(known)}
+    for wanted in calls:
+        next_id = len(oracle)
+        first = [i for i, k in enumerate(wanted) if k not in oracle and k not in wanted[:i]]
+        for k in wanted:
+            oracle.setdefault(k, len(oracle))
+        w = np.array(wanted, dtype=np.int64)
+        for index in (in_c, by_sorting):
+            ids, new, at = index.resolve(w, next_id)
+            assert ids.tolist() == [oracle[k] for k in wanted]
+            assert new.tolist() == [wanted[i] for i in first]
+            assert at.tolist() == first
+
+
+def test_resolve_refuses_what_it_cannot_hold() -> None:
+    table: Any = KeyTable()
+    w = np.arange(3, dtype=np.int64)
+    out = np.empty(3, np.int64)
+    with pytest.raises(TypeError, match="wanted must be a buffer of 64-bit integers"):
+        table.resolve(w.astype(np.int32), 0, out, out.copy())
+    with pytest.raises(ValueError, match="ids and first must hold a value a key"):
+        table.resolve(w, 0, out[:2], out.copy())
+    with pytest.raises(OverflowError, match="ids past 2\\*\\*31 - 1"):
+        table.resolve(w, 2**31 - 2, out, out.copy())
+    assert len(table) == 0
+    assert table.resolve(w, 5, out, out.copy()) == 3 and out.tolist() == [5, 6, 7]

@@ -13,7 +13,7 @@ import solver.expand
 import solver.negamax
 from solver.errors import SolveError
 from solver.games import get_game
-from solver.graph import Graph, Labels
+from solver.graph import Graph, KeyTable, Labels
 from solver.negamax import solve
 from solver.store import MemoryStore
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
@@ -262,6 +262,8 @@ def test_retrograde_keeps_values_beyond_32_bits(value: int) -> None:
 def test_a_key_index_takes_a_known_order_only_if_it_sorts_the_keys(
     keys: list[int], how: str
 ) -> None:
+    """The sorted arrays of the index without the C module (the C table needs no
+    order)."""
     from array import array
 
     from solver.expand import KeyIndex
@@ -279,14 +281,19 @@ def test_a_key_index_takes_a_known_order_only_if_it_sorts_the_keys(
         order[0] = len(keys)
     elif how == "int64":
         order = order.astype(np.int64)
-    index = KeyIndex(ks, order)
+    index = KeyIndex(ks, order, table=False)
     # whatever it was given, the index is the sorted one
     assert index.ids.tolist() == sorted_ids.tolist()
     assert index.keys.tolist() == sorted(keys)
     assert index.ids.dtype == np.int32
 
 
-def test_a_budgeted_full_run_leaves_its_key_order_for_the_next() -> None:
+def test_a_budgeted_full_run_leaves_its_key_order_for_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without the C module the index is sorted arrays, whose order a budgeted run hands
+    on; with it, a hash table, which keeps none (below)."""
+    monkeypatch.setattr(solver.expand, "KeyTable", None)
     game = get_game("tic-tac-toe")
     store = MemoryStore()
     solve(game, full=True, store=store, max_expansions=500, batch_size=100)
@@ -296,6 +303,20 @@ def test_a_budgeted_full_run_leaves_its_key_order_for_the_next() -> None:
     assert g.key_order.tolist() == np.argsort(keys, kind="stable").tolist()
     assert solve(game, full=True, store=store).complete
     assert g.key_order is None  # taken by the second run's index
+    expected = MemoryStore()
+    solve(game, full=True, store=expected)
+    assert snapshot(g) == snapshot(next(iter(expected.graphs.values())))
+
+
+def test_a_full_run_with_the_c_key_table_hands_no_order_on() -> None:
+    if KeyTable is None:
+        pytest.skip("the C module is not built")
+    game = get_game("tic-tac-toe")
+    store = MemoryStore()
+    solve(game, full=True, store=store, max_expansions=500, batch_size=100)
+    (g,) = store.graphs.values()
+    assert g.key_order is None
+    assert solve(game, full=True, store=store).complete
     expected = MemoryStore()
     solve(game, full=True, store=expected)
     assert snapshot(g) == snapshot(next(iter(expected.graphs.values())))
