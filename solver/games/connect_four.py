@@ -89,7 +89,7 @@ class ConnectFour(GameBase):
         self._field = (1 << h1) - 1
         self._columns_x, self._columns_o = self._column_tables()
         self._notation: tuple[list[list[int]], list[list[int]], int, int] | None = None
-        self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._arrays: dict[type, tuple[np.ndarray, np.ndarray]] = {}
 
     # -- bitboard helpers -------------------------------------------------------------
 
@@ -304,27 +304,32 @@ class ConnectFour(GameBase):
         """The notation of every key of *ks*, a row of character codes each: the same
         column tables as :meth:`format`, as arrays, over all keys at once."""
         w, h, h1 = self.width, self.height, self._h1
-        x_chars, o_chars, heights = self._notation_arrays()
+        chars, heights = self._notation_arrays(dtype)
         fields = [(ks >> (c * h1)) & self._field for c in range(w)]
         pieces = heights[fields[0]]  # a new array (fancy indexing): summed in place
         for f in fields[1:]:
             pieces += heights[f]
-        x_to_move = (pieces % 2 == 0)[:, None]
+        # o's rows of the table follow x's: an odd number of stones puts o to move
+        offset = (pieces & 1).astype(np.int64) << h1
         length = h * (w + 1) - 1
         out: npt.NDArray[Any] = np.full((ks.size, length), ord("/"), dtype=dtype)
         for c, f in enumerate(fields):
-            out[:, c : length : w + 1] = np.where(x_to_move, x_chars[f], o_chars[f])
+            f += offset
+            out[:, c : length : w + 1] = chars[f]
         return out
 
-    def _notation_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per column field: its characters top to bottom (code points) with x, resp. o,
-        to move, and its number of stones."""
-        arrays = self._arrays
+    def _notation_arrays(self, dtype: type) -> tuple[np.ndarray, np.ndarray]:
+        """Per column field, its characters top to bottom (code points, as *dtype*) with x
+        to move, then the same with o to move; and per column field its number of stones."""
+        arrays = self._arrays.get(dtype)
         if arrays is None:
-            x = np.array([[ord(ch) for ch in col] for col in self._columns_x], dtype=np.uint32)
-            o = np.array([[ord(ch) for ch in col] for col in self._columns_o], dtype=np.uint32)
-            stones = np.array([max(v.bit_length() - 1, 0) for v in range(len(x))], np.int64)
-            arrays = self._arrays = (x, o, stones)
+            chars: np.ndarray = np.array(
+                [[ord(ch) for ch in col] for col in (*self._columns_x, *self._columns_o)],
+                dtype=dtype,
+            )
+            fields = len(self._columns_x)
+            stones = np.array([max(v.bit_length() - 1, 0) for v in range(fields)], np.uint8)
+            arrays = self._arrays[dtype] = (chars, stones)
         return arrays
 
     def _notation_tables(self) -> tuple[list[list[int]], list[list[int]], int, int]:
