@@ -527,7 +527,9 @@ kt_int64_buffer(PyObject *o, Py_buffer *view, int writable, const char *what)
  * occurrence (and adding them); the place in *wanted* of each new key's first
  * occurrence into *first*, in id order. Returns the number of new keys. What a tier's
  * discovery and a full solve's expansion ask of their key index, one pass and a hash
- * probe a key (solver.expand.KeyIndex). */
+ * probe a key (solver.expand.KeyIndex). The table first makes room for every key of
+ * *wanted* (a batch's children, most of them repeats), so that the loop never grows it:
+ * a fixed probe a key, for a table at most a batch larger than its keys need. */
 static PyObject *
 kt_resolve(KeyTable *t, PyObject *const *args, Py_ssize_t nargs)
 {
