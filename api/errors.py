@@ -22,6 +22,7 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Response as WerkzeugResponse
 
 from db.errors import DatabaseError, PositionNotFoundError, RulesVersionError
+from db.session import unusable_database_message
 from solver.errors import (
     InvalidParameterError,
     InvalidPositionError,
@@ -110,8 +111,15 @@ def handle_http_error(exc: HTTPException) -> WerkzeugResponse | HTTPException:
 
 def handle_database_driver_error(exc: sa_exc.SQLAlchemyError) -> Response:
     """A driver error the repository did not translate: the database failed under us
-    (connection lost, server restarting...). Logged in full, answered without details."""
-    log.error("database error while answering a request", exc_info=exc)
+    (connection lost, server restarting...). Answered without details. One that means the
+    database cannot be used (:func:`db.session.unusable_database_message`: unreachable,
+    timed out...) is logged as one line saying so, since an outage repeats it for every
+    request; any other (a failed statement) is logged in full."""
+    message = unusable_database_message(current_app.config["DATABASE_URL"], exc)
+    if message is not None:
+        log.error("database unavailable: %s", message)
+    else:
+        log.error("database error while answering a request", exc_info=exc)
     return error_response(503, "the database failed to answer; try again later")
 
 

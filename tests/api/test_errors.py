@@ -103,6 +103,20 @@ def test_an_untranslated_driver_error_is_503(
     assert caplog.records
 
 
+def test_a_driver_error_meaning_the_database_is_unusable_is_one_log_line(
+    broken_app: Flask, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A database outage repeats it for every request: no traceback each time.
+    with caplog.at_level(logging.ERROR, logger="api.errors"):
+        r = broken_app.test_client().get("/api/test/driver")
+    assert r.status_code == 503
+    [record] = [rec for rec in caplog.records if rec.name == "api.errors"]
+    assert record.exc_info is None
+    message = record.getMessage()
+    assert message.startswith("database unavailable: ") and "server closed" in message
+    assert "\n" not in message
+
+
 def test_no_error_path_reaches_the_last_resort(
     client: FlaskClient, caplog: pytest.LogCaptureFixture
 ) -> None:

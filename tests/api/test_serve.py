@@ -169,14 +169,18 @@ def test_serve_stops_on_ctrl_c(tmp_path: Path) -> None:
 
 
 @contextmanager
-def served(url: str, *args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+def served(
+    url: str, *args: str, log_path: Path | None = None
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """``negagraph serve`` on *url* at a free loopback port (its base URL), stopped after.
 
-    Its output goes to a file, not a pipe: gunicorn logs a line per refused request, and
-    a pipe nobody reads fills up and blocks the workers (requests then go unanswered)."""
+    Its output goes to a file (*log_path*, else a temporary one), not a pipe: gunicorn
+    logs a line per refused request, and a pipe nobody reads fills up and blocks the
+    workers (requests then go unanswered)."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    with tempfile.TemporaryFile("w+") as log:
+    opened = tempfile.TemporaryFile("w+") if log_path is None else log_path.open("w")
+    with opened as log:
         proc = subprocess.Popen(
             [NEGAGRAPH, "serve", "--db", url, "--port", str(port), *args],
             stdout=log,
@@ -315,7 +319,11 @@ def test_hostile_load_gets_no_5xx_and_only_json_errors(ttt_url: str) -> None:
 
 @pytest.mark.postgres
 def test_served_postgres_gone_away_is_503(tmp_path: Path) -> None:
-    with solved_postgres_behind_proxy() as (url, proxy), served(url, "--workers", "1") as (base, _):
+    log_path = tmp_path / "serve.log"
+    with (
+        solved_postgres_behind_proxy() as (url, proxy),
+        served(url, "--workers", "1", log_path=log_path) as (base, _),
+    ):
         lookup = f"{base}/api/games/tic-tac-toe/positions?p=x........"
         assert fetch(lookup)[0] == 200
         proxy.close()
@@ -324,3 +332,10 @@ def test_served_postgres_gone_away_is_503(tmp_path: Path) -> None:
             assert status == 503, body
             assert headers["Content-Type"] == "application/json"
             assert set(body) == {"error"} and body["error"]["code"] == 503
+        # Each failure is one line in the server's log (logged before it answered),
+        # saying what failed, not a traceback.
+        log = log_path.read_text()
+    assert "Traceback" not in log, log
+    failures = [line for line in log.splitlines() if "database unavailable: " in line]
+    assert len(failures) == 5, log
+    assert all("Connection refused" in line for line in failures), failures
