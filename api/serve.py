@@ -18,7 +18,10 @@ are the API's JSON errors, not HTML.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import queue
+import signal
 import socket
 from typing import Any
 
@@ -78,11 +81,49 @@ class Worker(GeventWorker):  # type: ignore[misc]  # gunicorn is untyped
 
     gunicorn writes those answers with ``gunicorn.util.write_error`` from
     ``Worker.handle_error``; this worker replaces that function in its process (after
-    the fork, so the master is untouched)."""
+    the fork, so the master is untouched). It also stops quietly on Ctrl-C, even one
+    that comes while it boots (:meth:`init_signals`, :meth:`handle_quit`)."""
+
+    quitting = False
+    """Whether SIGINT or SIGQUIT has come (:meth:`handle_quit`)."""
+
+    arbiter: Any = None
+    """The master's gunicorn ``Arbiter`` as this process inherited it (set by
+    :func:`remember_arbiter`, gunicorn's ``post_fork`` hook)."""
 
     def init_process(self) -> None:
         gunicorn_util.write_error = write_json_error
         super().init_process()
+
+    def init_signals(self) -> None:
+        super().init_signals()
+        # Until now this process ran the master's signal handler, which it inherited: it
+        # queues a signal for the master's loop, which never runs here. A SIGINT, SIGQUIT
+        # or SIGTERM that came while the worker booted (Ctrl-C right after the start)
+        # was lost, and the worker served on until the master killed it. Act on it now.
+        if self.arbiter is None:
+            return
+        pending: set[Any] = set()
+        with contextlib.suppress(queue.Empty):
+            while True:
+                pending.add(self.arbiter.SIG_QUEUE.get_nowait())
+        for sig in (signal.SIGINT, signal.SIGQUIT):
+            if sig in pending:
+                self.handle_quit(sig, None)
+                return
+        if signal.SIGTERM in pending:
+            self.handle_exit(signal.SIGTERM, None)
+
+    def handle_quit(self, sig: int, frame: Any) -> None:
+        # SIGINT and SIGQUIT stop the worker at once: gunicorn's gevent worker spawns a
+        # greenlet that exits the process. Ctrl-C in a terminal sends SIGINT to every
+        # process of the group, and the master then sends each worker SIGQUIT: the
+        # second greenlet ran while the first's exit shut the process down, and gevent
+        # printed its SystemExit as a traceback. Only the first signal counts.
+        if self.quitting:
+            return
+        self.quitting = True
+        super().handle_quit(sig, frame)
 
     def handle_request(self, listener_name: Any, req: Any, sock: Any, addr: Any) -> Any:
         # One request per connection, as sync workers do: a kept-alive connection stays
@@ -90,6 +131,11 @@ class Worker(GeventWorker):  # type: ignore[misc]  # gunicorn is untyped
         # while the other idles; reconnecting spreads them over the workers.
         req.must_close = True
         return super().handle_request(listener_name, req, sock, addr)
+
+
+def remember_arbiter(arbiter: Any, worker: Any) -> None:
+    """gunicorn's ``post_fork`` hook: give the new worker the master's arbiter."""
+    worker.arbiter = arbiter
 
 
 class Server(BaseApplication):  # type: ignore[misc]  # gunicorn is untyped
@@ -154,6 +200,7 @@ def serve(
         "limit_request_field_size": LIMIT_REQUEST_FIELD_SIZE,
         "limit_request_fields": LIMIT_REQUEST_FIELDS,
         "graceful_timeout": GRACEFUL_TIMEOUT,
+        "post_fork": remember_arbiter,
         "timeout": 60,
         "proc_name": "negagraph",
         "errorlog": "-",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import statistics
@@ -163,6 +164,33 @@ def test_serve_stops_on_ctrl_c(tmp_path: Path) -> None:
             raise
     assert proc.returncode == 0, err
     assert "Using worker: api.serve.Worker" in err and "Shutting down" in err
+
+
+def test_serve_stops_quietly_on_ctrl_c_in_a_terminal(ttt_url: str) -> None:
+    # Ctrl-C in a terminal signals the whole foreground process group: the master and
+    # every worker get SIGINT (and the workers then SIGQUIT from the master). Each worker
+    # printed a gevent traceback; a worker still booting (the signal is sent as soon as
+    # one answers) lost the signals and served on until the master killed it 10 s later.
+    port = free_port()
+    proc = subprocess.Popen(
+        [NEGAGRAPH, "serve", "--db", ttt_url, "--port", str(port), "--workers", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's job
+    )
+    try:
+        wait_until_up(proc, f"http://127.0.0.1:{port}/api/health")
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "SystemExit" not in err, err
+    assert "SIGKILL" not in err and "graceful timeout" not in err, err
+    assert "Shutting down" in err
 
 
 # -- hostile clients against a real server --------------------------------------------------
