@@ -9,7 +9,8 @@ at once. Both end the process with status 0.
 Workers are gevent workers (:class:`Worker`): each connection is a greenlet, so a client
 that sends its request slowly, or keeps its connection idle, holds a greenlet and a
 socket, never a worker. A connection has :data:`REQUEST_TIMEOUT` seconds to send each
-request's line and headers, else it is closed; a worker holds at most *connections*
+request's line and headers, else it is closed, and then :data:`BODY_TIMEOUT` seconds to
+send its body, else it is answered 408 and closed; a worker holds at most *connections*
 connections at once. Lookups themselves run one at a time per worker (they are CPU work
 on the GIL), as with sync workers. gunicorn's own answers to malformed HTTP (a bad request
 line, a URI over :data:`LIMIT_REQUEST_LINE` bytes, too many or too large header fields)
@@ -23,12 +24,15 @@ import json
 import queue
 import signal
 import socket
+import time
 from typing import Any
 
+import gevent
 from flask import Flask
 from gunicorn import util as gunicorn_util
 from gunicorn.app.base import BaseApplication
 from gunicorn.workers.ggevent import GeventWorker
+from werkzeug.exceptions import RequestTimeout
 
 from solver.errors import NegagraphError
 
@@ -38,6 +42,10 @@ GRACEFUL_TIMEOUT = 10
 REQUEST_TIMEOUT = 5
 """Seconds a connection has to send a request's line and headers (and the longest a
 kept-alive connection stays idle); then it is closed."""
+
+BODY_TIMEOUT = 5
+"""Seconds a request has, once its headers are in, to send its whole body: reading the
+body gives up then (:class:`BodyDeadline`), and the request is answered 408."""
 
 CONNECTIONS = 1000
 """Default most simultaneous connections per worker."""
@@ -74,6 +82,26 @@ def write_json_error(sock: socket.socket, status_int: int, reason: str, mesg: st
         "\r\n"
     )
     gunicorn_util.write_nonblock(sock, head.encode("latin-1") + data)
+
+
+class BodyDeadline:
+    """A request body's reader (gunicorn's) whose reads give up at *deadline*
+    (monotonic): a read that would wait past it raises a 408 ``RequestTimeout``, which
+    the app answers as its JSON error. What has already arrived is read even late (the
+    worker may have been busy): only waiting for the client is cut.
+
+    This is the body's counterpart of the header deadline, which gunicorn's gevent
+    worker keeps the same way (a ``gevent.Timeout`` around reading the headers)."""
+
+    def __init__(self, reader: Any, deadline: float) -> None:
+        self.reader = reader
+        self.deadline = deadline
+
+    def read(self, size: int) -> bytes:
+        late = RequestTimeout(f"the request body did not arrive within {BODY_TIMEOUT} s")
+        with gevent.Timeout(max(0.0, self.deadline - time.monotonic()), late):
+            data: bytes = self.reader.read(size)
+        return data
 
 
 class Worker(GeventWorker):  # type: ignore[misc]  # gunicorn is untyped
@@ -130,6 +158,10 @@ class Worker(GeventWorker):  # type: ignore[misc]  # gunicorn is untyped
         # with the worker that accepted it, so a few busy clients could load one worker
         # while the other idles; reconnecting spreads them over the workers.
         req.must_close = True
+        if req.body is not None:
+            # Without a deadline, a client trickling its body held its connection for
+            # as long as it went on; enough of them held them all.
+            req.body.reader = BodyDeadline(req.body.reader, time.monotonic() + BODY_TIMEOUT)
         return super().handle_request(listener_name, req, sock, addr)
 
 
@@ -213,9 +245,11 @@ def serve(
 
 
 __all__ = [
+    "BODY_TIMEOUT",
     "CONNECTIONS",
     "GRACEFUL_TIMEOUT",
     "REQUEST_TIMEOUT",
+    "BodyDeadline",
     "ServeError",
     "Server",
     "Worker",

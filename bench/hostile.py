@@ -5,6 +5,8 @@ issue 22 found harmful, while one client times normal lookups:
 
 * ``slow_headers``: connections that trickle their request headers a byte at a time
   (reconnecting when the server cuts them);
+* ``slow_body``: batch lookups that send their headers at once, then trickle their body
+  a byte at a time (reconnecting when the server answers or cuts them);
 * ``costly_variant``: lookups of a variant whose game takes seconds to build
   (graph-share on ``complete-30`` edges) that the database does not hold;
 * ``long_uri``, ``large_header``, ``many_headers``, ``bad_request_line``, ``bad_version``,
@@ -20,13 +22,14 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import select
 import socket
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlencode, urlsplit
 
 NORMAL_PATH = "/api/games/tic-tac-toe/positions?p=x........"
@@ -37,10 +40,13 @@ COSTLY_QUERY = {"graph": "complete-30", "mode": "edges", "colors": "6"}
 """The graph-share variant whose symmetry set-up took 10-16 s (issue 22, item 2)."""
 
 SLOW_CLIENTS = 4
-"""Connections trickling header bytes at once."""
+"""Connections trickling header bytes at once, and as many trickling body bytes."""
 
 SLOW_INTERVAL = 0.5
-"""Seconds between two header bytes of a slow client."""
+"""Seconds between two header (or body) bytes of a slow client."""
+
+SLOW_BODY_LENGTH = 1000
+"""Bytes of a slow-body client's body (it never gets to send them all)."""
 
 WARM_UP = 20
 """Normal lookups sent (not timed) before the run: a worker's first one is slow (it
@@ -116,21 +122,27 @@ def raw_exchange(
     the body is complete: (status or ``None`` if none came, lower-cased headers, body)."""
     with socket.create_connection((host, port), timeout=timeout) as sock:
         sock.sendall(data)
-        received = b""
-        while True:
-            try:
-                chunk = sock.recv(65536)
-            except (TimeoutError, ConnectionResetError):
+        return read_answer(sock)
+
+
+def read_answer(sock: socket.socket) -> tuple[int | None, dict[str, str], bytes]:
+    """Read an answer from *sock* until the server closes or the body is complete:
+    (status or ``None`` if none came, lower-cased headers, body)."""
+    received = b""
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except (TimeoutError, ConnectionResetError):
+            break
+        if not chunk:
+            break
+        received += chunk
+        head, sep, body = received.partition(b"\r\n\r\n")
+        if sep:
+            headers = _headers(head)
+            length = headers.get("content-length")
+            if length is not None and len(body) >= int(length):
                 break
-            if not chunk:
-                break
-            received += chunk
-            head, sep, body = received.partition(b"\r\n\r\n")
-            if sep:
-                headers = _headers(head)
-                length = headers.get("content-length")
-                if length is not None and len(body) >= int(length):
-                    break
     head, sep, body = received.partition(b"\r\n\r\n")
     if not sep:
         return None, {}, received
@@ -181,6 +193,69 @@ def slow_client(host: str, port: int, until: float, tally: Tally) -> None:
                     time.sleep(SLOW_INTERVAL)
         except OSError:
             continue  # cut by the server: open another
+
+
+class SlowBody(NamedTuple):
+    """What a slow-body client saw (:func:`slow_body`)."""
+
+    status: int | None
+    """The answer's status, ``None`` if none came."""
+    headers: dict[str, str]
+    body: bytes
+    seconds: float
+    """From just before the headers went to the server's answer or close (or to
+    giving up)."""
+
+
+def slow_body(
+    host: str,
+    port: int,
+    until: float,
+    *,
+    interval: float = SLOW_INTERVAL,
+    sent: Callable[[], None] | None = None,
+) -> SlowBody:
+    """A batch lookup whose headers go at once and whose body (:data:`SLOW_BODY_LENGTH`
+    bytes declared) then trickles a byte every *interval* seconds, until the server
+    answers or closes the connection, or until *until* (monotonic). *sent* is called
+    once the headers are sent."""
+    head = (
+        f"POST /api/games/tic-tac-toe/positions HTTP/1.1\r\nHost: {host}:{port}\r\n"
+        "Connection: close\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {SLOW_BODY_LENGTH}\r\n\r\n"
+    ).encode()
+    with socket.create_connection((host, port), timeout=IO_TIMEOUT) as sock:
+        began = time.monotonic()
+        sock.sendall(head)
+        if sent is not None:
+            sent()
+        cut = False
+        for _ in range(SLOW_BODY_LENGTH - 1):  # never the whole body
+            # Readable: the server answered or closed the connection.
+            cut = bool(select.select([sock], [], [], interval)[0])
+            if cut or time.monotonic() >= until:
+                break
+            try:
+                sock.sendall(b" ")
+            except OSError:
+                cut = True
+                break
+        seconds = time.monotonic() - began
+        if not cut:
+            return SlowBody(None, {}, b"", seconds)
+        status, headers, body = read_answer(sock)
+    return SlowBody(status, headers, body, seconds)
+
+
+def slow_body_client(host: str, port: int, until: float, tally: Tally) -> None:
+    """:func:`slow_body` again and again until *until* (monotonic)."""
+    while time.monotonic() < until:
+        try:
+            status, headers, body, _ = slow_body(host, port, until)
+        except OSError:
+            continue
+        # An answer must be a JSON error; giving up first is no answer due (0).
+        tally.record("slow_body", status or 0, body, headers)
 
 
 def hostile_requests(host: str, port: int) -> list[tuple[str, Callable[[], Any]]]:
@@ -280,7 +355,8 @@ def run_hostile(base_url: str, seconds: float) -> dict[str, Any]:
     start = time.monotonic()
     until = start + seconds
     threads = [
-        threading.Thread(target=slow_client, args=(host, port, until, tally), daemon=True)
+        threading.Thread(target=client, args=(host, port, until, tally), daemon=True)
+        for client in (slow_client, slow_body_client)
         for _ in range(SLOW_CLIENTS)
     ]
 
@@ -334,4 +410,13 @@ def run_hostile(base_url: str, seconds: float) -> dict[str, Any]:
     }
 
 
-__all__ = ["is_json_error", "raw_exchange", "run_hostile", "slow_client"]
+__all__ = [
+    "SlowBody",
+    "is_json_error",
+    "raw_exchange",
+    "read_answer",
+    "run_hostile",
+    "slow_body",
+    "slow_body_client",
+    "slow_client",
+]
