@@ -9,9 +9,10 @@ handlers. Nothing touches the database until a request needs it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from flask import Flask
+if TYPE_CHECKING:
+    from flask import Flask
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
@@ -24,6 +25,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     (``MAX_CONTENT_LENGTH``: 1 MiB). Environment variables ``NEGAGRAPH_<KEY>`` override
     the defaults; *config* overrides both.
     """
+    # Imported here: the console script (api.entry) imports this package first and
+    # must stay light (Flask takes a good part of a second to import).
+    from flask import Flask
     from flask.json.provider import DefaultJSONProvider
 
     from api import database, errors, explorer, meta, positions, replay, solves

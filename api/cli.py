@@ -1299,7 +1299,8 @@ def db_upgrade(db_url: str | None, allow_other_tables: bool) -> None:
 
 
 def main() -> None:
-    """Entry point of the ``negagraph`` console script."""
+    """Run the command line as the ``negagraph`` console script does (its entry point,
+    :func:`api.entry.main`, loads this module and calls this)."""
     try:
         cli(prog_name="negagraph")
     finally:

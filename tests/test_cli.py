@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -110,3 +112,35 @@ def test_console_script_runs_as_a_real_process() -> None:
     )
     assert proc.returncode == 1
     assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+
+
+def loading_extensions(pid: int) -> bool:
+    """Whether process *pid* has loaded a compiled extension from site-packages (Python's
+    own start-up loads none: they come with negagraph's imports)."""
+    try:
+        maps = Path(f"/proc/{pid}/maps").read_text()
+    except OSError:  # gone already
+        return False
+    return any("site-packages/" in line and ".so" in line for line in maps.splitlines())
+
+
+def test_ctrl_c_while_the_command_line_loads_is_one_line_and_status_130() -> None:
+    # negagraph imports for a second or more before any command runs (SQLAlchemy, Flask,
+    # numpy, the games...): a Ctrl-C then printed a KeyboardInterrupt traceback.
+    proc = subprocess.Popen(
+        [NEGAGRAPH, "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not loading_extensions(proc.pid):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "negagraph did not start importing"
+            time.sleep(0.001)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert (proc.returncode, out, err) == (130, "", "interrupted\n")
