@@ -10,6 +10,7 @@ through a Flask test client, and from real ``negagraph`` processes.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -341,6 +342,51 @@ def test_solve_json_fields_are_the_documented_ones() -> None:
         assert proc.returncode == 0, proc.stderr
         outputs.append(json.loads(proc.stdout))
     assert_documented("solve-json", field_tables(README), outputs)
+
+
+# -- README.md: the Python examples ---------------------------------------------------------
+
+CHECKED = re.compile(r"^(?P<indent>\s*)(?P<expr>[^#\n]+?)\s+#\s*(?P<shown>\(.*?\))(?::.*)?$")
+"""A line of an example that shows its own result: ``expr  # (result)`` or
+``expr  # (result): what it is``."""
+
+
+def python_examples(doc: Path) -> list[str]:
+    """The fenced ``python`` blocks of *doc*."""
+    return re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.DOTALL)
+
+
+def run_example(code: str) -> list[tuple[str, Any, Any]]:
+    """Run *code*; for each line that shows its result, (the line, the result shown, the
+    result the expression really has)."""
+    shown: list[tuple[str, Any]] = []
+    lines = []
+    for line in code.splitlines():
+        m = CHECKED.match(line)
+        if m is None:
+            lines.append(line)
+            continue
+        lines.append(f"{m['indent']}__seen__.append(({m['expr']}))")
+        shown.append((line.strip(), ast.literal_eval(m["shown"])))
+    seen: list[Any] = []
+    exec(compile("\n".join(lines), "README.md", "exec"), {"__seen__": seen})
+    assert len(seen) == len(shown)
+    return [(line, want, got) for (line, want), got in zip(shown, seen, strict=True)]
+
+
+def test_the_readme_python_examples_show_their_real_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each ``expr  # (result)`` line of the README's Python examples has that result, run
+    where ``make run`` leaves its database (connect-four 4 x 4 in ``negagraph.db``)."""
+    monkeypatch.chdir(tmp_path)
+    solve_into("sqlite:///negagraph.db", "connect-four", {"width": 4, "height": 4}, True)
+    examples = python_examples(README)
+    assert len(examples) == 2, "the README's Python examples are not where this test looks"
+    checked = [c for code in examples for c in run_example(code)]
+    assert len(checked) == 2, checked
+    for line, want, got in checked:
+        assert got == want, f"README.md: {line} is really {got!r}"
 
 
 # -- docs/sql.md: tables and the view ---------------------------------------------------------
