@@ -27,7 +27,7 @@ from sqlalchemy import text
 from db.migrate import upgrade
 from db.session import make_engine
 from db.store import SqlStore
-from solver.games import get_game
+from solver.games import BUILTIN_GAMES, get_game
 from solver.negamax import solve
 from tests.api.helpers import make_app, solve_into
 
@@ -387,6 +387,38 @@ def test_the_readme_python_examples_show_their_real_results(
     assert len(checked) == 2, checked
     for line, want, got in checked:
         assert got == want, f"README.md: {line} is really {got!r}"
+
+
+# -- README.md: the games ---------------------------------------------------------------------
+
+
+def readme_games() -> list[str]:
+    """The games of the README's table, in its order."""
+    section = README.read_text().split("\n## Games\n", 1)[1]
+    return re.findall(r"^\| `([\w-]+)` \|", section, flags=re.MULTILINE)
+
+
+def test_the_readme_says_which_games_its_paragraphs_are_about() -> None:
+    """The paragraphs after the games table: "the last three" are the games of chance,
+    and the e-Valuate family, named, are the three before them and read the notations
+    shown."""
+    names = readme_games()
+    assert set(names) == set(BUILTIN_GAMES), "the table lists every built-in game"
+    text = " ".join(README.read_text().split())
+    assert text.count("The last three") == 1
+    assert "The last three are games of chance" in text
+    assert [n for n in names if get_game(n).facts.chance] == names[-3:]
+    family = re.search(r"The three before them, (.*?), are the e-Valuate family", text)
+    assert family is not None, "the e-Valuate family's paragraph does not name its games"
+    named = re.findall(r"`([\w-]+)`", family.group(1))
+    assert named == names[-6:-3]
+    shown = re.search(r"Their notations are (.*?); see", text)
+    assert shown is not None
+    notations = re.findall(r"`([^`]+)`", shown.group(1))
+    assert len(notations) == len(named)
+    for name, notation in zip(named, notations, strict=True):
+        game = get_game(name)
+        assert game.format(game.parse(notation)) == notation, name
 
 
 # -- docs/sql.md: tables and the view ---------------------------------------------------------
