@@ -1245,7 +1245,7 @@ def serve_command(
     SIGTERM stops the server."""
     from api import create_app
     from api.database import check_database
-    from api.serve import check_port, serve
+    from api.serve import banner, check_port, serve
 
     with user_errors():
         load_game_refs(game_refs)
@@ -1253,14 +1253,7 @@ def serve_command(
         check_database(url)
         check_port(host, port)
     warn_plugin_errors()
-    shown = f"[{host}]" if ":" in host else host
-    click.echo(
-        f"negagraph: serving {safe_url(url)} at http://{shown}:{port}/api "
-        f"(docs: http://{shown}:{port}/api/docs) with {workers} worker"
-        f"{'s' if workers != 1 else ''} of up to {connections} connection"
-        f"{'s' if connections != 1 else ''}",
-        err=True,
-    )
+    click.echo(banner(url, host, port, workers, connections), err=True)
     serve(
         create_app({"DATABASE_URL": url}),
         host=host,

@@ -34,6 +34,7 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.workers.ggevent import GeventWorker
 from werkzeug.exceptions import RequestTimeout
 
+from db.session import safe_url
 from solver.errors import NegagraphError
 
 GRACEFUL_TIMEOUT = 10
@@ -244,6 +245,24 @@ def serve(
     Server(app, options).run()
 
 
+def banner(url: str, host: str, port: int, workers: int, connections: int) -> str:
+    """The line ``negagraph serve`` prints when it starts: what it serves, where (the
+    API, its docs, and the explorer at ``/``), with how many workers.
+
+    >>> print(banner("sqlite:///negagraph.db", "::1", 5000, 1, 50))
+    negagraph: serving sqlite:///negagraph.db at http://[::1]:5000/api (docs: ...; explorer: ...
+    >>> banner("sqlite:///negagraph.db", "127.0.0.1", 5000, 1, 50).split("; ")[1]
+    'explorer: http://127.0.0.1:5000/) with 1 worker of up to 50 connections'
+    """
+    base = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    return (
+        f"negagraph: serving {safe_url(url)} at {base}/api "
+        f"(docs: {base}/api/docs; explorer: {base}/) with {workers} worker"
+        f"{'s' if workers != 1 else ''} of up to {connections} connection"
+        f"{'s' if connections != 1 else ''}"
+    )
+
+
 __all__ = [
     "BODY_TIMEOUT",
     "CONNECTIONS",
@@ -253,6 +272,7 @@ __all__ = [
     "ServeError",
     "Server",
     "Worker",
+    "banner",
     "check_port",
     "serve",
     "write_json_error",

@@ -421,6 +421,25 @@ def test_the_readme_says_which_games_its_paragraphs_are_about() -> None:
         assert game.format(game.parse(notation)) == notation, name
 
 
+# -- README.md: the explorer's address ---------------------------------------------------------
+
+
+def test_the_readme_gives_the_explorer_address_serve_prints() -> None:
+    """The address `negagraph serve` prints for the explorer, with its default host and
+    port, is the one the README's explorer section tells the reader to open."""
+    from api.cli import serve_command
+    from api.serve import banner
+
+    defaults = {p.name: p.default for p in serve_command.params}
+    host, port = defaults["host"], defaults["port"]
+    assert isinstance(host, str) and isinstance(port, int)
+    line = banner("sqlite:///negagraph.db", host, port, 2, 1000)
+    printed = re.search(r"explorer: (\S+)\)", line)
+    assert printed is not None, line
+    section = README.read_text().split("\n## Explorer\n", 1)[1].split("\n## ", 1)[0]
+    assert re.findall(r"`(http://[^`]*)`", section) == [printed.group(1)]
+
+
 # -- docs/sql.md: tables and the view ---------------------------------------------------------
 
 

@@ -138,6 +138,7 @@ def test_serve_answers_over_http_and_stops_on_sigterm(tmp_path: Path) -> None:
             raise
     assert proc.returncode == 0, err
     assert f"serving sqlite:///{tmp_path / 'served.db'} at {base}/api" in err
+    assert f"explorer: {base}/)" in err  # the browser app's address, as the README says
     assert "Shutting down" in err
 
 
