@@ -39,6 +39,7 @@ from solver.game import GameBase, params_text
 from solver.games import GAMES, GAMES_ENV, find_game, get_game, plugin_errors
 from solver.memory import (
     DEFAULT_FRACTION,
+    MINIMUM,
     check_memory_limit,
     default_memory_limit,
     format_size,
@@ -640,7 +641,8 @@ class MemorySize(click.ParamType[int]):
     "--memory-limit",
     type=MemorySize(),
     metavar="SIZE",
-    help="Stay under SIZE of RAM (e.g. 4GiB, 512MiB). A depth-first partial solve of a "
+    help=f"Stay under SIZE of RAM (e.g. 4GiB, 512MiB; at least {format_size(MINIMUM)}"
+    "). A depth-first partial solve of a "
     "game without repetitions into a database keeps part of its graph in RAM to stay "
     "under it (the database holds the rest) and goes on; other solves end, every batch "
     "committed, before their memory (RSS) would reach it.",

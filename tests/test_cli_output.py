@@ -147,3 +147,29 @@ def test_a_game_whose_code_fails_is_one_line_naming_the_game(tmp_path: Path) -> 
     with pytest.raises(SolveError, match="own code failed") as caught:
         solve(get_game(ref))
     assert isinstance(caught.value.__cause__, ZeroDivisionError)
+
+
+def test_the_memory_limit_s_minimum_is_in_the_help_and_the_readme() -> None:
+    """`--memory-limit` refuses less than :data:`solver.memory.MINIMUM`: its help says so,
+    and so does the README where it documents the option."""
+    from solver.memory import MINIMUM, format_size
+
+    minimum = format_size(MINIMUM)
+    assert minimum == "128 MiB"
+    done = subprocess.run(
+        [NEGAGRAPH, "solve", "--help"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0
+    help_text = " ".join(done.stdout.split())
+    option = help_text.split("--memory-limit SIZE", 1)[1].split(" --resident-nodes", 1)[0]
+    assert f"at least {minimum}" in option, option
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    documented = readme.split("`--memory-limit SIZE`", 1)[1][:400]
+    assert f"at least {minimum}" in documented, documented
+    refused = subprocess.run(
+        [NEGAGRAPH, "solve", "tic-tac-toe", "--memory", "--memory-limit", "127MiB"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode == 1 and f"at least {minimum}" in refused.stderr
