@@ -22,6 +22,8 @@ from typing import Any, NoReturn
 import click
 from sqlalchemy.engine import Engine
 
+from api.cli_status import status_entry, status_lines
+from api.cli_text import duration, number
 from api.views import describe_position
 from db import migrate
 from db.repository import list_runs, list_variants
@@ -90,10 +92,6 @@ def parse_position(game: GameBase, text: str) -> int:
         return game.parse(text)
     except InvalidPositionError as exc:
         fail(f"invalid {game.name} position: {exc}")
-
-
-def number(n: float) -> str:
-    return f"{n:,.0f}"
 
 
 DB_OPTION = click.option(
@@ -228,16 +226,6 @@ def games(game_refs: tuple[str, ...], as_json: bool) -> None:
                 rng = f", {p.get('min', '')}..{p.get('max', '')}"
             default = str(p["default"]).lower() if p["type"] == "bool" else p["default"]
             click.echo(f"    -p {p['name']}={default}  ({p['type']}{rng}) {p['help']}")
-
-
-def duration(seconds: float) -> str:
-    """*seconds* for people: ``45s``, ``3m05s``, ``2h07m``."""
-    seconds = max(0, round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds // 60 % 60:02d}m"
 
 
 LOG_EVERY = 5.0
@@ -1092,118 +1080,8 @@ def status_command(db_url: str | None, game_refs: tuple[str, ...], as_json: bool
     if as_json:
         click.echo(json.dumps({"database": safe_url(url), "variants": data}, default=str))
         return
-    click.echo(f"{safe_url(url)}: {len(data)} variant{'s' if len(data) != 1 else ''}")
-    for v in data:
-        root = v["root_bounds"]
-        bounds = (
-            ""
-            if root is None
-            else (
-                f"  root {v['root']} [{bound_text(root['low'], '-inf')}, "
-                f"{bound_text(root['high'], '+inf')}]"
-            )
-        )  # null in JSON
-        missing = "" if v["installed"] else " [game not installed]"
-        click.echo(
-            f"  {v['game']} ({v['params_text']}) rules v{v['rules_version']}: "
-            f"{number(v['nodes'])} nodes{bounds}{missing}"
-        )
-        for run in v["runs"]:
-            click.echo(
-                f"    run {run['id']} {run['status']:<8} {run['started_at']}  "
-                f"{number(run['expansions'])} expansions  +{number(run['nodes_added'])} nodes"
-                f"  {run['seconds']:.1f}s{memory_text(run)}"
-            )
-            for w in run["worker_units"]:
-                click.echo(
-                    f"      {w['worker']}: {number(w['units'])} units, "
-                    f"{number(w['positions'])} positions, {w['seconds']:.1f}s"
-                )
-
-
-def memory_text(run: dict[str, Any]) -> str:
-    """``  tiers 5/13 ~4m10s left  RAM 1.2 GiB of 18 GiB, 10,575,506 nodes resident`` (the
-    tiers of tiered runs only, the time left of running ones once known; empty for runs
-    recorded before the figures were)."""
-    tiers = (
-        "" if run["tiers_total"] is None else f"  tiers {run['tiers_done']}/{run['tiers_total']}"
-    )
-    if run.get("units_total") is not None and run["units_total"] != run["tiers_total"]:
-        tiers += f" units {run['units_done']}/{run['units_total']}"
-    if (run.get("workers") or 1) > 1:
-        tiers += f" on {run['workers']} workers"
-    if run.get("eta_seconds") is not None:
-        tiers += f" ~{duration(run['eta_seconds'])} left"
-    if run["rss_bytes"] is None:
-        return tiers
-    limit = run["memory_limit"]
-    resident = run["resident_nodes"]
-    return (
-        tiers
-        + f"  RAM {format_size(run['rss_bytes'])}"
-        + ("" if limit is None else f" of {format_size(limit)}")
-        + ("" if resident is None else f", {number(resident)} nodes resident")
-    )
-
-
-def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
-    def bounds(b: Any) -> dict[str, Any]:
-        return {
-            "low": public_to_json(b.low),
-            "high": public_to_json(b.high),
-            "low_final": b.low_final,
-            "high_final": b.high_final,
-        }
-
-    v = summary.variant
-    return {
-        "id": v.id,
-        "game": v.game,
-        "installed": v.game in GAMES,
-        "game_source": v.game_source,
-        "params": dict(v.params_json),
-        "params_text": v.params,
-        "rules_version": v.rules_version,
-        "nodes": summary.nodes,
-        "root": v.root_position,
-        "root_bounds": None if summary.root_bounds is None else bounds(summary.root_bounds),
-        "runs": [
-            {
-                "id": r.id,
-                "status": r.status,
-                "started_at": r.started_at.isoformat(),
-                "finished_at": None if r.finished_at is None else r.finished_at.isoformat(),
-                "root": r.root_position,
-                "full": r.tablebase,
-                "expansions": r.expansions,
-                "nodes_added": r.nodes_added,
-                "edges_added": r.edges_added,
-                "nodes": r.nodes,
-                "frontier": r.frontier,
-                "root_bounds": bounds(r.root_bounds),
-                "seconds": r.seconds,
-                "rss_bytes": r.rss_bytes,
-                "memory_limit": r.memory_limit,
-                "resident_nodes": r.resident_nodes,
-                "tiers_done": r.tiers_done,
-                "tiers_total": r.tiers_total,
-                "units_done": r.units_done,
-                "units_total": r.units_total,
-                "workers": r.workers,
-                "eta_seconds": r.eta_seconds,
-                "worker_units": [
-                    {
-                        "worker": w.worker,
-                        "units": w.units,
-                        "positions": w.positions,
-                        "seconds": round(w.seconds, 3),
-                    }
-                    for w in r.worker_units
-                ],
-            }
-            for r in runs
-        ],
-    }
+    for line in status_lines(safe_url(url), data):
+        click.echo(line)
 
 
 @cli.command("serve")
