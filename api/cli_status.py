@@ -36,8 +36,9 @@ def status_lines(database: str, data: list[dict[str, Any]]) -> list[str]:
             )
             for w in run["worker_units"]:
                 lines.append(
-                    f"      {w['worker']}: {number(w['units'])} units, "
-                    f"{number(w['positions'])} positions, {w['seconds']:.1f}s"
+                    f"      worker {w['worker']}: {number(w['units'])} units, "
+                    f"{number(w['discovered'])} positions discovered and "
+                    f"{number(w['solved'])} solved, {w['seconds']:.1f}s"
                 )
     return lines
 
@@ -117,6 +118,8 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
                         "worker": w.worker,
                         "units": w.units,
                         "positions": w.positions,
+                        "discovered": w.discovered,
+                        "solved": w.solved,
                         "seconds": round(w.seconds, 3),
                     }
                     for w in r.worker_units

@@ -394,7 +394,13 @@ class SolveRun(_Model):
 class WorkerUnits(_Model):
     worker: str = Field(description="the process, as host:pid")
     units: int = Field(ge=0, description="shards it wrote")
-    positions: int = Field(ge=0, description="their positions")
+    positions: int = Field(
+        ge=0,
+        description="their positions, of both sweeps (a position is written discovered, "
+        "then solved: discovered + solved)",
+    )
+    discovered: int = Field(ge=0, description="the positions it wrote discovered")
+    solved: int = Field(ge=0, description="the positions it solved")
     seconds: float = Field(ge=0, description="its time on them")
 
 

@@ -60,7 +60,14 @@ def run_json(run: RunRecord, variant: VariantRecord | None) -> dict[str, Any]:
         "workers": run.workers,
         "eta_seconds": run.eta_seconds,
         "worker_units": [
-            {"worker": w.worker, "units": w.units, "positions": w.positions, "seconds": w.seconds}
+            {
+                "worker": w.worker,
+                "units": w.units,
+                "positions": w.positions,
+                "discovered": w.discovered,
+                "solved": w.solved,
+                "seconds": w.seconds,
+            }
             for w in run.worker_units
         ],
         "pid": run.pid,

@@ -123,7 +123,13 @@ class WorkerUnits:
     worker: str
     units: int
     positions: int
+    """The positions of its units of both sweeps: a position is in a unit that writes it
+    discovered, then in one that solves it."""
     seconds: float
+    discovered: int = 0
+    """The positions of its units of the discovering sweep (written discovered)."""
+    solved: int = 0
+    """The positions of its units of the solving sweep (solved)."""
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ from db.records import (
     aware,
     bounds_of,
 )
+from db.shards import DISCOVER, SOLVE
 from solver.game import Game, PositionKey, params_text
 from solver.graph import STATE_NAMES
 
@@ -186,24 +187,33 @@ def _with_workers(session: Reader, runs: list[RunRecord]) -> list[RunRecord]:
     tiered = [r.id for r in runs if r.tiers_total is not None]
     if not tiered:
         return runs
-    found: dict[int, list[WorkerUnits]] = {}
+    found: dict[int, dict[str, WorkerUnits]] = {}
     rows = session.execute(
         select(
             TierShard.run_id,
             TierShard.worker,
+            TierShard.step,
             func.count(),
             func.sum(TierShard.nodes),
             func.sum(TierShard.seconds),
         )
         .where(TierShard.run_id.in_(tiered))
-        .group_by(TierShard.run_id, TierShard.worker)
-        .order_by(TierShard.run_id, TierShard.worker)
+        .group_by(TierShard.run_id, TierShard.worker, TierShard.step)
+        .order_by(TierShard.run_id, TierShard.worker, TierShard.step)
     )
-    for run_id, worker, units, positions, seconds in rows:
-        found.setdefault(run_id, []).append(
-            WorkerUnits(worker, int(units), int(positions or 0), float(seconds or 0.0))
+    for run_id, worker, step, units, positions, seconds in rows:
+        n = int(positions or 0)
+        mine = found.setdefault(run_id, {})
+        was = mine.get(worker, WorkerUnits(worker, 0, 0, 0.0))
+        mine[worker] = replace(
+            was,
+            units=was.units + int(units),
+            positions=was.positions + n,
+            seconds=was.seconds + float(seconds or 0.0),
+            discovered=was.discovered + (n if step == DISCOVER else 0),
+            solved=was.solved + (n if step == SOLVE else 0),
         )
-    return [replace(r, worker_units=tuple(found.get(r.id, ()))) for r in runs]
+    return [replace(r, worker_units=tuple(found.get(r.id, {}).values())) for r in runs]
 
 
 def _with_dead(session: Reader, runs: list[RunRecord]) -> list[RunRecord]:
