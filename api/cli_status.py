@@ -26,13 +26,16 @@ def status_lines(database: str, data: list[dict[str, Any]]) -> list[str]:
         missing = "" if v["installed"] else " [game not installed]"
         lines.append(
             f"  {v['game']} ({v['params_text']}) rules v{v['rules_version']}: "
-            f"{number(v['nodes'])} nodes{bounds}{missing}"
+            f"{variant_nodes_text(v)}{bounds}{missing}"
         )
         for run in v["runs"]:
+            # a tiered run's nodes are the positions it discovered (node rows come
+            # with their tier's solve)
+            added = "positions discovered" if run["tiers_total"] is not None else "nodes"
             lines.append(
                 f"    run {run['id']} {run['status']:<8} {run['started_at']}  "
-                f"{number(run['expansions'])} expansions  +{number(run['nodes_added'])} nodes"
-                f"  {run['seconds']:.1f}s{memory_text(run)}"
+                f"{number(run['expansions'])} expansions  +{number(run['nodes_added'])} "
+                f"{added}  {run['seconds']:.1f}s{memory_text(run)}"
             )
             for w in run["worker_units"]:
                 lines.append(
@@ -41,6 +44,16 @@ def status_lines(database: str, data: list[dict[str, Any]]) -> list[str]:
                     f"{number(w['solved'])} solved, {w['seconds']:.1f}s"
                 )
     return lines
+
+
+def variant_nodes_text(v: dict[str, Any]) -> str:
+    """A variant's size: ``161,029 nodes``, or in the middle of a tiered solve, whose
+    positions wait for their tier's solve to become nodes, ``2,095,564 positions
+    discovered, 0 solved``."""
+    waiting = v["discovered_unsolved"]
+    if not waiting:
+        return f"{number(v['nodes'])} nodes"
+    return f"{number(v['nodes'] + waiting)} positions discovered, {number(v['nodes'])} solved"
 
 
 def memory_text(run: dict[str, Any]) -> str:
@@ -87,6 +100,7 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
         "params_text": v.params,
         "rules_version": v.rules_version,
         "nodes": summary.nodes,
+        "discovered_unsolved": summary.discovered_unsolved,
         "root": v.root_position,
         "root_bounds": None if summary.root_bounds is None else bounds(summary.root_bounds),
         "runs": [
@@ -130,4 +144,4 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
     }
 
 
-__all__ = ["memory_text", "status_entry", "status_lines"]
+__all__ = ["memory_text", "status_entry", "status_lines", "variant_nodes_text"]

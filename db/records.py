@@ -141,6 +141,10 @@ class VariantSummary:
     """Stored positions."""
     last_run: RunRecord | None
     """The most recent run, or ``None`` if there has been none."""
+    discovered_unsolved: int = 0
+    """Positions a tiered solve has discovered whose tier is not solved yet: they wait in
+    ``discovered_positions`` (migration 0015) and have no node rows, so *nodes* leaves
+    them out."""
 
     @property
     def root_bounds(self) -> Bounds | None:

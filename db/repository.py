@@ -24,6 +24,7 @@ from db.errors import PositionNotFoundError, RulesVersionError
 from db.lock import PG_LOCK_CLASS, stale_reason
 from db.models import (
     ChanceNode,
+    DiscoveredChunk,
     Edge,
     Node,
     SolveRun,
@@ -134,7 +135,8 @@ def variant_closure(session: Reader, variant_id: int) -> tuple[bool, int]:
 
 
 def list_variants(session: Reader) -> list[VariantSummary]:
-    """Every stored variant with its node count and latest run, by game then parameters."""
+    """Every stored variant with its node count, the positions a tiered solve of it has
+    discovered and not solved yet, and its latest run, by game then parameters."""
     counts: dict[int, int] = {
         variant_id: n
         for variant_id, n in session.execute(
@@ -158,9 +160,17 @@ def list_variants(session: Reader) -> list[VariantSummary]:
             ],
         )
     }
+    waiting: dict[int, int] = {
+        variant_id: int(n)
+        for variant_id, n in session.execute(
+            select(DiscoveredChunk.variant_id, func.sum(DiscoveredChunk.count)).group_by(
+                DiscoveredChunk.variant_id
+            )
+        )
+    }
     variants = session.execute(select(_VARIANTS).order_by(Variant.game, Variant.params))
     return [
-        VariantSummary(v, counts.get(v.id, 0), last_runs.get(v.id))
+        VariantSummary(v, counts.get(v.id, 0), last_runs.get(v.id), waiting.get(v.id, 0))
         for v in (_variant(row) for row in variants)
     ]
 

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import socket
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -46,3 +47,44 @@ def test_a_worker_s_positions_are_counted_by_sweep(db_url: str) -> None:
     assert {k: v for k, v in api_worker.items() if k != "seconds"} == {
         k: v for k, v in worker.items() if k != "seconds"
     }
+
+
+def variant_lines(db_url: str) -> tuple[str, str, dict[str, Any]]:
+    """The variant's line and its latest run's line in `status`, and its JSON entry."""
+    code, out, err = run("status", "--db", db_url)
+    assert code == 0, err
+    lines = out.splitlines()
+    (i,) = [i for i, x in enumerate(lines) if x.startswith("  tic-tac-toe ")]
+    code, data, err = run("status", "--db", db_url, "--json")
+    assert code == 0, err
+    (variant,) = json.loads(data)["variants"]
+    return lines[i], lines[i + 1], variant
+
+
+def test_positions_discovered_but_not_solved_are_counted_as_such(db_url: str) -> None:
+    # A tiered solve stopped during its discovery holds no node rows yet: its positions
+    # wait in discovered_positions. The variant and its run say the same thing of them.
+    args = ["solve", "tic-tac-toe", "--full", "--db", db_url, "-q", "--max-expansions"]
+    code, _, err = run(*args, "1000")  # tiers are budgeted whole: 1+9+72+252+756 positions
+    assert code == 0, err
+    variant_line, run_line, variant = variant_lines(db_url)
+    assert variant_line.startswith(
+        "  tic-tac-toe (symmetry=false) rules v1: 1,090 positions discovered, 0 solved  root"
+    ), variant_line
+    assert "1,090 expansions  +1,090 positions discovered  " in run_line, run_line
+    assert (variant["nodes"], variant["discovered_unsolved"]) == (0, 1090)
+    assert variant["runs"][0]["nodes"] == 1090
+    # the next run discovers the rest and solves some of the tiers
+    code, _, err = run(*args, "6000")
+    assert code == 0, err
+    variant_line, run_line, variant = variant_lines(db_url)
+    solved = variant["nodes"]
+    assert 0 < solved < 5478 and variant["discovered_unsolved"] == 5478 - solved
+    assert f": 5,478 positions discovered, {solved:,} solved  root" in variant_line
+    assert "  +4,388 positions discovered  " in run_line, run_line
+    # once solved, every position is a node
+    code, _, err = run("solve", "tic-tac-toe", "--full", "--db", db_url, "-q")
+    assert code == 0, err
+    variant_line, run_line, variant = variant_lines(db_url)
+    assert ": 5,478 nodes  root" in variant_line and variant["discovered_unsolved"] == 0
+    assert "  +0 positions discovered  " in run_line, run_line
