@@ -771,6 +771,8 @@ def _solve(
     """The solve command's work (with progress on stderr); its result and database."""
     with user_errors():
         game = get_game(game_name, **parse_params(params))
+        # before the database is opened (or created): a bad root changes nothing
+        root_key = None if root is None else parse_position(game, root)
         display = ProgressDisplay(
             mode, full=full, max_expansions=max_expansions, max_seconds=max_seconds
         )
@@ -794,7 +796,7 @@ def _solve(
             try:
                 r = solve(
                     game,
-                    None if root is None else parse_position(game, root),
+                    root_key,
                     full=full,
                     max_expansions=max_expansions,
                     max_seconds=max_seconds,
