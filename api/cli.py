@@ -47,7 +47,7 @@ from solver.memory import (
     format_size,
     parse_size,
 )
-from solver.negamax import SolveResult, Until, solve
+from solver.negamax import SolveResult, Until, check_arguments, solve
 from solver.store import Progress, Store
 from solver.values import bound_text, public_to_json, to_json, to_public
 
@@ -771,8 +771,22 @@ def _solve(
     """The solve command's work (with progress on stderr); its result and database."""
     with user_errors():
         game = get_game(game_name, **parse_params(params))
-        # before the database is opened (or created): a bad root changes nothing
+        # before the database is opened (or created): bad arguments change nothing
         root_key = None if root is None else parse_position(game, root)
+        check_arguments(
+            game,
+            full=full,
+            max_expansions=max_expansions,
+            max_seconds=max_seconds,
+            batch_size=batch_size,
+            until=until,
+            tiers=tiers,
+            workers=cluster[0],
+            scheduler=cluster[1],
+            shard_size=cluster[2],
+            tolerance=tolerance,
+            resident_nodes=memory[1],
+        )
         display = ProgressDisplay(
             mode, full=full, max_expansions=max_expansions, max_seconds=max_seconds
         )

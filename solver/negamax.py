@@ -306,15 +306,20 @@ def solve(
             ": use solver.games.get_game(name, ...)"
         )
     limits = Limits(max_expansions, max_seconds, stop, memory_limit)
-    if until not in UNTIL:
-        raise InvalidParameterError(f"until must be 'bounds' or 'value', not {until!r}")
-    if batch_size is not None and batch_size < 1:
-        raise InvalidParameterError(f"batch_size must be >= 1, not {batch_size}")
-    if full and not game.facts.finite and limits.unbounded:
-        raise InvalidParameterError(
-            f"{game.name} has infinitely many positions: a full solve needs a budget "
-            "(max_expansions or max_seconds)"
-        )
+    check_arguments(
+        game,
+        full=full,
+        max_expansions=max_expansions,
+        max_seconds=max_seconds,
+        batch_size=batch_size,
+        until=until,
+        tiers=tiers,
+        workers=workers,
+        scheduler=scheduler,
+        shard_size=shard_size,
+        tolerance=tolerance,
+        resident_nodes=resident_nodes,
+    )
     if root is None:
         root_key = game.initial()
     elif isinstance(root, str):
@@ -326,21 +331,10 @@ def solve(
     if game.uses_symmetry:
         root_key = game.canonical(root_key)
     store = store if store is not None else MemoryStore()
-    if resident_nodes is not None:
-        _check_resident(game, store, full, resident_nodes)
+    if resident_nodes is not None and not isinstance(store, NodeSource):
+        raise InvalidParameterError(RESIDENT_PARTIAL)
     if game.facts.chance:
-        if batch_size is not None:
-            raise InvalidParameterError(
-                f"{game.name} has chance nodes: its solve commits one batch at the end of "
-                "the run, so it takes no batch size"
-            )
-        return _solve_chance(
-            game, root_key, store, full, tiers, workers, scheduler, progress, tolerance, limits
-        )
-    if tolerance is not None:
-        raise InvalidParameterError(
-            f"tolerance is for games of chance; {game.name}'s values are exact"
-        )
+        return _solve_chance(game, root_key, store, full, progress, tolerance, limits)
     if tiers is None:
         tiers = (
             full
@@ -348,17 +342,15 @@ def solve(
             and isinstance(store, TierStore)
             and not store.solved_without_tiers(game)
         )
-    elif tiers:
-        _check_tiered(game, store, full)
-    if workers < 1:
-        raise InvalidParameterError(f"workers must be at least 1, not {workers}")
-    if shard_size is not None and shard_size < 1:
-        raise InvalidParameterError(f"shard_size must be at least 1, not {shard_size}")
+    elif tiers and not isinstance(store, TierStore):
+        raise InvalidParameterError(
+            "a tiered solve needs a database to keep its tiers in (the in-memory store "
+            "holds the whole graph anyway)"
+        )
     if (workers > 1 or scheduler is not None) and not tiers:
         raise InvalidParameterError(
-            "workers solve the units of a tiered full solve: give --full, on a game that "
-            "declares tiers, into a database"
-            + (" (this variant was solved without tiers)" if full and game.facts.tiers else "")
+            WORKERS_WITHOUT_TIERS
+            + (" (this variant was solved without tiers)" if isinstance(store, TierStore) else "")
         )
     if tiers:
         assert isinstance(store, TierStore)
@@ -408,23 +400,14 @@ def _solve_chance(
     root_key: PositionKey,
     store: Store,
     full: bool,
-    tiers: bool | None,
-    workers: int,
-    scheduler: str | None,
     progress: ProgressCallback | None,
     tolerance: float | None,
     limits: Limits,
 ) -> SolveResult:
-    """A game of chance: in one process (:mod:`solver.chance`), under *limits*."""
-    if tiers or workers > 1 or scheduler is not None:
-        raise InvalidParameterError(
-            f"{game.name} has chance nodes: its full solve runs in one process, without "
-            "tiers or workers"
-        )
+    """A game of chance: in one process (:mod:`solver.chance`), under *limits* (its
+    arguments checked by :func:`check_arguments`)."""
     from solver.chance import DEFAULT_TOLERANCE, solve_chance  # it imports this module
 
-    if tolerance is not None and not 0 < tolerance <= 1:
-        raise InvalidParameterError(f"tolerance must be in (0, 1], not {tolerance}")
     return solve_chance(
         game,
         root_key,
@@ -465,12 +448,72 @@ def _resident_budget(memory_limit: int) -> int:
     return max(MIN_RESIDENT, room // RESIDENT_BYTES)
 
 
-def _check_resident(game: Game, store: Store, full: bool, resident_nodes: int) -> None:
+RESIDENT_PARTIAL = "a resident budget is for partial solves into a database"
+
+WORKERS_WITHOUT_TIERS = (
+    "workers solve the units of a tiered full solve: give --full, on a game that declares "
+    "tiers, into a database"
+)
+
+
+def check_arguments(
+    game: Game,
+    *,
+    full: bool = False,
+    max_expansions: int | None = None,
+    max_seconds: float | None = None,
+    batch_size: int | None = None,
+    until: Until = "bounds",
+    tiers: bool | None = None,
+    workers: int = 1,
+    scheduler: str | None = None,
+    shard_size: int | None = None,
+    tolerance: float | None = None,
+    resident_nodes: int | None = None,
+) -> None:
+    """Refuse what :func:`solve` refuses of these arguments whatever its store is and
+    holds, so that a caller can refuse them before it opens, or creates, a database (as
+    ``negagraph solve`` does). :func:`solve` calls it first, then refuses more of a store
+    that is not a database (tiers, workers and a resident budget need one) or of a
+    variant solved without tiers (workers).
+
+    >>> from solver.games import get_game
+    >>> check_arguments(get_game("tic-tac-toe"), full=True, workers=2)
+    >>> check_arguments(get_game("number-game"), full=True)
+    Traceback (most recent call last):
+    ...
+    solver.errors.InvalidParameterError: number-game has infinitely many positions: ...
+
+    :raises InvalidParameterError: for what :func:`solve` says it raises it for.
+    """
+    Limits(max_expansions, max_seconds)  # the budgets' own checks
+    if until not in UNTIL:
+        raise InvalidParameterError(f"until must be 'bounds' or 'value', not {until!r}")
+    if batch_size is not None and batch_size < 1:
+        raise InvalidParameterError(f"batch_size must be >= 1, not {batch_size}")
+    if full and not game.facts.finite and max_expansions is None and max_seconds is None:
+        raise InvalidParameterError(
+            f"{game.name} has infinitely many positions: a full solve needs a budget "
+            "(max_expansions or max_seconds)"
+        )
+    if workers < 1:
+        raise InvalidParameterError(f"workers must be at least 1, not {workers}")
+    if shard_size is not None and shard_size < 1:
+        raise InvalidParameterError(f"shard_size must be at least 1, not {shard_size}")
+    if resident_nodes is not None:
+        _check_resident(game, full, resident_nodes)
+    if game.facts.chance:
+        _check_chance(game, batch_size, tiers, workers > 1 or scheduler is not None, tolerance)
+    else:
+        _check_exact(game, full, tiers, workers > 1 or scheduler is not None, tolerance)
+
+
+def _check_resident(game: Game, full: bool, resident_nodes: int) -> None:
     """Refuse a resident budget where :mod:`solver.cache` cannot evict."""
     if resident_nodes < 1:
         raise InvalidParameterError(f"a resident budget is at least 1 node, not {resident_nodes}")
-    if full or game.facts.chance or not isinstance(store, NodeSource):
-        raise InvalidParameterError("a resident budget is for partial solves into a database")
+    if full or game.facts.chance:
+        raise InvalidParameterError(RESIDENT_PARTIAL)
     if game.priority is not None or game.facts.leak_order == "breadth":
         raise InvalidParameterError(
             f"a resident budget is for depth-first partial solves; {game.name} expands its "
@@ -478,16 +521,40 @@ def _check_resident(game: Game, store: Store, full: bool, resident_nodes: int) -
         )
 
 
-def _check_tiered(game: Game, store: Store, full: bool) -> None:
-    """Refuse a tiered solve that cannot be."""
-    if not full:
-        raise InvalidParameterError("tiers are for full solves (--full)")
-    if not game.facts.tiers:
-        raise InvalidParameterError(f"{game.name} declares no tiers")
-    if not isinstance(store, TierStore):
+def _check_chance(
+    game: Game, batch_size: int | None, tiers: bool | None, cluster: bool, tolerance: float | None
+) -> None:
+    """Refuse what a game of chance's solve (one commit, one process) cannot take."""
+    if batch_size is not None:
         raise InvalidParameterError(
-            "a tiered solve needs a database to keep its tiers in (the in-memory store "
-            "holds the whole graph anyway)"
+            f"{game.name} has chance nodes: its solve commits one batch at the end of "
+            "the run, so it takes no batch size"
+        )
+    if tiers or cluster:
+        raise InvalidParameterError(
+            f"{game.name} has chance nodes: its full solve runs in one process, without "
+            "tiers or workers"
+        )
+    if tolerance is not None and not 0 < tolerance <= 1:
+        raise InvalidParameterError(f"tolerance must be in (0, 1], not {tolerance}")
+
+
+def _check_exact(
+    game: Game, full: bool, tiers: bool | None, cluster: bool, tolerance: float | None
+) -> None:
+    """Refuse a tolerance, and tiers or workers where they cannot be, in a game without
+    chance."""
+    if tolerance is not None:
+        raise InvalidParameterError(
+            f"tolerance is for games of chance; {game.name}'s values are exact"
+        )
+    if tiers and not full:
+        raise InvalidParameterError("tiers are for full solves (--full)")
+    if tiers and not game.facts.tiers:
+        raise InvalidParameterError(f"{game.name} declares no tiers")
+    if cluster and (tiers is False or not full or not game.facts.tiers):
+        raise InvalidParameterError(
+            WORKERS_WITHOUT_TIERS + (" (not --no-tiers)" if tiers is False else "")
         )
 
 
