@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 import click
 from sqlalchemy.engine import Engine
 
+from api.cli_solve import STOPPED, ending_notes, exit_status
 from api.cli_status import status_entry, status_lines
 from api.cli_text import duration, number
 from api.views import describe_position
@@ -682,7 +683,8 @@ def solve_command(
     """Solve GAME from its initial position (or --root) and print the root's bounds.
 
     The graph is stored in the database (--db, else $NEGAGRAPH_DATABASE_URL, else
-    sqlite:///negagraph.db); running the same command again continues the solve."""
+    sqlite:///negagraph.db); running the same command again continues the solve. Ctrl-C
+    stops after the current batch, with exit status 130 (a second one at once)."""
     if memory and db_url:
         fail("--memory and --db exclude each other")
     if scheduler is not None and workers != 1:
@@ -720,34 +722,19 @@ def solve_command(
                 ),
                 err=True,
             )
-            raise click.exceptions.Exit(130) from None
+            raise click.exceptions.Exit(STOPPED) from None
         interrupts.closing = True
         if as_json:
             click.echo(json.dumps(result_json(game, r, root)))
-            return
-        for line in describe_result(game, r, root):
-            click.echo(line)
-        if url is not None:
-            click.echo(f"  stored in {safe_url(url)}")
-        if r.ended_by == "memory":
-            click.echo(
-                f"  memory limit reached ({format_size(r.peak_rss)} in use, limit "
-                f"{format_size(r.memory_limit or 0)}) after committing the last batch; "
-                + (
-                    "a tiered solve holds one tier and what its moves reach in RAM: run "
-                    "the same command again to go on (a fresh process), or give it a "
-                    "larger --memory-limit"
-                    if r.extra.get("tiers")
-                    else "this solve holds its whole graph in RAM (depth-first partial "
-                    "solves of games without repetitions into a database evict instead), so "
-                    "the same command goes little further: give it a larger --memory-limit"
-                ),
-                err=True,
-            )
-        elif r.status in ("stopped", "budget"):
-            why = "stopped on request" if r.status == "stopped" else "budget exhausted"
-            again = "" if url is None else "; run the same command again to continue"
-            click.echo(f"  {why} after committing the last batch{again}", err=True)
+        else:
+            for line in describe_result(game, r, root):
+                click.echo(line)
+            if url is not None:
+                click.echo(f"  stored in {safe_url(url)}")
+        for line in ending_notes(r, url is not None, as_json):
+            click.echo(line, err=True)
+        if exit_status(r):
+            raise click.exceptions.Exit(exit_status(r))
 
 
 def _solve(

@@ -406,7 +406,7 @@ def test_ctrl_c_stops_after_the_batch_and_says_how_to_continue(tmp_path: Path) -
     assert wait_for_commit(url, proc, 0), proc.communicate()  # ~67 batches: one is done
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=WAIT)
-    assert proc.returncode == 0, err
+    assert proc.returncode == 130, err  # stopped, not finished: SIGINT's status
     assert "stopped on request" in err and "run the same command again" in err
     assert "Traceback" not in err
     engine = make_engine(url)
@@ -420,6 +420,78 @@ def test_ctrl_c_stops_after_the_batch_and_says_how_to_continue(tmp_path: Path) -
     code, out, err = run("solve", *args[:-2], "--json")
     assert code == 0 and json.loads(out)["complete"]
     assert not kept.exists()
+
+
+def solve_on_a_terminal(args: list[str]) -> tuple[subprocess.Popen[bytes], int]:
+    """``negagraph solve`` with stderr on a pseudo-terminal (its progress line redrawn in
+    place) and stdout a pipe: the process and the terminal's reading end."""
+    import pty
+
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(
+        [NEGAGRAPH, "solve", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=secondary,
+    )
+    os.close(secondary)
+    return proc, primary
+
+
+def read_terminal(primary: int, until: Any, timeout: float = WAIT) -> str:
+    """What the terminal shows until *until* (a test on all of it so far) is true, or the
+    process's side closes (then all of it); an error after *timeout* seconds."""
+    import select
+
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while not until(seen.decode(errors="replace")):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"not seen within {timeout:.0f} s: {seen[-300:]!r}")
+        ready, _, _ = select.select([primary], [], [], left)
+        if not ready:
+            continue
+        try:
+            chunk = os.read(primary, 65536)
+        except OSError:  # the process's side closed: it ended
+            break
+        if not chunk:
+            break
+        seen += chunk
+    return seen.decode(errors="replace")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+@pytest.mark.parametrize("stored", [True, False], ids=["db", "memory"])
+def test_the_first_ctrl_c_exits_130_after_the_result(tmp_path: Path, stored: bool) -> None:
+    # connect-four 5 x 4 in one pass: some 20 s of expanding, stopped at once. The first
+    # Ctrl-C lets the run end as a stop: the result, a line saying it stopped (and how to
+    # go on when it is stored), and SIGINT's exit status, 130, not a finished run's 0.
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    where = ["--db", url] if stored else ["--memory"]
+    args = ["connect-four", "-p", "width=5", "-p", "height=4", "--full", "--no-tiers", *where]
+    proc, primary = solve_on_a_terminal(args)
+    try:
+        shown = read_terminal(primary, lambda seen: re.search(r"  expanding(  |\s*$)", seen))
+        proc.send_signal(signal.SIGINT)
+        shown += read_terminal(primary, lambda seen: False)  # to the end
+    finally:
+        os.close(primary)
+        out, _ = proc.communicate(timeout=WAIT)
+    assert proc.returncode == 130, shown[-500:]
+    assert "Traceback" not in shown
+    assert "low -inf (not final), high +inf (not final)" in out.decode()  # the result
+    (line,) = [x for x in shown.splitlines() if "stopped on request" in x]
+    if stored:
+        assert line.strip() == (
+            "stopped on request after committing the last batch; run the same command "
+            "again to continue"
+        )
+        assert run_status(url)["runs"][0]["status"] == "stopped"
+    else:
+        assert line.strip() == "stopped on request; nothing is stored (--memory)"
+        assert not (tmp_path / "c.db").exists()
 
 
 def test_chess_lookups_pick_the_table_from_the_fen(tmp_path: Path) -> None:
@@ -674,11 +746,14 @@ def test_ctrl_c_twice_is_recorded_as_stopped_with_the_committed_figures(db_url: 
     proc.send_signal(signal.SIGINT)  # the second: abort the batch in flight
     out, err = proc.communicate(timeout=WAIT)
     err = "".join(lines) + err
-    # a stop, not a failure: either the second Ctrl-C came in time or the run had closed
-    if proc.returncode == 130:
-        assert out == "" and "interrupted: every committed batch is kept" in err
+    # a stop, not a failure: either the second Ctrl-C came in time or the run had closed;
+    # either way SIGINT's exit status
+    assert proc.returncode == 130, err
+    if out == "":
+        assert "interrupted: every committed batch is kept" in err
     else:
-        assert proc.returncode == 0 and json.loads(out)["status"] == "stopped", err
+        assert json.loads(out)["status"] == "stopped", err
+        assert "stopped on request after committing the last batch" in err
     assert "Traceback" not in err and "Aborted!" not in err
     (run_row,) = run_status(db_url)["runs"]
     assert run_row["status"] == "stopped" and run_row["finished_at"] is not None
@@ -697,7 +772,7 @@ def test_ctrl_c_twice_at_start_up_is_recorded_as_stopped(db_url: str) -> None:
     read_lines_until(proc.stderr, lambda line: "stopping after" in line)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=WAIT)
-    assert proc.returncode in (0, 130), err
+    assert proc.returncode == 130, err
     assert "Traceback" not in err and "Aborted!" not in err
     assert run_status(db_url)["runs"][0]["status"] == "stopped"
 
