@@ -7,13 +7,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from api.cli import cli
 from tests.api.helpers import make_app
+from tests.db.test_solve_cli import WAIT, read_terminal, solve_on_a_terminal
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -88,3 +91,31 @@ def test_positions_discovered_but_not_solved_are_counted_as_such(db_url: str) ->
     variant_line, run_line, variant = variant_lines(db_url)
     assert ": 5,478 nodes  root" in variant_line and variant["discovered_unsolved"] == 0
     assert "  +0 positions discovered  " in run_line, run_line
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+def test_a_tiered_solve_stopped_while_discovering(db_url: str) -> None:
+    # Ctrl-C once the terminal shows the discovery under way: the run stops after the
+    # tier in progress, before any tier is solved, and status says the same of the
+    # variant and of its run: positions discovered, none solved yet.
+    args = ["connect-four", "-p", "width=5", "-p", "height=4", "--full", "--db", db_url]
+    proc, primary = solve_on_a_terminal(args)
+    try:
+        shown = read_terminal(primary, lambda seen: "discovering tier " in seen)
+        proc.send_signal(signal.SIGINT)
+        shown += read_terminal(primary, lambda seen: False)  # to the end
+    finally:
+        os.close(primary)
+        proc.communicate(timeout=WAIT)
+    assert proc.returncode == 130, shown[-500:]
+    code, out, err = run("status", "--db", db_url, "--json")
+    assert code == 0, err
+    (variant,) = json.loads(out)["variants"]
+    (stopped,) = variant["runs"]
+    discovered = variant["discovered_unsolved"]
+    assert stopped["status"] == "stopped" and stopped["tiers_done"] < stopped["tiers_total"]
+    assert variant["nodes"] == 0 and discovered == stopped["nodes"] == stopped["nodes_added"] > 0
+    code, out, err = run("status", "--db", db_url)
+    assert code == 0, err
+    assert f": {discovered:,} positions discovered, 0 solved  root" in out, out
+    assert f"  +{discovered:,} positions discovered  " in out, out
