@@ -320,39 +320,13 @@ def solve(
         tolerance=tolerance,
         resident_nodes=resident_nodes,
     )
-    if root is None:
-        root_key = game.initial()
-    elif isinstance(root, str):
-        root_key = game.parse(root)
-    elif isinstance(root, int) and not isinstance(root, bool) and root >= 0:
-        root_key = root
-    else:
-        raise InvalidPositionError(f"root must be a position key or notation, not {root!r}")
-    if game.uses_symmetry:
-        root_key = game.canonical(root_key)
+    root_key = _root_key(game, root)
     store = store if store is not None else MemoryStore()
     if resident_nodes is not None and not isinstance(store, NodeSource):
         raise InvalidParameterError(RESIDENT_PARTIAL)
     if game.facts.chance:
         return _solve_chance(game, root_key, store, full, progress, tolerance, limits)
-    if tiers is None:
-        tiers = (
-            full
-            and game.facts.tiers
-            and isinstance(store, TierStore)
-            and not store.solved_without_tiers(game)
-        )
-    elif tiers and not isinstance(store, TierStore):
-        raise InvalidParameterError(
-            "a tiered solve needs a database to keep its tiers in (the in-memory store "
-            "holds the whole graph anyway)"
-        )
-    if (workers > 1 or scheduler is not None) and not tiers:
-        raise InvalidParameterError(
-            WORKERS_WITHOUT_TIERS
-            + (" (this variant was solved without tiers)" if isinstance(store, TierStore) else "")
-        )
-    if tiers:
+    if _tiered(game, store, full, tiers, workers > 1 or scheduler is not None):
         assert isinstance(store, TierStore)
         cluster = _Cluster(workers, scheduler, notice, shard_size)
         return _solve_tiered(
@@ -446,6 +420,42 @@ def _resident_budget(memory_limit: int) -> int:
     at :data:`RESIDENT_BYTES` a node."""
     room = memory_limit - rss() - _store_cache(memory_limit) - headroom(memory_limit)
     return max(MIN_RESIDENT, room // RESIDENT_BYTES)
+
+
+def _root_key(game: Game, root: PositionKey | str | None) -> PositionKey:
+    """The key of :func:`solve`'s *root* (canonical where the game uses symmetry)."""
+    if root is None:
+        root_key = game.initial()
+    elif isinstance(root, str):
+        root_key = game.parse(root)
+    elif isinstance(root, int) and not isinstance(root, bool) and root >= 0:
+        root_key = root
+    else:
+        raise InvalidPositionError(f"root must be a position key or notation, not {root!r}")
+    return game.canonical(root_key) if game.uses_symmetry else root_key
+
+
+def _tiered(game: Game, store: Store, full: bool, tiers: bool | None, cluster: bool) -> bool:
+    """Whether :func:`solve` goes a tier at a time (*tiers* ``None``: when it can, on a
+    variant not solved otherwise); refuse tiers, or workers (*cluster*), it cannot have."""
+    if tiers is None:
+        tiers = (
+            full
+            and game.facts.tiers
+            and isinstance(store, TierStore)
+            and not store.solved_without_tiers(game)
+        )
+    elif tiers and not isinstance(store, TierStore):
+        raise InvalidParameterError(
+            "a tiered solve needs a database to keep its tiers in (the in-memory store "
+            "holds the whole graph anyway)"
+        )
+    if cluster and not tiers:
+        raise InvalidParameterError(
+            WORKERS_WITHOUT_TIERS
+            + (" (this variant was solved without tiers)" if isinstance(store, TierStore) else "")
+        )
+    return bool(tiers)
 
 
 RESIDENT_PARTIAL = "a resident budget is for partial solves into a database"
