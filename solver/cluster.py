@@ -23,6 +23,7 @@ from typing import Any
 
 from solver.errors import InvalidParameterError, NegagraphError, SolveError
 from solver.game import Game
+from solver.local_cluster import start_local
 from solver.store import NodeShard, ShardTarget, TierRecord
 from solver.units import (
     ShardResult,
@@ -75,7 +76,7 @@ class DaskRunner:
         tell: Callable[[str], None] | None = None,
     ) -> None:
         try:
-            from distributed import Client, LocalCluster, as_completed
+            from distributed import Client, as_completed
         except ImportError as exc:  # pragma: no cover - a dependency of negagraph
             raise SolveError(f"--workers needs Dask distributed ({exc})") from None
         # Dask's own INFO lines (cluster start, dashboard hints) only with negagraph -vv.
@@ -90,15 +91,12 @@ class DaskRunner:
             assert workers is not None
             if workers < 1:
                 raise InvalidParameterError(f"--workers must be at least 1, not {workers}")
-            self.cluster = LocalCluster(
-                n_workers=workers,
-                threads_per_worker=WORKER_THREADS,
-                processes=True,
-                memory_limit=(memory_limit // workers) if memory_limit else "auto",
-                dashboard_address=":0",
-                silence_logs=logging.WARNING,
-            )
-            self.client: Any = Client(self.cluster)
+            self.cluster = start_local(workers, WORKER_THREADS, memory_limit)
+            try:
+                self.client: Any = Client(self.cluster)
+            except BaseException:
+                self.cluster.close()
+                raise
         else:
             try:
                 self.client = Client(scheduler, timeout="30s")

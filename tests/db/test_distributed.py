@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from sqlalchemy import Engine, make_url, text
 
@@ -56,10 +57,50 @@ def _solve_args(url: str, *extra: str) -> list[str]:
     ]
 
 
-def _run(url: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def _run(
+    url: str, *extra: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        _solve_args(url, *extra), capture_output=True, text=True, timeout=LIMIT * 2
+        _solve_args(url, *extra), capture_output=True, text=True, timeout=LIMIT * 2, env=env
     )
+
+
+NO_START = """
+import os, sys
+if "--multiprocessing-fork" in sys.argv:  # a local worker process (spawned)
+    os._exit(3)
+"""
+"""Worker processes that die as they start."""
+
+
+def _with_site(where: Path, code: str) -> dict[str, str]:
+    """The environment of a command whose Python processes run *code* as they start
+    (a ``sitecustomize`` module on ``PYTHONPATH``)."""
+    where.mkdir(exist_ok=True)
+    (where / "sitecustomize.py").write_text(code)
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": str(where) + (os.pathsep + path if path else "")}
+
+
+def _noise(stderr: str) -> list[str]:
+    """The lines of *stderr* that are errors, warnings or tracebacks."""
+    return [
+        line
+        for line in stderr.splitlines()
+        if any(w in line for w in ("ERROR", "WARNING", "Traceback", "Error", "leaked"))
+    ]
+
+
+def _local_workers(proc: subprocess.Popen[Any]) -> list[psutil.Process]:
+    """The worker processes of *proc*'s local cluster (spawned by multiprocessing)."""
+    found = []
+    for child in psutil.Process(proc.pid).children(recursive=True):
+        try:
+            if "--multiprocessing-fork" in child.cmdline():
+                found.append(child)
+        except psutil.Error:  # gone meanwhile
+            pass
+    return found
 
 
 def _snapshot(url: str) -> tuple[list[Any], list[Any], list[Any]]:
@@ -276,20 +317,67 @@ def test_a_killed_worker_loses_nothing_and_a_second_solve_is_refused(
     assert _snapshot(url) == reference
 
 
+def _kill_a_starting_worker(proc: subprocess.Popen[Any]) -> None:
+    """Kill a worker process of *proc*'s local cluster as soon as there is one: it takes
+    seconds to start (imports), so it dies while the cluster starts."""
+    killed: list[int] = []
+
+    def kill() -> bool:
+        for worker in _local_workers(proc)[:1]:
+            worker.kill()
+            killed.append(worker.pid)
+        return bool(killed)
+
+    _wait_for("a local worker process", kill)
+
+
 def test_everything_killed_then_the_same_command_again(
-    db: str, reference: tuple[list[Any], list[Any], list[Any]]
+    db: str, tmp_path: Path, reference: tuple[list[Any], list[Any], list[Any]]
 ) -> None:
+    """A worker killed while the local cluster starts: the cluster is started again and
+    the solve goes on (it stopped with a traceback: ``Nanny failed to start``). Then
+    everything killed in mid-solve, and the same command again: it ends as the
+    one-process solve."""
     args = _solve_args(db, "--workers", "2")
-    solving = subprocess.Popen(
-        args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
+    log = tmp_path / "killed.log"
+    with open(log, "w") as err:
+        solving = subprocess.Popen(
+            [args[0], "-v", *args[1:]],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+        )
     try:
-        _wait_for("the first shards", lambda: _shards_written(db) >= 3)
+        _kill_a_starting_worker(solving)
+        _wait_for(
+            "the first shards", lambda: _shards_written(db) >= 3 or solving.poll() is not None
+        )
+        assert solving.poll() is None, log.read_text()
     finally:
         os.killpg(solving.pid, signal.SIGKILL)  # the client, its scheduler, its workers
         solving.wait(timeout=LIMIT)
+    assert "the local Dask cluster could not start (" in log.read_text()
     written = _shards_written(db)
     again = _run(db, "--workers", "2")
     assert again.returncode == 0, again.stderr
     assert _snapshot(db) == reference
     assert _shards_written(db) >= written
+
+
+def test_a_local_cluster_that_cannot_start_is_one_error_line(db: str, tmp_path: Path) -> None:
+    """Worker processes that die as they start, at every attempt: the solve fails with
+    one line (not a traceback), and its run is recorded as failed, the variant free."""
+    done = _run(db, "--workers", "2", env=_with_site(tmp_path / "site", NO_START))
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        "error: the local Dask cluster could not start: Nanny failed to start worker "
+        "process (3 attempts)"
+    ), done.stderr
+    assert _noise(done.stderr) == [], done.stderr
+    engine = make_engine(db)
+    try:
+        with engine.connect() as conn:
+            runs = conn.execute(text("SELECT status, nodes FROM solve_runs")).all()
+    finally:
+        engine.dispose()
+    assert [tuple(r) for r in runs] == [("failed", 0)]
