@@ -23,7 +23,7 @@ from typing import Any
 
 from solver.errors import InvalidParameterError, NegagraphError, SolveError
 from solver.game import Game
-from solver.local_cluster import start_local
+from solver.local_cluster import start_local, stop_local
 from solver.store import NodeShard, ShardTarget, TierRecord
 from solver.units import (
     ShardResult,
@@ -95,7 +95,7 @@ class DaskRunner:
             try:
                 self.client: Any = Client(self.cluster)
             except BaseException:
-                self.cluster.close()
+                stop_local(self.cluster)
                 raise
         else:
             try:
@@ -275,9 +275,9 @@ class DaskRunner:
                 self.client.cancel(futures)
             self.client.close()
         finally:
-            if self.cluster is not None:
-                self.cluster.close()
-                self.cluster = None
+            cluster, self.cluster = self.cluster, None
+            if cluster is not None:
+                stop_local(cluster, busy=bool(futures))  # the client closed first
 
     def __enter__(self) -> DaskRunner:
         return self
