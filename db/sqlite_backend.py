@@ -21,7 +21,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql import Executable
 
-from db import resume, rows, sqlite_bulk, sqlite_load
+from db import resume, rows, sqlite_bulk, sqlite_load, sqlite_wal
 from db.backend import Backend, Staged, driver
 from db.models import NODE_COLUMNS, NODE_UPDATE_COLUMNS
 from solver.graph import EXPANDED, Graph
@@ -179,7 +179,8 @@ class SqliteBackend(Backend):
         if conn.in_transaction():
             conn.rollback()
         self._pragmas(conn, writing=False)
-        self._checkpoint(conn)
+        # the log into the file, and truncated: a finished solve leaves one file
+        sqlite_wal.checkpoint(driver(conn), "TRUNCATE")
 
     def _pragmas(self, conn: Connection, *, writing: bool) -> None:
         """Writer-only settings, set outside any transaction (pragmas like
@@ -190,19 +191,6 @@ class SqliteBackend(Backend):
             sqlite.execute(f"PRAGMA foreign_keys = {'OFF' if writing else 'ON'}")
         # Checkpoint less often: a batch rewrites many of the same index pages.
         sqlite.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT if writing else 1000}")
-
-    def _checkpoint(self, conn: Connection) -> None:
-        """Copy the write-ahead log into the database file and truncate it (up to
-        :data:`WAL_AUTOCHECKPOINT` pages), so that a finished solve leaves one file that
-        holds everything. Readers in mid-read are waited for (the busy timeout); one that
-        outlasts it leaves the log for the next writer or reader to checkpoint."""
-        busy, log_pages, done = driver(conn).execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        if busy:
-            log.info(
-                "write-ahead log not truncated (%d of %d pages copied): readers were still reading",
-                done,
-                log_pages,
-            )
 
     # -- reading: whole column ranges at a time (db.sqlite_load) -------------------------
 

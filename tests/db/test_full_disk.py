@@ -1,0 +1,83 @@
+"""A tiered full solve into SQLite on a disk that is full, or nearly: a file system of a
+few MiB (``tmpfs``), mounted for the solve alone in a user and mount namespace of its own
+(``unshare``: no root needed where the kernel lets users make namespaces).
+
+The other tests' full disk, a page limit on every connection (``PRAGMA
+max_page_count``, tests/db/test_write_behind.py), bounds the database's pages only; a
+checkpoint of the write-ahead log ignores it, and the log and the file do not share
+its room. Here the log and the file share one disk, as on a real one: the solve's
+checkpoints need room for the file to grow beside the log (:mod:`db.sqlite_wal`).
+
+connect-four 4 x 4: a database of 15.3 MiB. Its tiered solve wrote a log of 22 MiB
+(nothing was checkpointed before the end), and its closing checkpoint then needed the
+15.3 MiB on top of it: on a disk of 28 MiB the solve succeeded, logged ``ERROR
+db.store: could not give the writer's connection back`` with four tracebacks, and left
+its log of 22 MiB beside a file of 6 MiB; a solve that failed for want of room logged
+the same before its one error line.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
+
+MOUNTED = """
+mount -t tmpfs -o "size=${SIZE}m" tmpfs "$DISK" || exit 97
+"$@"
+code=$?
+cp "$DISK"/* "$OUT"/
+exit $code
+"""
+"""Run the command given on a fresh ``tmpfs`` of ``$SIZE`` MiB at ``$DISK``, then copy
+what it left there to ``$OUT`` (the mount goes with the namespace)."""
+
+
+def _solve_on_disk(where: Path, mib: int) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """``negagraph solve`` of connect-four 4 x 4, tiered, into a SQLite file on a disk of
+    *mib* MiB; the command's outcome and the directory holding a copy of what it left on
+    the disk (the database, and its log if it left one)."""
+    disk, out = where / "disk", where / "out"
+    disk.mkdir()
+    out.mkdir()
+    url = f"sqlite:///{disk / 'negagraph.db'}"
+    solve = [NEGAGRAPH, "solve", "connect-four", "-p", "width=4", "-p", "height=4", "--full"]
+    done = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", MOUNTED, "sh",
+         *solve, "-q", "--db", url],
+        env={**os.environ, "SIZE": str(mib), "DISK": str(disk), "OUT": str(out)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert done.returncode != 97, f"no tmpfs in a namespace of our own: {done.stderr}"
+    return done, out
+
+
+def _errors(stderr: str) -> list[str]:
+    """*stderr* but the line saying that the schema was made."""
+    return [line for line in stderr.splitlines() if not line.startswith("created the ")]
+
+
+def test_a_solve_that_fills_the_disk_fails_with_one_line(tmp_path: Path) -> None:
+    """A disk too small: one error line, nothing before it, and the run recorded as
+    failed with the positions committed (node rows and positions discovered, not solved
+    yet), as the commits say."""
+    done, out = _solve_on_disk(tmp_path, 8)
+    assert done.returncode == 1
+    assert _errors(done.stderr) == [
+        f"error: database sqlite:///{tmp_path / 'disk' / 'negagraph.db'}: database or disk is full"
+    ], done.stderr
+    with sqlite3.connect(out / "negagraph.db") as conn:
+        (rows,) = conn.execute("SELECT count(*) FROM nodes").fetchone()
+        (discovered,) = conn.execute(
+            "SELECT coalesce(sum(count), 0) FROM discovered_positions"
+        ).fetchone()
+        (run,) = conn.execute("SELECT status, nodes FROM solve_runs").fetchall()
+        (last,) = conn.execute("SELECT nodes FROM commits ORDER BY seq DESC LIMIT 1").fetchone()
+    assert 0 < rows < 161_029
+    assert run == ("failed", rows + discovered) and last == rows + discovered
