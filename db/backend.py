@@ -151,6 +151,10 @@ class Backend:
         """Give the writer connection back as the pool expects it (locks freed,
         settings reset). An exception makes the store drop the connection instead."""
 
+    def tier_written(self, conn: Connection) -> None:
+        """A tiered solve committed a tier (discovered or solved) through *conn*, which
+        is outside any transaction."""
+
     def before_apart(self, conn: Connection) -> None:
         """Settings of a fresh connection that records a run's end apart (see
         :meth:`db.store.SqlStore.close`), inside its transaction."""

@@ -182,6 +182,16 @@ class SqliteBackend(Backend):
         # the log into the file, and truncated: a finished solve leaves one file
         sqlite_wal.checkpoint(driver(conn), "TRUNCATE")
 
+    def tier_written(self, conn: Connection) -> None:
+        """Copy the write-ahead log into the database file now, not at
+        :data:`WAL_AUTOCHECKPOINT` pages: a tiered solve rewrites many pages from tier to
+        tier (connect-four 4 x 4: a log of 22 MiB for a file of 15 MiB, all of it still in
+        the log at the end), and the closing checkpoint needs room for the file to grow
+        to its size beside the log. A passive checkpoint: readers and writers (workers)
+        are not waited for; what they hold back is copied next time (and one the disk has
+        no room for is not begun, :mod:`db.sqlite_wal`)."""
+        sqlite_wal.checkpoint(driver(conn), "PASSIVE")
+
     def _pragmas(self, conn: Connection, *, writing: bool) -> None:
         """Writer-only settings, set outside any transaction (pragmas like
         ``foreign_keys`` are ignored inside one) and undone before the connection goes

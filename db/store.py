@@ -1006,6 +1006,7 @@ class SqlStore:
         self._batch(progress, first_offset + count, progress.edges, write)
         self._settled = False
         self._after_batch()
+        self.backend.tier_written(self._tier_conn())
         if last:
             return next(r for r in self.tier_records() if r.ordinal == ordinal)
         return TierRecord(tier, ordinal, -1, count, None, inner_moves, first_offset)
@@ -1133,6 +1134,7 @@ class SqlStore:
             self._keys = keyindex.WHOLE
         self._settled = last
         self._after_batch()
+        self.backend.tier_written(self._tier_conn())
         return replace(record, edges=written)
 
     def report(self, progress: Progress) -> None:

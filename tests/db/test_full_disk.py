@@ -63,6 +63,21 @@ def _errors(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if not line.startswith("created the ")]
 
 
+def test_a_solve_on_a_nearly_full_disk_leaves_one_file_and_says_nothing(tmp_path: Path) -> None:
+    """Room for the database and half as much again: the solve ends as on any disk, says
+    nothing but its result, and leaves the database alone, its log copied in."""
+    done, out = _solve_on_disk(tmp_path, 28)
+    assert done.returncode == 0, done.stderr
+    assert _errors(done.stderr) == []
+    assert "value 0 (exact)" in done.stdout
+    assert sorted(p.name for p in out.iterdir()) == ["negagraph.db"]
+    with sqlite3.connect(out / "negagraph.db") as conn:
+        assert conn.execute("SELECT count(*) FROM nodes").fetchone() == (161_029,)
+        assert conn.execute("SELECT status, nodes FROM solve_runs").fetchall() == [
+            ("complete", 161_029)
+        ]
+
+
 def test_a_solve_that_fills_the_disk_fails_with_one_line(tmp_path: Path) -> None:
     """A disk too small: one error line, nothing before it, and the run recorded as
     failed with the positions committed (node rows and positions discovered, not solved
