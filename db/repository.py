@@ -19,7 +19,7 @@ from sqlalchemy import Integer, LargeBinary, TextClause, bindparam, func, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, aliased
 
-from db import keyindex
+from db import keyindex, shards
 from db.errors import PositionNotFoundError, RulesVersionError
 from db.lock import PG_LOCK_CLASS, stale_reason
 from db.models import (
@@ -160,19 +160,21 @@ def list_variants(session: Reader) -> list[VariantSummary]:
             ],
         )
     }
-    waiting: dict[int, int] = {
-        variant_id: int(n)
-        for variant_id, n in session.execute(
-            select(DiscoveredChunk.variant_id, func.sum(DiscoveredChunk.count)).group_by(
-                DiscoveredChunk.variant_id
-            )
-        )
-    }
+    discovered = _discovered(session, counts)
     variants = session.execute(select(_VARIANTS).order_by(Variant.game, Variant.params))
     return [
-        VariantSummary(v, counts.get(v.id, 0), last_runs.get(v.id), waiting.get(v.id, 0))
+        VariantSummary(v, counts.get(v.id, 0), last_runs.get(v.id), discovered.get(v.id, 0))
         for v in (_variant(row) for row in variants)
     ]
+
+
+def _discovered(session: Reader, counts: dict[int, int]) -> dict[int, int]:
+    """The positions that tiered variants hold discovered and not solved yet (an
+    interrupted solve's), by variant: their stored positions as their runs count them
+    (:func:`db.shards.stored_figures`) less their node rows (*counts*)."""
+    conn = session.connection() if isinstance(session, Session) else session
+    tiered = session.execute(select(DiscoveredChunk.variant_id).distinct()).scalars()
+    return {vid: shards.stored_figures(conn, vid)[0] - counts.get(vid, 0) for vid in tiered}
 
 
 def list_runs(session: Reader, variant_id: int | None = None) -> list[RunRecord]:

@@ -8,6 +8,7 @@ next run ends where an uninterrupted one does."""
 from __future__ import annotations
 
 import sqlite3
+import subprocess
 import threading
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from db.session import make_engine
 from db.store import SqlStore
 from solver.games import get_game
 from solver.negamax import solve
-from tests.db.test_solve_cli import run_status, stored_counts
+from tests.db.test_solve_cli import NEGAGRAPH, run_status, stored_counts
 
 Rows = tuple[list[tuple[Any, ...]], ...]
 
@@ -226,8 +227,21 @@ def test_a_shard_refused_behind_fails_the_run_and_loses_nothing(
         ).fetchone()
         rows = conn.execute("SELECT count(*) FROM nodes").fetchone()[0]
         status = conn.execute("SELECT status FROM solve_runs").fetchone()[0]
+        tiers = conn.execute("SELECT sum(nodes) FROM tiers").fetchone()[0]
     assert status == "failed"
     assert landed[0] > 0 and rows == landed[1]  # what landed, whole
+    # The run's record counts the positions committed, every tier's: node rows and
+    # positions discovered (stored, not solved yet); `negagraph status` shows both (it
+    # showed the node rows alone, less than the run's figure, as if some had been lost).
+    variant = run_status(f"sqlite:///{path}")
+    discovered = tiers - rows
+    assert discovered > 0
+    assert (variant["nodes"], variant["discovered_unsolved"]) == (rows, discovered)
+    assert variant["runs"][0]["nodes"] == rows + discovered
+    shown = subprocess.run(
+        [NEGAGRAPH, "status", "--db", f"sqlite:///{path}"], capture_output=True, text=True
+    )
+    assert f"{rows + discovered:,} positions discovered, {rows:,} solved" in shown.stdout
     behind_threads.clear()
     resumed = tiered(make_engine(f"sqlite:///{path}"))
     assert resumed[:2] == whole[:2]
