@@ -1215,10 +1215,15 @@ def solve_chance(
     A stored graph (an earlier run's, partial or stopped by a budget) is continued: its
     expanded positions are expanded again (the same moves, else an error), the rest goes
     on from its unexpanded ones, and the commit appends the new positions and rewrites
-    the ones that were not final. A budget of *limits* (expansions, seconds) or its
-    request to stop (the CLI's first Ctrl-C) ends the expansion early; what was expanded
-    is then solved and committed (the run's status ``budget`` or ``stopped``), for the
-    next run to continue. An exception (a second Ctrl-C) loses the run's expansions.
+    the ones that were not final. A partial run expands them again replaying its
+    schedule of batches from the root, and so continues exactly where the stopped run
+    stopped, within the batch it cut short (:mod:`solver.chance_partial`): stopped and
+    continued, a partial solve ends as the uninterrupted one. A budget of *limits*
+    (expansions, seconds) or its request to stop (the CLI's first Ctrl-C) ends the
+    expansion early; what was expanded is then solved and committed (the run's status
+    ``budget`` or ``stopped``, also when a partial run's root is decided before the
+    uninterrupted solve would end), for the next run to continue. An exception (a second
+    Ctrl-C) loses the run's expansions.
 
     Under the memory limit of *limits* (bytes of RSS) the expansion stops as soon as the
     solve's projected peak (:data:`PEAK_FACTOR` times what the graph has taken so far)
@@ -1228,7 +1233,9 @@ def solve_chance(
     :raises SolveError: if the stored graph is not the one the rules give, or if the
         memory limit is reached.
     """
-    from solver.chance_plies import expected_plies  # it imports this module
+    # (imported here: both modules import this one)
+    from solver.chance_partial import Expansion, Schedule, solve_partial
+    from solver.chance_plies import expected_plies
 
     started = time.monotonic()
     limits = Limits() if limits is None else limits
@@ -1238,7 +1245,7 @@ def solve_chance(
     run = RunOptions(root_key, full, limits.max_expansions, limits.max_seconds)
     graph = store.open(game, run)
     peak = 0
-    builder: _Builder | None = None
+    run_of = Expansion()  # the builder, and how many of its expansions are replayed
 
     def snapshot(
         status: RunStatus,
@@ -1258,7 +1265,7 @@ def solve_chance(
         peak = max(peak, used)
         return Progress(
             status=status,
-            expansions=0 if builder is None else builder.expanded,
+            expansions=max(0, run_of.done),
             nodes=nodes,
             edges=edges,
             nodes_added=added,
@@ -1296,24 +1303,39 @@ def solve_chance(
     def expanding(done: int, found: int) -> None:
         check("expanding", found, PEAK_FACTOR)
         if progress is not None:
-            assert builder is not None
-            phase = f"expanding: {builder.expanded:,} expanded"
-            progress(snapshot("running", found, len(builder.child), 0, 0, phase=phase))
+            phase = f"expanding: {max(0, run_of.done):,} expanded"
+            if run_of.replaying:
+                phase = f"replaying the stored solve's batches: {found:,} positions"
+            edges = 0 if run_of.builder is None else len(run_of.builder.child)
+            progress(snapshot("running", found, edges, 0, 0, phase=phase))
 
     ended_by: EndedBy | None = None
 
     def stop() -> bool:
         nonlocal ended_by
-        assert builder is not None
-        ended_by = budget.why(builder.expanded, deadline)
+        ended_by = budget.why(run_of.done, deadline)
         return ended_by is not None
+
+    def between(solution: ChanceSolution, todo_nodes: npt.NDArray[np.int64]) -> None:
+        if progress is None:
+            return
+        lo, hi = math.floor(solution.low[0]), math.ceil(solution.high[0])
+        phase = (
+            f"partial: {max(0, run_of.done):,} expanded, root "
+            f"[{solution.low[0]:.6g}, {solution.high[0]:.6g}], "
+            f"{todo_nodes.size:,} positions to expand next"
+        )
+        if run_of.replaying:
+            phase = f"replaying the stored solve's batches: {len(solution.low):,} positions"
+        args = (len(solution.low), solution.graph.edges, 0, 0, lo, hi)
+        progress(snapshot("running", *args, phase=phase, frontier=todo_nodes.size))
 
     try:
         if progress is not None:
             progress(snapshot("running", stored, stored_edges, 0, 0, phase="expanding"))
-        builder = _seeded(game, root_key, graph)
         known: npt.NDArray[np.bool_] | None = None  # positions whose value is known
         if full:
+            builder = run_of.builder = _seeded(game, root_key, graph)
             todo = [v for v, k in enumerate(builder.kinds) if k == FRONTIER]
             if not stop():
                 builder.grow(todo, budget.max_expansions, stop, expanding)
@@ -1328,47 +1350,18 @@ def solve_chance(
                     )
                 )
             solution = solve_graph(chance_graph, tolerance=tolerance)
+            finished = True  # (complete where the root is final)
         else:
-            batch = FIRST_BATCH
-            rough = True  # the solves between batches stop early (see ROUGH_SWEEPS)
-            chance_graph = builder.graph()
-            while True:
-                sweeps = ROUGH_SWEEPS if rough else DEFAULT_MAX_SWEEPS
-                solution = solve_graph(chance_graph, tolerance, sweeps)
-                check("solving", len(chance_graph), PEAK_FACTOR)
-                known = settled(solution)
-                todo_nodes = relevant_frontier(solution, known)
-                if todo_nodes.size == 0 or stop():
-                    if rough:  # solve it fully, then look again
-                        rough = False
-                        continue
-                    break
-                rough = True
-                if progress is not None:
-                    lo, hi = math.floor(solution.low[0]), math.ceil(solution.high[0])
-                    phase = (
-                        f"partial: {builder.expanded:,} expanded, root "
-                        f"[{solution.low[0]:.6g}, {solution.high[0]:.6g}], "
-                        f"{todo_nodes.size:,} positions to expand next"
-                    )
-                    progress(
-                        snapshot(
-                            "running",
-                            len(chance_graph),
-                            chance_graph.edges,
-                            0,
-                            0,
-                            lo,
-                            hi,
-                            phase=phase,
-                            frontier=todo_nodes.size,
-                        )
-                    )
-                limit = budget.cap(batch, builder.expanded)
-                builder.grow(todo_nodes.tolist(), limit, stop, expanding)
-                chance_graph = builder.graph()
-                batch = max(batch, builder.expanded)
-            builder.release()
+            schedule = Schedule(
+                tolerance, FIRST_BATCH, ROUGH_SWEEPS, budget, stop, expanding, check, between
+            )
+            partial = solve_partial(game, root_key, graph, schedule, run_of)
+            chance_graph, solution = partial.graph, partial.solution
+            known, finished = partial.known, partial.finished
+            if not finished and ended_by is None:
+                stop()  # (a batch cut short by the expansion budget, which grow checks)
+            partial.builder.release()
+            del partial
         size = len(chance_graph)
         grown = rss() - before  # what the expansion took
         plies = expected_plies(solution)
@@ -1380,7 +1373,11 @@ def solve_chance(
         high = int(solved.high[0])
         root_final = bool(final[0])
         status: RunStatus = (
-            "complete" if root_final else "stopped" if ended_by == "request" else "budget"
+            "complete"
+            if root_final and finished
+            else "stopped"
+            if ended_by == "request"
+            else "budget"
         )
         frontier = int(np.count_nonzero(chance_graph.kind == FRONTIER))
         added, added_edges = size - stored, solved.num_edges - stored_edges
@@ -1430,7 +1427,7 @@ def solve_chance(
         seconds=time.monotonic() - started,
         full=full,
         peak_rss=peak,
-        ended_by=None if root_final else ended_by,
+        ended_by=None if status == "complete" else ended_by,
         extra={
             "chance": {
                 "low_exact": fraction_text(lo_q) if isinstance(lo_q, Fraction) else None,
