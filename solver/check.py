@@ -27,7 +27,6 @@ import numpy as np
 from solver.errors import NegagraphError
 from solver.game import (
     BatchedNotation,
-    BatchedRules,
     ChanceRules,
     Game,
     GameBase,
@@ -98,7 +97,9 @@ class CheckReport:
         }
 
 
-def _text(game: Game, key: PositionKey) -> str:
+def witness(game: Game, key: PositionKey) -> str:
+    """*key* as a violation's witness: in the game's notation (its key if it cannot be
+    written)."""
     try:
         return game.format(key)
     except Exception:
@@ -133,7 +134,7 @@ def check_position(
     out: list[Violation] = []
 
     def bad(check: str, message: str, at: PositionKey = key) -> None:
-        out.append(Violation(check, message, _text(game, at)))
+        out.append(Violation(check, message, witness(game, at)))
 
     try:
         text = game.format(key)
@@ -218,11 +219,11 @@ def _check_tiers(
     hooks: Any = game  # the tier hooks are not part of the Game protocol
     tier = hooks.tier(key)
     if not isinstance(tier, int) or isinstance(tier, bool):
-        return [Violation("tiers", f"tier() is {tier!r}, not an integer", _text(game, key))]
+        return [Violation("tiers", f"tier() is {tier!r}, not an integer", witness(game, key))]
     name = hooks.tier_name(tier)
     if not isinstance(name, str) or not name:
         out.append(
-            Violation("tiers", f"tier_name({tier}) is {name!r}, not a name", _text(game, key))
+            Violation("tiers", f"tier_name({tier}) is {name!r}, not a name", witness(game, key))
         )
     below = list(hooks.child_tiers(tier))
     if tier in below:
@@ -231,7 +232,7 @@ def _check_tiers(
                 "tiers",
                 f"child_tiers({tier}) lists the tier itself (moves within a tier need no "
                 "declaring)",
-                _text(game, key),
+                witness(game, key),
             )
         )
     for label, child in children:
@@ -243,7 +244,7 @@ def _check_tiers(
                     "tiers",
                     f"move {label} goes from tier {tier} to tier {t}, which child_tiers({tier}) "
                     f"= {below} does not list",
-                    _text(game, key),
+                    witness(game, key),
                 )
             )
             break
@@ -252,75 +253,9 @@ def _check_tiers(
             Violation(
                 "tiers",
                 "the canonical image is in another tier than the position",
-                _text(game, key),
+                witness(game, key),
             )
         )
-    return out
-
-
-TIER_GRAPH_LIMIT = 100_000
-"""Tiers explored from the initial position's by :func:`check_tiers` at most."""
-
-TIER_SAMPLE = 2000
-"""Positions of a tier's :meth:`~solver.game.GameBase.tier_positions` checked at most."""
-
-
-def check_tiers(game: Game, keys: Sequence[PositionKey]) -> list[Violation]:
-    """The tier graph from the initial position's tier is acyclic (the child-tier
-    relation, within :data:`TIER_GRAPH_LIMIT` tiers), and the positions each sampled
-    tier's ``tier_positions`` lists (the first :data:`TIER_SAMPLE`) are in that tier, each
-    once, canonical with symmetry; when the game offers ``tiers_batch`` for *keys*, it
-    gives every key's ``tier``."""
-    out: list[Violation] = []
-    hooks: Any = game
-    start = hooks.tier(game.initial())
-    edges: dict[int, list[int]] = {}
-    todo = [start]
-    while todo and len(edges) < TIER_GRAPH_LIMIT:
-        t = todo.pop()
-        if t in edges:
-            continue
-        edges[t] = [c for c in hooks.child_tiers(t) if c != t]
-        todo.extend(c for c in edges[t] if c not in edges)
-    cycle = find_cycle(edges)
-    if cycle is not None:
-        out.append(
-            Violation(
-                "tiers",
-                "the child-tier relation has a cycle: " + " -> ".join(map(str, cycle)),
-                f"tier {cycle[0]}",
-            )
-        )
-    symmetry = game.facts.uses_symmetry
-    tiers = [hooks.tier(k) for k in keys]
-    out.extend(_check_tiers_batch(game, keys, tiers))
-    for tier in sorted(set(tiers)):
-        listed = hooks.tier_positions(tier)
-        if listed is None:
-            continue
-        seen: set[PositionKey] = set()
-        for i, key in enumerate(listed):
-            if i >= TIER_SAMPLE:
-                break
-            problem = (
-                "twice"
-                if key in seen
-                else f"in tier {t}"
-                if (t := hooks.tier(key)) != tier
-                else "not canonical"
-                if symmetry and game.canonical(key) != key
-                else None
-            )
-            if problem is not None:
-                out.append(
-                    Violation(
-                        "tiers",
-                        f"tier_positions({tier}) lists a position {problem}",
-                        _text(game, key),
-                    )
-                )
-                break
-            seen.add(key)
     return out
 
 
@@ -328,43 +263,14 @@ INT64 = range(-(2**63), 2**63)
 """The keys the batched rules take (numpy int64)."""
 
 
-def _check_tiers_batch(
-    game: Game, keys: Sequence[PositionKey], tiers: Sequence[int]
-) -> list[Violation]:
-    """``tiers_batch`` of the sampled *keys* (those that fit 64 bits) is their *tiers*
-    (``tier`` of each), when the game offers it (a ``None`` answer offers nothing)."""
-    if not isinstance(game, BatchedRules):
-        return []
-    fit = [(k, t) for k, t in zip(keys, tiers, strict=True) if k in INT64]
-    if not fit:
-        return []
-    array = np.array([k for k, _ in fit], dtype=np.int64)
-    try:
-        found = game.tiers_batch(array)
-    except Exception as e:
-        return [Violation("tiers", f"tiers_batch raised {type(e).__name__}: {e}", "-")]
-    if found is None:
-        return []
-    got = np.asarray(found).tolist()
-    if not isinstance(got, list) or len(got) != len(fit):
-        n = len(got) if isinstance(got, list) else "no"
-        return [Violation("tiers", f"tiers_batch of {len(fit)} keys gives {n} tiers", "-")]
-    wrong = [
-        (k, f"tiers_batch gives tier {b} where tier() gives {t}")
-        for (k, t), b in zip(fit, got, strict=True)
-        if b != t
-    ]
-    return _first_of(game, "tiers", wrong)
-
-
-def _first_of(game: Game, check: str, wrong: list[tuple[PositionKey, str]]) -> list[Violation]:
+def first_of(game: Game, check: str, wrong: list[tuple[PositionKey, str]]) -> list[Violation]:
     """A violation of *check* at the first of the sampled positions *wrong* (each with
     what is wrong there), counting the others."""
     if not wrong:
         return []
     key, message = wrong[0]
     more = f" (and at {len(wrong) - 1} more sampled positions)" if len(wrong) > 1 else ""
-    return [Violation(check, message + more, _text(game, key))]
+    return [Violation(check, message + more, witness(game, key))]
 
 
 def check_format_batch(game: Game, keys: Sequence[PositionKey]) -> list[Violation]:
@@ -388,7 +294,7 @@ def check_format_batch(game: Game, keys: Sequence[PositionKey]) -> list[Violatio
         for k, t in zip(fit, texts, strict=True)
         if t != game.format(k)
     ]
-    return _first_of(game, "notation", wrong)
+    return first_of(game, "notation", wrong)
 
 
 def _check_canonical(
@@ -400,22 +306,22 @@ def _check_canonical(
     out: list[Violation] = []
     rep = game.canonical(key)
     if game.canonical(rep) != rep:
-        out.append(Violation("canonical", "canonical() is not idempotent", _text(game, key)))
+        out.append(Violation("canonical", "canonical() is not idempotent", witness(game, key)))
         return out
     if game.parse(game.format(rep)) != rep:
         out.append(
             Violation(
                 "canonical",
                 "the canonical image does not round-trip through the notation",
-                _text(game, key),
+                witness(game, key),
             )
         )
     if game.terminal_value(rep) != value:
         out.append(
             Violation(
                 "canonical",
-                f"the canonical image {_text(game, rep)} has another terminal value",
-                _text(game, key),
+                f"the canonical image {witness(game, rep)} has another terminal value",
+                witness(game, key),
             )
         )
     mine = sorted(game.canonical(c) for _, c in children)
@@ -424,8 +330,8 @@ def _check_canonical(
         out.append(
             Violation(
                 "canonical",
-                f"the canonical image {_text(game, rep)} has other moves up to symmetry",
-                _text(game, key),
+                f"the canonical image {witness(game, rep)} has other moves up to symmetry",
+                witness(game, key),
             )
         )
     return out
@@ -610,8 +516,8 @@ def check_symmetry(
                 Violation(
                     "symmetry",
                     f"solved without symmetry it has bounds {_bounds(mine)} but its canonical "
-                    f"image {_text(game, rep)} has {_bounds(theirs)}: the symmetry is unsound",
-                    _text(game, key),
+                    f"image {witness(game, rep)} has {_bounds(theirs)}: the symmetry is unsound",
+                    witness(game, key),
                 )
             )
     return out, compared
@@ -678,16 +584,18 @@ def check_game(
             edges = {}
         cycle = find_cycle(edges)
         if cycle is not None:
-            path = " -> ".join(_text(game, k) for k in cycle)
+            path = " -> ".join(witness(game, k) for k in cycle)
             report.violations.append(
                 Violation(
                     "acyclic",
                     f"the game declares acyclic but play repeats: {path}",
-                    _text(game, cycle[0]),
+                    witness(game, cycle[0]),
                 )
             )
     report.violations.extend(check_format_batch(game, keys))
     if facts.tiers:
+        from solver.check_tiers import check_tiers  # it imports this module
+
         try:
             report.violations.extend(check_tiers(game, keys))
         except Exception as e:
@@ -727,7 +635,6 @@ __all__ = [
     "check_game",
     "check_position",
     "check_symmetry",
-    "check_tiers",
     "find_cycle",
     "sample_positions",
 ]

@@ -1,0 +1,126 @@
+"""The tier checks of :func:`solver.check.check_game` over the sample as a whole: the
+child-tier relation from the initial position's tier has no cycle,
+``tier_positions`` lists each sampled tier's positions, and ``tiers_batch`` agrees with
+``tier``. (Each position's own tier promises are checked by
+:func:`solver.check.check_position`.)
+
+>>> from solver.games import get_game
+>>> game = get_game("tic-tac-toe")
+>>> check_tiers(game, [game.initial()])
+[]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import islice
+from typing import Any
+
+import numpy as np
+
+from solver.check import INT64, Violation, find_cycle, first_of, witness
+from solver.game import BatchedRules, Game, PositionKey
+
+TIER_GRAPH_LIMIT = 100_000
+"""Tiers explored from the initial position's by :func:`check_tiers` at most."""
+
+TIER_SAMPLE = 2000
+"""Positions of a tier's :meth:`~solver.game.GameBase.tier_positions` checked at most."""
+
+
+def check_tiers(game: Game, keys: Sequence[PositionKey]) -> list[Violation]:
+    """The tier graph from the initial position's tier is acyclic (the child-tier
+    relation, within :data:`TIER_GRAPH_LIMIT` tiers), and the positions each sampled
+    tier's ``tier_positions`` lists (the first :data:`TIER_SAMPLE`) are in that tier, each
+    once, canonical with symmetry; when the game offers ``tiers_batch`` for *keys*, it
+    gives every key's ``tier``."""
+    out: list[Violation] = []
+    hooks: Any = game
+    start = hooks.tier(game.initial())
+    edges: dict[int, list[int]] = {}
+    todo = [start]
+    while todo and len(edges) < TIER_GRAPH_LIMIT:
+        t = todo.pop()
+        if t in edges:
+            continue
+        edges[t] = [c for c in hooks.child_tiers(t) if c != t]
+        todo.extend(c for c in edges[t] if c not in edges)
+    cycle = find_cycle(edges)
+    if cycle is not None:
+        out.append(
+            Violation(
+                "tiers",
+                "the child-tier relation has a cycle: " + " -> ".join(map(str, cycle)),
+                f"tier {cycle[0]}",
+            )
+        )
+    tiers = [hooks.tier(k) for k in keys]
+    out.extend(_check_tiers_batch(game, keys, tiers))
+    out.extend(_check_tier_positions(game, sorted(set(tiers))))
+    return out
+
+
+def _check_tier_positions(game: Game, tiers: Sequence[int]) -> list[Violation]:
+    """The first :data:`TIER_SAMPLE` positions ``tier_positions`` lists for each of
+    *tiers* are in that tier, each once, canonical with symmetry."""
+    out: list[Violation] = []
+    hooks: Any = game
+    symmetry = game.facts.uses_symmetry
+    for tier in tiers:
+        listed = hooks.tier_positions(tier)
+        if listed is None:
+            continue
+        seen: set[PositionKey] = set()
+        for key in islice(listed, TIER_SAMPLE):
+            problem = (
+                "twice"
+                if key in seen
+                else f"in tier {t}"
+                if (t := hooks.tier(key)) != tier
+                else "not canonical"
+                if symmetry and game.canonical(key) != key
+                else None
+            )
+            if problem is not None:
+                out.append(
+                    Violation(
+                        "tiers",
+                        f"tier_positions({tier}) lists a position {problem}",
+                        witness(game, key),
+                    )
+                )
+                break
+            seen.add(key)
+    return out
+
+
+def _check_tiers_batch(
+    game: Game, keys: Sequence[PositionKey], tiers: Sequence[int]
+) -> list[Violation]:
+    """``tiers_batch`` of the sampled *keys* (those that fit 64 bits) is their *tiers*
+    (``tier`` of each), when the game offers it (a ``None`` answer offers nothing)."""
+    if not isinstance(game, BatchedRules):
+        return []
+    fit = [(k, t) for k, t in zip(keys, tiers, strict=True) if k in INT64]
+    if not fit:
+        return []
+    array = np.array([k for k, _ in fit], dtype=np.int64)
+    try:
+        found = game.tiers_batch(array)
+    except Exception as e:
+        return [Violation("tiers", f"tiers_batch raised {type(e).__name__}: {e}", "-")]
+    if found is None:
+        return []
+    got = np.asarray(found).tolist()
+    if not isinstance(got, list) or len(got) != len(fit):
+        n = len(got) if isinstance(got, list) else "no"
+        return [Violation("tiers", f"tiers_batch of {len(fit)} keys gives {n} tiers", "-")]
+    wrong = [
+        (k, f"tiers_batch gives tier {b} where tier() gives {t}")
+        for (k, t), b in zip(fit, got, strict=True)
+        if b != t
+    ]
+    return first_of(game, "tiers", wrong)
+
+
+__all__ = ["TIER_GRAPH_LIMIT", "TIER_SAMPLE", "check_tiers"]
