@@ -61,6 +61,7 @@ from solver.memory import (
 from solver.retrograde import retrograde, settle_all_flags
 from solver.search import MappedHooks, NullWindowSearch
 from solver.store import MemoryStore, Progress, RunOptions, RunStatus, Store, TierStore
+from solver.tier_graph import tier_order, tier_rules
 from solver.tiered import TieredSolve
 from solver.values import NEG_INF, POS_INF, Bounds, clamp, depth_to_json, to_public
 
@@ -594,7 +595,6 @@ def _solve_tiered(
 ) -> SolveResult:
     """:func:`solve` of a tiered full solve (see :class:`~solver.tiered.TieredSolve`)."""
     run = RunOptions(root_key, True, max_expansions, max_seconds, tiered=True)
-    store.open(game, run)
     started = time.monotonic()
     deadline = limits.deadline(started)
     solver: TieredSolve | None = None
@@ -603,6 +603,16 @@ def _solve_tiered(
     def why(done: int, need: int) -> EndedBy | None:
         # With workers, the memory limit is theirs (Dask's), not this process's.
         return limits.why(done, deadline, 0 if runner is not None else need)
+
+    # A child-tier relation no solve can walk is refused before the store records a run.
+    try:
+        tier_order(game, [tier_rules(game).tier(root_key)], why=why)
+    except Exception as exc:
+        failure = _game_failure(game, exc)
+        if failure is not None:
+            raise failure from exc
+        raise
+    store.open(game, run)
 
     try:
         if cluster.distributed:

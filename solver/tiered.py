@@ -212,7 +212,7 @@ class TieredSolve:
         """This run's wall time in each sweep."""
         self.seeds = self._seeds()
         self.root_tier = self.rules.tier(root_key)
-        self.order = tier_order(game, [self.root_tier, *dict.fromkeys(self.seeds.tiers)])
+        self.order = tier_order(game, [self.root_tier, *dict.fromkeys(self.seeds.tiers)], why=why)
 
     # -- progress ---------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ and the plugin loader (loaded by reference: ``tests/games/bad_games.py:WrongSymm
 from __future__ import annotations
 
 import itertools
+import time
 from typing import ClassVar
 
 import numpy as np
@@ -214,3 +215,32 @@ class TiersOfContractOne(TieredHeap):
 
     name: ClassVar[str] = "tiers-of-contract-one"
     contract: ClassVar[int] = 1
+
+
+class EndlessTiers(TieredHeap):
+    """Numbers its blocks upwards from the starting heap (the counters taken, by fours)
+    and says each block's moves may lead to the next one, without end: the game is
+    finite, its child-tier relation is not."""
+
+    name: ClassVar[str] = "endless-tiers"
+
+    def tier(self, key: PositionKey) -> int:
+        return (int(self.params["heap"]) - key) // 4
+
+    def child_tiers(self, tier: int) -> tuple[int, ...]:
+        return (tier + 1,)
+
+    def tier_positions(self, tier: int) -> range:
+        top = int(self.params["heap"]) - 4 * tier
+        return range(max(0, top - 3), max(0, top + 1))
+
+
+class SlowEndlessTiers(EndlessTiers):
+    """:class:`EndlessTiers` taking two milliseconds to list a tier's child tiers: a
+    walk of its relation up to 100,000 tiers would take minutes."""
+
+    name: ClassVar[str] = "slow-endless-tiers"
+
+    def child_tiers(self, tier: int) -> tuple[int, ...]:
+        time.sleep(0.002)
+        return super().child_tiers(tier)

@@ -6,13 +6,15 @@ pawnless materials (every position reached from the tablebase is listed by its t
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 from solver.check import check_game, find_cycle
+from solver.errors import ContractError, SolveError
 from solver.games import get_game
 from solver.games.chess_endgame import material_of_tier, tier_of_material
+from solver.tier_graph import TIER_LIMIT, tier_order
 from tests.games import bad_games
 
 SMALL = [
@@ -115,3 +117,43 @@ def test_check_holds_batched_tiers_to_tier() -> None:
         ("tiers_batch gives tier 5 where tier() gives 4 (and at 4 more sampled positions)", "19")
     ]
     assert check_game(bad_games.TieredHeap()).ok
+
+
+class ChainOfTiers(bad_games.EndlessTiers):
+    """:class:`~tests.games.bad_games.EndlessTiers` whose child-tier relation ends after
+    ``tiers`` tiers (0 to ``tiers - 1``)."""
+
+    name: ClassVar[str] = "chain-of-tiers"
+    tiers_reached: ClassVar[int] = TIER_LIMIT
+
+    def child_tiers(self, tier: int) -> tuple[int, ...]:
+        return (tier + 1,) if tier + 1 < self.tiers_reached else ()
+
+
+def test_the_tier_order_takes_up_to_the_tier_limit_and_no_more() -> None:
+    assert tier_order(ChainOfTiers(), [0]) == list(range(TIER_LIMIT))
+    more = type("MoreTiers", (ChainOfTiers,), {"tiers_reached": TIER_LIMIT + 1})
+    with pytest.raises(ContractError, match="reaches more than 100,000 tiers from the root's"):
+        tier_order(more(), [0])
+
+
+@pytest.mark.parametrize(
+    ("reason", "error", "message"),
+    [
+        ("request", KeyboardInterrupt, None),
+        ("memory", SolveError, "reached the memory limit after 1,024 tiers"),
+        ("seconds", ContractError, "reaches more than 100,000 tiers"),  # budgets: later
+    ],
+)
+def test_the_tier_walk_asks_whether_to_end(
+    reason: str, error: type[BaseException], message: str | None
+) -> None:
+    asked: list[tuple[int, int]] = []
+
+    def why(done: int, need: int) -> str:
+        asked.append((done, need))
+        return reason
+
+    with pytest.raises(error, match=message):
+        tier_order(bad_games.EndlessTiers(), [0], why=why)
+    assert asked[0] == (0, 0)

@@ -1,0 +1,112 @@
+"""`negagraph solve` of games that break the contract where a solve cannot go on, as real
+processes: one ``error:`` line naming the cause, exit status 1, the database as it was;
+and a first Ctrl-C ends a long refusal."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from db.session import make_engine
+from tests.db.test_solve_cli import NEGAGRAPH, WAIT, read_lines_until, start_solve
+
+ROOT = Path(__file__).resolve().parents[2]
+BAD = str(ROOT / "tests" / "games" / "bad_games.py")
+"""The bad games, by file reference (``BAD + ":EndlessTiers"``)."""
+
+MEASURED = """\
+import resource, subprocess, sys
+
+def cap():  # a runaway solve fails at 4 GiB of address space, the machine's RAM spared
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+done = subprocess.run(
+    sys.argv[3:], capture_output=True, text=True, preexec_fn=cap, timeout=float(sys.argv[2])
+)
+with open(sys.argv[1], "w") as out:
+    out.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024))
+sys.stdout.write(done.stdout)
+sys.stderr.write(done.stderr)
+sys.exit(done.returncode)
+"""
+"""``MEASURED PEAK SECONDS COMMAND...`` runs COMMAND (ended after SECONDS) and writes its
+peak RSS in bytes (the largest of its process and theirs) to the file PEAK."""
+
+
+def solve_measured(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], int]:
+    """``negagraph solve ARGS`` as a real process: what it did, and its peak RSS."""
+    peak = tmp_path / "peak"
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURED, str(peak), str(WAIT), NEGAGRAPH, "solve", *args],
+        capture_output=True,
+        text=True,
+        timeout=2 * WAIT,
+        check=False,
+    )
+    assert peak.exists(), done.stderr  # not if the solve ran out of time
+    return done, int(peak.read_text())
+
+
+def stored_rows(url: str) -> tuple[int, int, int]:
+    """The variants, solve runs and nodes *url* holds."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            found = conn.execute(
+                text(
+                    "SELECT (SELECT count(*) FROM variants), (SELECT count(*) FROM solve_runs), "
+                    "(SELECT count(*) FROM nodes)"
+                )
+            ).one()
+    finally:
+        engine.dispose()
+    return int(found[0]), int(found[1]), int(found[2])
+
+
+def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
+    """The one ``error:`` line a refused command wrote (exit status 1, nothing else)."""
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == "" and "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    return lines[0]
+
+
+def test_an_endless_child_tier_relation_is_refused_in_its_memory_limit(
+    db_url: str, tmp_path: Path
+) -> None:
+    done, peak = solve_measured(
+        tmp_path, f"{BAD}:EndlessTiers", "--full", "--db", db_url, "--memory-limit", "300MiB"
+    )
+    line = one_error_line(done)
+    assert line == (
+        "error: endless-tiers: the child-tier relation reaches more than 100,000 tiers from "
+        "the root's tier: tiers must be finite (child_tiers must come to tiers without "
+        "children; negagraph check finds this)"
+    )
+    assert peak < 300 << 20
+    assert stored_rows(db_url) == (0, 0, 0)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+def test_a_first_ctrl_c_ends_the_walk_of_the_child_tiers(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'slow.db'}"
+    # its walk up to the limit would take minutes (two milliseconds a tier)
+    proc = start_solve(f"{BAD}:SlowEndlessTiers", "--full", "--db", url)
+    try:
+        assert proc.stderr is not None
+        lines = read_lines_until(proc.stderr, lambda line: "created the negagraph schema" in line)
+        proc.send_signal(signal.SIGINT)  # once: the solve is walking the child tiers
+        out, err = proc.communicate(timeout=WAIT)
+    finally:
+        proc.kill()  # if it did not end
+    err = "".join(lines) + err
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err and "Aborted!" not in err
+    assert stored_rows(url) == (0, 0, 0)
