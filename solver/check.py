@@ -597,7 +597,9 @@ def check_game(
         from solver.check_tiers import check_tiers  # it imports this module
 
         try:
-            report.violations.extend(check_tiers(game, keys))
+            found, notes = check_tiers(game, keys, deadline=deadline)
+            report.violations.extend(found)
+            report.notes.extend(notes)
         except Exception as e:
             report.violations.append(Violation("error", f"tiers: {type(e).__name__}: {e}", "-"))
     if exhausted and not facts.finite:

@@ -1,5 +1,6 @@
 """The tier checks of :func:`solver.check.check_game` over the sample as a whole: the
-child-tier relation from the initial position's tier has no cycle,
+child-tier relation from the initial position's tier ends (it reaches at most
+:data:`~solver.tier_graph.TIER_LIMIT` tiers, as a tiered solve needs) and has no cycle,
 ``tier_positions`` lists each sampled tier's positions, and ``tiers_batch`` agrees with
 ``tier``. (Each position's own tier promises are checked by
 :func:`solver.check.check_position`.)
@@ -7,11 +8,12 @@ child-tier relation from the initial position's tier has no cycle,
 >>> from solver.games import get_game
 >>> game = get_game("tic-tac-toe")
 >>> check_tiers(game, [game.initial()])
-[]
+([], [])
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from itertools import islice
 from typing import Any
@@ -20,31 +22,68 @@ import numpy as np
 
 from solver.check import INT64, Violation, find_cycle, first_of, witness
 from solver.game import BatchedRules, Game, PositionKey
+from solver.tier_graph import TIER_LIMIT
 
-TIER_GRAPH_LIMIT = 100_000
-"""Tiers explored from the initial position's by :func:`check_tiers` at most."""
+TIER_GRAPH_LIMIT = TIER_LIMIT
+"""Tiers explored from the initial position's by :func:`check_tiers` at most: the
+relation reaching more is a violation (a tiered solve refuses the game)."""
 
 TIER_SAMPLE = 2000
 """Positions of a tier's :meth:`~solver.game.GameBase.tier_positions` checked at most."""
 
 
-def check_tiers(game: Game, keys: Sequence[PositionKey]) -> list[Violation]:
-    """The tier graph from the initial position's tier is acyclic (the child-tier
-    relation, within :data:`TIER_GRAPH_LIMIT` tiers), and the positions each sampled
-    tier's ``tier_positions`` lists (the first :data:`TIER_SAMPLE`) are in that tier, each
-    once, canonical with symmetry; when the game offers ``tiers_batch`` for *keys*, it
-    gives every key's ``tier``."""
-    out: list[Violation] = []
-    hooks: Any = game
-    start = hooks.tier(game.initial())
+def _walk(
+    hooks: Any, start: int, deadline: float | None
+) -> tuple[dict[int, list[int]], int | None, bool]:
+    """The child-tier relation from the tier *start* (each tier's children besides
+    itself), walked depth first; the first tier found beyond :data:`TIER_GRAPH_LIMIT`
+    (``None`` if the relation ends within them); whether the walk ran out of time (at
+    *deadline*) before either."""
     edges: dict[int, list[int]] = {}
     todo = [start]
-    while todo and len(edges) < TIER_GRAPH_LIMIT:
+    while todo:
         t = todo.pop()
         if t in edges:
             continue
-        edges[t] = [c for c in hooks.child_tiers(t) if c != t]
+        if len(edges) >= TIER_GRAPH_LIMIT:
+            return edges, t, False
+        if deadline is not None and time.monotonic() > deadline:
+            return edges, None, True
+        # a tier listing endless children shows an endless relation as well
+        edges[t] = [c for c in islice(hooks.child_tiers(t), TIER_GRAPH_LIMIT + 1) if c != t]
         todo.extend(c for c in edges[t] if c not in edges)
+    return edges, None, False
+
+
+def check_tiers(
+    game: Game, keys: Sequence[PositionKey], *, deadline: float | None = None
+) -> tuple[list[Violation], list[str]]:
+    """The tier graph from the initial position's tier ends (it reaches at most
+    :data:`TIER_GRAPH_LIMIT` tiers) and is acyclic, and the positions each sampled tier's
+    ``tier_positions`` lists (the first :data:`TIER_SAMPLE`) are in that tier, each once,
+    canonical with symmetry; when the game offers ``tiers_batch`` for *keys*, it gives
+    every key's ``tier``. Returns the violations, and notes: the walk of the tier graph
+    stops at *deadline* (:func:`time.monotonic`), its rest unchecked."""
+    out: list[Violation] = []
+    notes: list[str] = []
+    hooks: Any = game
+    start = hooks.tier(game.initial())
+    edges, beyond, late = _walk(hooks, start, deadline)
+    if beyond is not None:
+        out.append(
+            Violation(
+                "tiers",
+                f"the child-tier relation reaches more than {TIER_GRAPH_LIMIT:,} tiers from "
+                f"the initial position's tier ({start}): tiers must be finite (a tiered "
+                "solve refuses the game)",
+                f"tier {beyond}",
+            )
+        )
+    if late:
+        notes.append(
+            f"time budget reached after walking {len(edges):,} tiers of the child-tier "
+            "relation: the rest is not checked for a cycle or an end"
+        )
     cycle = find_cycle(edges)
     if cycle is not None:
         out.append(
@@ -57,7 +96,7 @@ def check_tiers(game: Game, keys: Sequence[PositionKey]) -> list[Violation]:
     tiers = [hooks.tier(k) for k in keys]
     out.extend(_check_tiers_batch(game, keys, tiers))
     out.extend(_check_tier_positions(game, sorted(set(tiers))))
-    return out
+    return out, notes
 
 
 def _check_tier_positions(game: Game, tiers: Sequence[int]) -> list[Violation]:

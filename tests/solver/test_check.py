@@ -3,9 +3,12 @@ correct game passes."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from solver.check import check_game, find_cycle
+from solver.check_tiers import check_tiers
 from solver.game import GameBase
 from solver.games import get_game
 from tests.games import bad_games
@@ -68,6 +71,12 @@ def test_correct_tiers_pass() -> None:
         (bad_games.SkippingTiers, "which child_tiers", {"21", "20", "18", "17", "16"}),
         (bad_games.CyclicTiers, "has a cycle: 2 -> 1 -> 2", {"tier 2"}),
         (
+            bad_games.EndlessTiers,  # tiers 0 to 99,999 are walked; 100,000 is one more
+            "reaches more than 100,000 tiers from the initial position's tier (0): tiers "
+            "must be finite",
+            {"tier 100000"},
+        ),
+        (
             bad_games.WrongTierPositions,
             "lists a position in tier",
             {"4", "8", "12", "16", "20", "24"},
@@ -82,6 +91,16 @@ def test_broken_tiers_are_caught_with_a_witness(
     found = [v for v in report.violations if v.check == "tiers"]
     assert found and all(fragment in v.message for v in found), [str(v) for v in found]
     assert {v.witness for v in found} == witnesses
+
+
+def test_the_tier_walk_stops_at_the_time_budget_with_a_note() -> None:
+    game = bad_games.EndlessTiers()
+    found, notes = check_tiers(game, [game.initial()], deadline=time.monotonic() - 1)
+    assert found == []
+    assert notes == [
+        "time budget reached after walking 0 tiers of the child-tier relation: the rest "
+        "is not checked for a cycle or an end"
+    ]
 
 
 def test_find_cycle() -> None:
