@@ -6,9 +6,11 @@ sweep, with a :class:`KeyIndex` (the C key table, or sorted key arrays) instead 
 graph's dict, and no reverse edges until the retrograde pass needs them). Both give the
 same node ids (new children numbered in discovery order) and the same columns; terminal
 children get their exact values, final, at once. Both check the game's contract: a
-position that is not terminal must have moves (:func:`no_moves`), and a game that says
-it is acyclic must not repeat a position (:func:`repeats`, raised by the searches that
-rely on it).
+position that is not terminal must have moves (:func:`no_moves`), a terminal value must
+be within the declared ``value_range`` (:func:`out_of_range`: arrays of them in
+:func:`terminal_values`, the nodes a batch added in :func:`check_new_terminals`), and a
+game that says it is acyclic must not repeat a position (:func:`repeats`, raised by the
+searches that rely on it).
 
 In bulk, the per-node work that must call the game (its moves, canonical forms and
 terminal values) stays a plain Python loop; everything else (finding which children are
@@ -25,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from solver.errors import SolveError
+from solver.errors import ContractError, SolveError
 from solver.game import BatchedRules, Game, MoveLabel, PositionKey
 from solver.graph import TERMINAL, UNEXPANDED, Graph, KeyTable, NodeId
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
@@ -59,6 +61,39 @@ def no_moves(game: Game, key: PositionKey) -> SolveError:
         f"{game.name}: position {game.format(key)!r} has no moves "
         "but is not terminal (the game breaks its contract)"
     )
+
+
+def out_of_range(
+    game: Game, key: PositionKey, value: int, value_range: tuple[int, int]
+) -> ContractError:
+    """The error for a terminal *value* of position *key* outside the game's declared
+    *value_range*."""
+    return ContractError(
+        f"{game.name}: position {game.format(key)!r} has the terminal value {value}, "
+        f"outside the declared value_range {value_range} (the game breaks its contract; "
+        "negagraph check finds this)"
+    )
+
+
+def check_new_terminals(
+    g: Graph, game: Game, start: NodeId, value_range: tuple[int, int] | None
+) -> None:
+    """The terminal values of *g*'s nodes from *start* on (those a batch of expansions
+    added, resident) are within *value_range* (*game*'s declared one, ``None``: any):
+    one pass over their columns, where checking each value as the game gives it would
+    cost a Python call a position on the solver's hottest path (its C search).
+
+    :raises ContractError: for the first that is not (:func:`out_of_range`).
+    """
+    if value_range is None or start >= g.num_nodes:
+        return
+    state = np.frombuffer(g.state, dtype=np.uint8)[start:]
+    low = np.frombuffer(g.low, dtype=np.int64)[start:]
+    outside = (state == TERMINAL) & ((low < value_range[0]) | (low > value_range[1]))
+    first = [(start + at, int(low[at])) for at in np.flatnonzero(outside)[:1].tolist()]
+    del state, low  # views of the graph's columns: they must be free to grow
+    for nid, value in first:
+        raise out_of_range(game, g.keys[nid], value, value_range)
 
 
 def repeats(game: Game, key: PositionKey) -> SolveError:
@@ -304,15 +339,26 @@ def _moves_one_by_one(
 def terminal_values(
     game: Game, keys: npt.NDArray[np.int64]
 ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64]]:
-    """Whether each of *keys* is terminal, and its value (0 where it is not)."""
+    """Whether each of *keys* is terminal, and its value (0 where it is not).
+
+    :raises ContractError: if a value is outside the game's declared ``value_range``
+        (:func:`out_of_range`, for the first such key)."""
     found = game.terminal_values_batch(keys) if isinstance(game, BatchedRules) else None
     if found is not None:
         terminal = np.asarray(found[0], dtype=bool)
-        return terminal, np.where(terminal, np.asarray(found[1], dtype=np.int64), 0)
-    values = list(map(game.terminal_value, keys.tolist()))
-    count = len(values)
-    terminal = np.fromiter((v is not None for v in values), dtype=bool, count=count)
-    return terminal, np.fromiter((v or 0 for v in values), dtype=np.int64, count=count)
+        exact = np.where(terminal, np.asarray(found[1], dtype=np.int64), 0)
+    else:
+        values = list(map(game.terminal_value, keys.tolist()))
+        count = len(values)
+        terminal = np.fromiter((v is not None for v in values), dtype=bool, count=count)
+        exact = np.fromiter((v or 0 for v in values), dtype=np.int64, count=count)
+    value_range = game.facts.value_range
+    if value_range is not None:
+        outside = terminal & ((exact < value_range[0]) | (exact > value_range[1]))
+        if outside.any():
+            at = int(np.argmax(outside))
+            raise out_of_range(game, int(keys[at]), int(exact[at]), value_range)
+    return terminal, exact
 
 
 def unexpanded_from(state: bytearray, start: int, limit: int) -> list[NodeId]:
@@ -331,11 +377,13 @@ def unexpanded_from(state: bytearray, start: int, limit: int) -> list[NodeId]:
 
 __all__ = [
     "KeyIndex",
+    "check_new_terminals",
     "expand_bulk",
     "expand_node",
     "key_index",
     "moves_of",
     "no_moves",
+    "out_of_range",
     "repeats",
     "terminal_values",
     "unexpanded_from",

@@ -38,7 +38,13 @@ from solver.errors import (
     NegagraphError,
     SolveError,
 )
-from solver.expand import expand_bulk, expand_node, key_index, unexpanded_from
+from solver.expand import (
+    check_new_terminals,
+    expand_bulk,
+    expand_node,
+    key_index,
+    unexpanded_from,
+)
 from solver.fixpoint import (
     decided,
     expanded_nodes,
@@ -795,6 +801,7 @@ class _Solver(NullWindowSearch):
         nid = self.g.find(key)  # a full run drops the index anyway: do not build it
         if nid is None:
             nid = self.g.add_node(key, 0, self.game.terminal_value(key))
+            self.check_terminals(nid)
         return nid
 
     def frontier_size(self) -> int:
@@ -853,6 +860,11 @@ class _Solver(NullWindowSearch):
             return
         p = latest or self._latest or self.progress("running")
         self.progress_cb(replace(p, phase=name, seconds=time.monotonic() - self.started))
+
+    def check_terminals(self, start: NodeId) -> None:
+        """Refuse a terminal value outside the game's range among the nodes from *start*
+        on (:func:`~solver.expand.check_new_terminals`: those the last step added)."""
+        check_new_terminals(self.g, self.game, start, self.facts.value_range)
 
     def commit(self, status: RunStatus = "running", *, settled: bool = False) -> None:
         """Commit what changed as one batch. Every batch but a closing pass's leaves the
@@ -1066,6 +1078,7 @@ class _Solver(NullWindowSearch):
             if reason is not None:
                 status = reason
                 break
+            before = g.num_nodes
             if self.searching:
                 limit = self.batch_size or min(
                     self.batch_cap(), max(1, g.total_nodes // BATCH_SHARE)
@@ -1073,6 +1086,7 @@ class _Solver(NullWindowSearch):
                 # exact; and a restarted search retraces
                 limit = self.limits.cap(limit, self.expansions)
                 done = self.search_acyclic(limit) if self.acyclic else self.search(limit)
+                self.check_terminals(before)
                 if done:
                     if not self.acyclic and refresh_due(
                         expanded, expanded + done, SEARCH_REFRESH_SMALL
@@ -1097,6 +1111,7 @@ class _Solver(NullWindowSearch):
                     )
             batch = batch[: self.limits.cap(len(batch), self.expansions)]  # exact
             self.expand(batch)
+            self.check_terminals(before)
             changed = update_bounds(g, batch)
             seeds = list(batch)
             for n in changed:
@@ -1215,6 +1230,7 @@ class _Solver(NullWindowSearch):
                 key = canon(key)
             if key not in g.index:
                 g.add_node(key, 0, terminal_value(key))
+        self.check_terminals(before)
         if g.num_nodes > before:
             log.info("seeded %d tablebase positions", g.num_nodes - before)
             self.commit()
@@ -1254,10 +1270,12 @@ class _Solver(NullWindowSearch):
                 return reason
             scan = batch[-1] + 1
             if index is not None and expand_bulk(g, self.game, batch, index, self.canon):
-                self.expansions += len(batch)
+                self.expansions += len(batch)  # its terminal_values checked the values
             else:
                 index = None  # keys beyond 64 bits: the dict from now on
+                before = g.num_nodes
                 self.expand(batch)
+                self.check_terminals(before)
             new = g.num_nodes - g.committed_nodes
             if (
                 self.batch_size

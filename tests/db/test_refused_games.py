@@ -110,3 +110,33 @@ def test_a_first_ctrl_c_ends_the_walk_of_the_child_tiers(tmp_path: Path) -> None
     assert proc.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err and "Aborted!" not in err
     assert stored_rows(url) == (0, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("cls", "args", "value"),
+    [("OutOfRange", [], -2), ("OutOfRangeTiers", ["--full"], 2)],  # partial; tiered
+)
+def test_a_terminal_value_outside_the_range_is_refused_in_one_line(
+    db_url: str, cls: str, args: list[str], value: int
+) -> None:
+    done = subprocess.run(
+        [NEGAGRAPH, "solve", f"{BAD}:{cls}", *args, "--db", db_url],
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+    )
+    name = "out-of-range-tiers" if args else "out-of-range"
+    assert one_error_line(done) == (
+        f"error: {name}: position '0' has the terminal value {value}, outside the declared "
+        "value_range (-1, 1) (the game breaks its contract; negagraph check finds this)"
+    )
+    engine = make_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            stored = conn.execute(
+                text("SELECT count(*) FROM nodes WHERE low NOT BETWEEN -1 AND 1")
+            ).scalar_one()
+    finally:
+        engine.dispose()
+    assert stored == 0

@@ -244,3 +244,12 @@ class SlowEndlessTiers(EndlessTiers):
     def child_tiers(self, tier: int) -> tuple[int, ...]:
         time.sleep(0.002)
         return super().child_tiers(tier)
+
+
+class OutOfRangeTiers(TieredHeap):
+    """Declares values in [-1, 1] but a heap of 0 is worth 2."""
+
+    name: ClassVar[str] = "out-of-range-tiers"
+
+    def terminal_value(self, key: PositionKey) -> int | None:
+        return 2 if key == 0 else None

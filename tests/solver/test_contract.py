@@ -7,14 +7,17 @@ import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from solver.errors import ContractError
-from solver.game import CONTRACT_VERSION, Game, GameFacts, Param, ParamValue
+from solver.game import CONTRACT_VERSION, Game, GameFacts, LeakOrder, Param, ParamValue
 from solver.games import get_game
 from solver.negamax import solve
+from tests.games import bad_games
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -148,7 +151,6 @@ def test_no_getattr_probing_of_games() -> None:
 
 def test_tiers_need_their_hooks_and_contract_2() -> None:
     from solver.games import check_game_class
-    from tests.games import bad_games
 
     assert check_game_class(bad_games.TieredHeap) is bad_games.TieredHeap
     with pytest.raises(ContractError, match="declares tiers but does not implement tier, child"):
@@ -157,3 +159,93 @@ def test_tiers_need_their_hooks_and_contract_2() -> None:
         check_game_class(bad_games.TiersOfContractOne)
     with pytest.raises(ContractError, match="declares no tiers"):
         get_game("number-game").tier(13)
+
+
+class _CyclicOutOfRange(bad_games.OutOfRange):
+    """Says play may repeat: its partial solve searches in Python, not in C."""
+
+    acyclic: ClassVar[bool] = False
+
+
+class _BreadthOutOfRange(bad_games.OutOfRange):
+    """Expands its partial solve's leaks breadth first (no null-window search)."""
+
+    leak_order: ClassVar[LeakOrder] = "breadth"
+
+
+class _BatchedOutOfRange(bad_games.OutOfRange):
+    """Gives its terminal values as arrays too."""
+
+    def terminal_values_batch(
+        self, keys: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64]] | None:
+        return keys == 0, np.where(keys == 0, -2, 0).astype(np.int64)
+
+
+WIDE = 2**70
+"""Added to a heap's counters: keys beyond 64 bits (the solver's per-position paths)."""
+
+
+class _WideOutOfRange(bad_games.OutOfRange):
+    """Its keys do not fit 64 bits."""
+
+    def initial(self) -> int:
+        return WIDE + super().initial()
+
+    def children(self, key: int) -> list[tuple[str, int]]:
+        return [(m, WIDE + c) for m, c in super().children(key - WIDE)]
+
+    def terminal_value(self, key: int) -> int | None:
+        return super().terminal_value(key - WIDE)
+
+    def format(self, key: int) -> str:
+        return super().format(key - WIDE)
+
+
+class _SeededOutOfRange(bad_games.Heap):
+    """Lists a tablebase position, a heap of 1000 that no move reaches, worth 5."""
+
+    def children(self, key: int) -> list[tuple[str, int]]:
+        return [] if key == 1000 else super().children(key)
+
+    def terminal_value(self, key: int) -> int | None:
+        return 5 if key == 1000 else super().terminal_value(key)
+
+    def tablebase_positions(self) -> list[int]:
+        return [1000]
+
+
+@pytest.mark.parametrize(
+    ("game", "kwargs", "found"),
+    [
+        (bad_games.OutOfRange(), {}, "'0' has the terminal value -2"),  # the C search
+        (_CyclicOutOfRange(), {}, "'0' has the terminal value -2"),
+        (_BreadthOutOfRange(), {}, "'0' has the terminal value -2"),
+        (bad_games.OutOfRange(), {"root": "0"}, "'0' has the terminal value -2"),
+        (bad_games.OutOfRange(), {"full": True}, "'0' has the terminal value -2"),
+        (_BatchedOutOfRange(), {"full": True}, "'0' has the terminal value -2"),
+        (_WideOutOfRange(), {}, "'0' has the terminal value -2"),
+        (_WideOutOfRange(), {"full": True}, "'0' has the terminal value -2"),
+        (_SeededOutOfRange(), {"full": True}, "'1000' has the terminal value 5"),
+    ],
+    ids=[
+        "c-search",
+        "python-search",
+        "breadth-first",
+        "terminal-root",
+        "full",
+        "full-batched",
+        "wide-keys",
+        "wide-keys-full",
+        "tablebase",
+    ],
+)
+def test_a_terminal_value_outside_the_declared_range_is_refused(
+    game: Game, kwargs: dict[str, Any], found: str
+) -> None:
+    with pytest.raises(ContractError) as caught:
+        solve(game, **kwargs)
+    assert str(caught.value) == (
+        f"{game.name}: position {found}, outside the declared value_range (-1, 1) (the "
+        "game breaks its contract; negagraph check finds this)"
+    )
