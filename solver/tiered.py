@@ -55,6 +55,7 @@ from solver.store import (
 )
 from solver.tier_graph import Why, tier_order, tier_rules
 from solver.units import (
+    NOT_DETERMINISTIC,
     TABLES,
     ShardResult,
     SolvedTier,
@@ -542,11 +543,11 @@ class TieredSolve:
             for f, n in done:
                 again = self.store.tier_nodes(record, f - offset, f - offset + n).keys
                 if not np.array_equal(again, nodes.keys[f - offset : f - offset + n]):
-                    raise SolveError(
+                    raise ContractError(
                         f"{self.game.name}: the positions an earlier run wrote for tier "
-                        f"{self.rules.tier_name(tier)} "
-                        f"(nodes {f:,} on) are not this discovery's: the database was "
-                        "changed, or the game's moves are not what they were"
+                        f"{self.rules.tier_name(tier)} (nodes {f:,} on) are not this "
+                        "discovery's: the game's moves are not what they were (its rules "
+                        f"changed without a new version), or {NOT_DETERMINISTIC}"
                     )
         units = [
             NodeShard(tier, lo, _slice(nodes, lo - offset, hi - offset))

@@ -369,6 +369,14 @@ def _solve_whole(
     return _part(record, 0, nodes, values, live, counts, child_ids, moves), values
 
 
+NOT_DETERMINISTIC = (
+    "the game's moves are not deterministic (children() answers differently from call "
+    "to call, or canonical() or tier() does); negagraph check tests this"
+)
+"""The likely cause of a move that a tier's discovery did not see: the game's rules, not
+the database (which a tiered solve alone writes, each tier whole or not at all)."""
+
+
 def _children(
     game: Game,
     record: TierRecord,
@@ -387,14 +395,17 @@ def _children(
         if child == record.tier:
             if own is None:
                 raise ContractError(
-                    f"{game.name}: a move of tier {record.tier} stays within it, which its "
-                    "discovery did not see (the game's tier() or moves are not deterministic)"
+                    f"{game.name}: a move of tier {record.tier} stays within it, which the "
+                    f"tier's discovery did not see: {NOT_DETERMINISTIC}"
                 )
             table = own
         elif child in by_tier:
             table = by_tier[child]
-        else:  # discovery routed every move to a declared, stored tier
-            raise SolveError(f"{game.name}: tier {child} is not stored")
+        else:  # discovery routed every move it saw to a declared, stored tier
+            raise ContractError(
+                f"{game.name}: a move of tier {record.tier} leads to tier {child}, which the "
+                f"tier's discovery did not see: {NOT_DETERMINISTIC}"
+            )
         child_ids[mask] = lookup(game, table, moves.keys[mask])
     return moves, child_ids
 
@@ -426,10 +437,10 @@ def lookup(game: Game, table: SolvedTier, keys: npt.NDArray[np.int64]) -> npt.ND
     pos = np.minimum(pos, max(table.keys.size - 1, 0))
     if not table.keys.size or np.any(table.keys[pos] != keys):
         bad = keys if not table.keys.size else keys[table.keys[pos] != keys]
-        raise SolveError(
-            f"{game.name}: position {game.format(int(bad[0]))!r} of tier {table.record.tier} "
-            "is not among the tier's stored positions (the game's tier() disagrees "
-            "with its moves, or the database was changed)"
+        raise ContractError(
+            f"{game.name}: a move leads to position {game.format(int(bad[0]))!r} of tier "
+            f"{table.record.tier}, which the tier's discovery did not find: "
+            f"{NOT_DETERMINISTIC}"
         )
     return table.ids[pos]
 

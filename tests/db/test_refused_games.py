@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy import text
 
 from db.session import make_engine
+from db.store import CRASH_ENV
 from tests.db.test_solve_cli import NEGAGRAPH, WAIT, read_lines_until, start_solve
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,3 +141,69 @@ def test_a_terminal_value_outside_the_range_is_refused_in_one_line(
     finally:
         engine.dispose()
     assert stored == 0
+
+
+def solve_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``negagraph solve ARGS`` as a real process (with *env* added to the environment)."""
+    return subprocess.run(
+        [NEGAGRAPH, "solve", *args],
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.mark.parametrize(
+    ("cls", "name", "found"),
+    [
+        (
+            "FickleTiers",
+            "fickle-tiers",
+            "a move leads to position '22' of tier 5, which the tier's discovery did not find",
+        ),
+        (
+            "FicklePass",
+            "fickle-pass",
+            "a move of tier 21 stays within it, which the tier's discovery did not see",
+        ),
+        (
+            "FickleUp",
+            "fickle-up",
+            "a move of tier 21 leads to tier 22, which the tier's discovery did not see",
+        ),
+    ],
+)
+def test_moves_that_change_from_call_to_call_are_named_as_the_cause(
+    db_url: str, cls: str, name: str, found: str
+) -> None:
+    """A tiered solve expands each position twice (to discover it, then to solve it): a
+    move the second time finds that the first did not is the game's doing, which
+    ``negagraph check`` tests, not the database's or ``tier()``'s."""
+    line = one_error_line(solve_cli(f"{BAD}:{cls}", "--full", "--db", db_url))
+    assert line == (
+        f"error: {name}: {found}: the game's moves are not deterministic (children() "
+        "answers differently from call to call, or canonical() or tier() does); negagraph "
+        "check tests this"
+    )
+
+
+def test_rules_changed_between_runs_are_named_as_the_cause(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'changed.db'}"
+    args = (f"{BAD}:ChangedTiers", "--full", "--db", url, "--shard-size", "2")
+    # killed once it wrote the second slice of block 4's positions: 17 and 16, before it
+    # recorded the block; with the rules changed, the block's discovery finds 16 before 17
+    killed = solve_cli(*args, env={CRASH_ENV: "shard:3"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    done = solve_cli(*args, env={"NEGAGRAPH_TEST_RULES_CHANGED": "1"})
+    assert done.returncode == 1 and done.stdout == "" and "Traceback" not in done.stderr
+    *before, line = done.stderr.strip().splitlines()  # after a warning: the lease taken over
+    assert [w.split(":")[0] for w in before] == ["WARNING db.lock"], done.stderr
+    assert line == (
+        "error: changed-tiers: the positions an earlier run wrote for tier 4 (nodes 4 on) "
+        "are not this discovery's: the game's moves are not what they were (its rules "
+        "changed without a new version), or the game's moves are not deterministic "
+        "(children() answers differently from call to call, or canonical() or tier() "
+        "does); negagraph check tests this"
+    )

@@ -4,6 +4,7 @@ and the plugin loader (loaded by reference: ``tests/games/bad_games.py:WrongSymm
 from __future__ import annotations
 
 import itertools
+import os
 import time
 from typing import ClassVar
 
@@ -253,3 +254,73 @@ class OutOfRangeTiers(TieredHeap):
 
     def terminal_value(self, key: PositionKey) -> int | None:
         return 2 if key == 0 else None
+
+
+class FickleTiers(TieredHeap):
+    """Its moves change between calls: on every other call, the starting heap may also
+    take a counter back (a heap of 22, in the same block, that the first call does not
+    show)."""
+
+    name: ClassVar[str] = "fickle-tiers"
+    _calls = itertools.count()
+
+    def children(self, key: PositionKey) -> list[tuple[str, PositionKey]]:
+        moves = super().children(key)
+        if key == int(self.params["heap"]) and next(self._calls) % 2:
+            moves.append(("+1", key + 1))
+        return moves
+
+
+class ChangedTiers(TieredHeap):
+    """Its starting heap may also take five counters when ``$NEGAGRAPH_TEST_RULES_CHANGED``
+    is set: its rules change from one process to the next, under the same version (the
+    next block's positions are found in another order)."""
+
+    name: ClassVar[str] = "changed-tiers"
+
+    def children(self, key: PositionKey) -> list[tuple[str, PositionKey]]:
+        moves = super().children(key)
+        if key == int(self.params["heap"]) and os.environ.get("NEGAGRAPH_TEST_RULES_CHANGED"):
+            moves.append(("5", key - 5))
+        return moves
+
+
+class SingleTiers(Heap):
+    """A correct game with tiers: each heap its own tier."""
+
+    name: ClassVar[str] = "single-tiers"
+    tiers: ClassVar[bool] = True
+
+    def tier(self, key: PositionKey) -> int:
+        return key
+
+    def child_tiers(self, tier: int) -> tuple[int, ...]:
+        return tuple(range(max(0, tier - 3), tier))[::-1]
+
+
+class FicklePass(SingleTiers):
+    """On every other call, the starting heap may also pass (a move within its tier,
+    where the first call shows none)."""
+
+    name: ClassVar[str] = "fickle-pass"
+    _calls = itertools.count()
+
+    def children(self, key: PositionKey) -> list[tuple[str, PositionKey]]:
+        moves = super().children(key)
+        if key == int(self.params["heap"]) and next(self._calls) % 2:
+            moves.append(("pass", key))
+        return moves
+
+
+class FickleUp(SingleTiers):
+    """On every other call, the starting heap may also take a counter back (to a tier
+    that the first call does not show, and that its child tiers do not list)."""
+
+    name: ClassVar[str] = "fickle-up"
+    _calls = itertools.count()
+
+    def children(self, key: PositionKey) -> list[tuple[str, PositionKey]]:
+        moves = super().children(key)
+        if key == int(self.params["heap"]) and next(self._calls) % 2:
+            moves.append(("+1", key + 1))
+        return moves
