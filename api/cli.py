@@ -1031,7 +1031,7 @@ def check_command(
 ) -> None:
     """Check GAME against the Game contract on sampled positions; each violation is
     printed with a witness position. Exit status 1 if any is found."""
-    from solver.check import check_game
+    from solver.check import WITNESSES, check_game
 
     with user_errors():
         game = get_game(game_name, **parse_params(params))
@@ -1058,10 +1058,16 @@ def check_command(
         if report.ok:
             click.echo("  ok: no violation found")
     if not report.ok:
-        n = len(report.violations)
+        n, listed = report.found, len(report.violations)
         fail(
-            f"{game.name} breaks the Game contract: {n} violation{'s' if n != 1 else ''}"
-            + ("" if as_json else " (listed above)")
+            f"{game.name} breaks the Game contract: {n:,} violation{'s' if n != 1 else ''}"
+            + (
+                ""
+                if as_json
+                else " (listed above)"
+                if listed == n
+                else f" ({listed} listed above: of each per-position check, the first {WITNESSES})"
+            )
         )
 
 

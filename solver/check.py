@@ -72,6 +72,10 @@ class CheckReport:
     symmetry_pairs: int = 0
     """Position/image pairs whose solved bounds were compared."""
     violations: list[Violation] = field(default_factory=list)
+    """The violations found, each with its witness: of a per-position check, the first
+    :data:`WITNESSES` (the others are counted in :attr:`unlisted`)."""
+    unlisted: int = 0
+    """Violations found and not in :attr:`violations` (a note says of which checks)."""
     notes: list[str] = field(default_factory=list)
     """Remarks that are not violations (e.g. a claim the budget could not confirm)."""
     seconds: float = 0.0
@@ -79,6 +83,11 @@ class CheckReport:
     @property
     def ok(self) -> bool:
         return not self.violations
+
+    @property
+    def found(self) -> int:
+        """Violations found, listed or not."""
+        return len(self.violations) + self.unlisted
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -88,6 +97,7 @@ class CheckReport:
             "positions": self.positions,
             "exhausted": self.exhausted,
             "symmetry_pairs": self.symmetry_pairs,
+            "violations_found": self.found,
             "violations": [
                 {"check": v.check, "message": v.message, "witness": v.witness}
                 for v in self.violations
@@ -576,6 +586,7 @@ def check_game(
                 report.violations.append(v)
     for check, n in sorted(counts.items()):
         if n > WITNESSES:
+            report.unlisted += n - WITNESSES
             report.notes.append(f"{n - WITNESSES} more {check} violations not shown")
     if facts.acyclic:  # on the positions themselves: a wrong symmetry is reported apart
         try:

@@ -274,6 +274,25 @@ def test_check_catches_lies_with_a_witness(cls: str, check: str, witness: str) -
     assert witness in {v["witness"] for v in report["violations"] if v["check"] == check}
 
 
+def test_check_counts_every_violation_it_found() -> None:
+    """WrongSymmetry breaks canonical() at 12 of its 22 positions (5 listed) and its
+    symmetry at 1 of the 2 pairs solved: 13 violations, not the 6 listed."""
+    done = run("check", f"{BAD}:WrongSymmetry", "--symmetry-pairs", "2")
+    assert done.returncode == 1
+    assert done.stdout.count("  violation ") == 6
+    assert "  note: 7 more canonical violations not shown" in done.stdout.splitlines()
+    assert done.stderr == (
+        "error: wrong-symmetry breaks the Game contract: 13 violations (6 listed above: "
+        "of each per-position check, the first 5)\n"
+    )
+    done = run("check", f"{BAD}:WrongSymmetry", "--symmetry-pairs", "2", "--json")
+    report = json.loads(done.stdout)
+    assert (report["violations_found"], len(report["violations"])) == (13, 6)
+    assert done.stderr == "error: wrong-symmetry breaks the Game contract: 13 violations\n"
+    done = run("check", f"{BAD}:FakeAcyclic")  # every violation listed
+    assert done.stderr.endswith("breaks the Game contract: 1 violation (listed above)\n")
+
+
 def test_registry_in_python() -> None:
     """A private registry (the process-wide one is left alone): a reference registers
     the game under its own name; an unknown name after a failed plugin says why."""

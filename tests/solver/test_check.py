@@ -42,6 +42,15 @@ def test_each_breach_is_caught_with_a_witness(
     assert found == witnesses, [str(v) for v in report.violations]
 
 
+def test_the_report_counts_the_violations_it_does_not_list() -> None:
+    report = check_game(bad_games.WrongSymmetry(), symmetry_pairs=0)
+    assert [v.check for v in report.violations] == ["canonical"] * 5
+    assert (report.unlisted, report.found) == (7, 12)
+    assert report.to_json()["violations_found"] == 12
+    assert report.notes == ["7 more canonical violations not shown"]
+    assert check_game(bad_games.Heap()).found == 0
+
+
 def test_wrong_symmetry_names_the_unsound_pair() -> None:
     report = check_game(bad_games.WrongSymmetry(), symmetry_pairs=1)
     [v] = [v for v in report.violations if v.check == "symmetry"]
