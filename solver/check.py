@@ -14,9 +14,7 @@ True
 
 from __future__ import annotations
 
-import random
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -24,6 +22,7 @@ from typing import Any, ClassVar, cast
 
 import numpy as np
 
+from solver.check_sample import late, safe_moves, sample_positions
 from solver.errors import NegagraphError
 from solver.game import (
     BatchedNotation,
@@ -347,64 +346,6 @@ def _check_canonical(
     return out
 
 
-def sample_positions(
-    game: Game,
-    max_positions: int,
-    *,
-    seed: int = 0,
-    deadline: float | None = None,
-    bound: Callable[[PositionKey], bool] | None = None,
-) -> tuple[list[PositionKey], bool]:
-    """Up to *max_positions* distinct positions: breadth first from the initial position
-    (half the budget), then random playouts from it. Also whether the breadth-first search
-    reached every position (then the sample is all of them, when they fit)."""
-    start = game.initial()
-    seen = {start}
-    order = [start]
-    queue = deque([start])
-    half = max(1, max_positions // 2)
-    while queue and len(order) < half and not _late(deadline):
-        for _, child in _moves(game, queue.popleft()):
-            if child not in seen and (bound is None or bound(child)):
-                seen.add(child)
-                order.append(child)
-                queue.append(child)
-    exhausted = not queue
-    if exhausted:
-        return order, True
-    rng = random.Random(seed)
-    tries = 0
-    while len(order) < max_positions and tries < 4 * max_positions and not _late(deadline):
-        key = start
-        for _ in range(10_000):
-            tries += 1
-            children = _moves(game, key)
-            if not children:
-                break
-            key = rng.choice(list(children))[1]
-            if bound is not None and not bound(key):
-                break
-            if key not in seen:
-                seen.add(key)
-                order.append(key)
-                if len(order) >= max_positions:
-                    break
-    return order, False
-
-
-def _moves(game: Game, key: PositionKey) -> Sequence[tuple[MoveLabel, PositionKey]]:
-    """``children(key)``, or none if it raises (:func:`check_position` reports that, with
-    *key* as the witness)."""
-    try:
-        return game.children(key)
-    except Exception:
-        return ()
-
-
-def _late(deadline: float | None) -> bool:
-    return deadline is not None and time.monotonic() > deadline
-
-
 def find_cycle(edges: Mapping[PositionKey, Iterable[PositionKey]]) -> list[PositionKey] | None:
     """A cycle of the graph *edges* (keys of a cycle, first repeated last), or ``None``."""
     colour: dict[PositionKey, int] = {}  # 1: on the stack, 2: done
@@ -496,7 +437,7 @@ def check_symmetry(
     out: list[Violation] = []
     compared = tried = 0
     for key in keys:
-        if compared >= pairs or tried >= 4 * pairs or _late(deadline):
+        if compared >= pairs or tried >= 4 * pairs or late(deadline):
             break
         rep = game.canonical(key)
         if rep == key:
@@ -573,7 +514,7 @@ def check_game(
     other = _fresh(game)
     counts: dict[str, int] = {}
     for i, key in enumerate(keys):
-        if _late(deadline) and i > 0:
+        if late(deadline) and i > 0:
             report.notes.append(
                 f"time budget reached after checking {i} of the {len(keys)} sampled positions"
             )
@@ -590,7 +531,7 @@ def check_game(
             report.notes.append(f"{n - WITNESSES} more {check} violations not shown")
     if facts.acyclic:  # on the positions themselves: a wrong symmetry is reported apart
         try:
-            edges = {key: [c for _, c in _moves(game, key)] for key in keys}
+            edges = {key: [c for _, c in safe_moves(game, key)] for key in keys}
         except Exception:  # reported per position already
             edges = {}
         cycle = find_cycle(edges)
