@@ -66,8 +66,8 @@ class CheckReport:
     positions: int = 0
     """Positions checked."""
     exhausted: bool = False
-    """Whether every reachable position was explored (the exploration ran out of
-    positions before the budget)."""
+    """Whether the sample is every reachable position (the exploration ran out of
+    positions within the budget)."""
     symmetry_pairs: int = 0
     """Position/image pairs whose solved bounds were compared."""
     violations: list[Violation] = field(default_factory=list)
@@ -509,7 +509,7 @@ def check_game(
             Violation("error", f"exploring from the initial position: {type(e).__name__}: {e}", "-")
         )
         return report
-    report.positions, report.exhausted = len(keys), exhausted
+    report.positions, report.exhausted = len(keys), exhausted is True
     sampled = len(keys)
     other = _fresh(game)
     counts: dict[str, int] = {}
@@ -559,9 +559,14 @@ def check_game(
             f"finite is false but only {len(keys)} positions are reachable: "
             "declaring finite=True allows full solves without a budget"
         )
-    if not exhausted and facts.finite:
+    if exhausted is not True and facts.finite:
         report.notes.append(
-            f"finite is declared; not confirmed: more than {sampled} positions are reachable"
+            "finite is declared; not confirmed: "
+            + (
+                f"more than {sampled:,} positions are reachable"
+                if exhausted is False
+                else "the time budget ran out before every reachable position was seen"
+            )
         )
     if facts.uses_symmetry and facts.chance:
         report.notes.append("the symmetry of a game of chance is not checked by solving yet")

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from solver.check import check_game, find_cycle
+from solver.check import check_game, find_cycle, sample_positions
 from solver.check_tiers import check_tiers
 from solver.game import GameBase
 from solver.games import get_game
@@ -111,6 +111,29 @@ def test_the_tier_walk_stops_at_the_time_budget_with_a_note() -> None:
         "time budget reached after walking 0 tiers of the child-tier relation: the rest "
         "is not checked for a cycle or an end"
     ]
+
+
+@pytest.mark.parametrize(
+    "budget",
+    [2000, 2058, 1029],  # the default; twice the positions (the breadth-first half); them
+)
+def test_a_sample_of_every_reachable_position_says_so(budget: int) -> None:
+    report = check_game(bad_games.Heap(heap=1028), max_positions=budget)  # 1,029 positions
+    assert report.exhausted and report.positions == 1029
+    assert report.notes == []
+
+
+def test_one_position_beyond_the_budget_is_more_than_it() -> None:
+    report = check_game(bad_games.Heap(heap=1029), max_positions=1029)  # 1,030 positions
+    assert not report.exhausted and report.positions == 1029
+    assert report.notes == [
+        "finite is declared; not confirmed: more than 1,029 positions are reachable"
+    ]
+
+
+def test_a_sample_cut_short_by_the_time_budget_does_not_tell() -> None:
+    game = bad_games.Heap()
+    assert sample_positions(game, 100, deadline=time.monotonic() - 1) == ([21], None)
 
 
 def test_find_cycle() -> None:
