@@ -29,6 +29,7 @@ import os
 import re
 import sys
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -285,6 +286,18 @@ class Registry(Mapping[str, type[GameBase]]):
         if not self._add(cls, GameSource("reference", ref), f"game reference {ref!r}"):
             raise UnknownGameError(self._errors[cls.name])
         return cls
+
+    @contextmanager
+    def restored(self) -> Iterator[None]:
+        """On leaving, the registry as it was on entering: the games registered inside
+        (by reference) and the errors met are forgotten. The test suite runs each test so,
+        whatever ran before it in the same process."""
+        self._load()
+        games, sources, errors = dict(self._games), dict(self._sources), dict(self._errors)
+        try:
+            yield
+        finally:
+            self._games, self._sources, self._errors = games, sources, errors
 
     def errors(self) -> list[str]:
         """One line per plugin or reference that was left out."""
