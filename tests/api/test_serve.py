@@ -389,6 +389,7 @@ def test_hostile_load_gets_no_5xx_and_only_json_errors(ttt_url: str) -> None:
         assert report["requests"][kind] > 0, report["requests"]
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 def test_served_postgres_gone_away_is_503(tmp_path: Path) -> None:
     log_path = tmp_path / "serve.log"

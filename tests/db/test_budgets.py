@@ -65,6 +65,7 @@ def uninterrupted(name: str, params: dict[str, Any], root: str | None) -> tuple[
     return g, r
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("budget", [3, 150])
 @pytest.mark.parametrize(
     ("name", "params", "root"),

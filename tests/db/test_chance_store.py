@@ -283,6 +283,7 @@ def test_each_position_stores_the_expected_plies_of_the_optimal_strategy(
         assert stored[0][2] is None and stored[0][1] > 0
 
 
+@pytest.mark.slow
 def test_a_killed_chance_run_loses_only_its_own_expansions(db_url: str, tmp_path: Path) -> None:
     """kill -9 in the middle of a partial run continuing a budgeted one: the database
     keeps what the first run committed, untouched, and the same command again ends

@@ -106,6 +106,7 @@ def test_every_batch_commit_leaves_the_variant_unsettled(db_url: str) -> None:
     assert json.loads(out)["status"] == "budget" and variant_settled(db_url)
 
 
+@pytest.mark.slow
 def test_a_full_solve_killed_after_every_first_commit_still_progresses(db_url: str) -> None:
     """A full run after one that died commits its first batch at once (not when the new
     positions reach half of those stored): killed right after its first commit, again

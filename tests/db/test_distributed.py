@@ -275,6 +275,7 @@ def _shards_written(url: str) -> int:
         engine.dispose()
 
 
+@pytest.mark.slow
 def test_a_cluster_solve_equals_the_one_process_solve(
     db: str, tmp_path: Path, reference: tuple[list[Any], list[Any], list[Any]]
 ) -> None:
@@ -294,6 +295,7 @@ def test_a_cluster_solve_equals_the_one_process_solve(
     assert "value 0 (exact)" in done.stdout
 
 
+@pytest.mark.slow
 def test_a_killed_worker_loses_nothing_and_a_second_solve_is_refused(
     tmp_path: Path, reference: tuple[list[Any], list[Any], list[Any]]
 ) -> None:
@@ -341,6 +343,7 @@ def _kill_a_starting_worker(proc: subprocess.Popen[Any]) -> None:
     _wait_for("a local worker process", kill)
 
 
+@pytest.mark.slow
 def test_everything_killed_then_the_same_command_again(
     db: str, tmp_path: Path, reference: tuple[list[Any], list[Any], list[Any]]
 ) -> None:

@@ -376,6 +376,7 @@ def test_bad_resident_budgets_are_refused(template: Path, tmp_path: Path) -> Non
         solve(chess, store=SqlStore(fresh(template, tmp_path / "c.db")), resident_nodes=9)
 
 
+@pytest.mark.slow
 def test_killed_evicting_solves_resume_to_the_uninterrupted_graph(db_url: str) -> None:
     # kill -9 under a small resident budget on connect-four 5 x 4 (154 commits in one
     # run; more than 20,000 nodes, so evicting, from the 120th on): after a run's 100th
@@ -472,6 +473,7 @@ def fresh_pg_url() -> Iterator[str]:
         yield url
 
 
+@pytest.mark.slow
 def test_a_lost_server_connection_while_evicting_is_one_line(fresh_pg_url: str) -> None:
     # The server drops the evicting run's connection (pg_terminate_backend) once it is
     # past its 150th commit, evicting and reading back: the run ends with one line and

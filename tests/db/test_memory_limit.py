@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from bench.memory import PEAK
 from bench.soak import graph_rows, stored_rows
 from solver.memory import parse_size
@@ -28,6 +30,7 @@ def run_measured(*args: str) -> tuple[int, str, list[str], int]:
     return done.returncode, done.stdout, lines[:-1], int(lines[-1])
 
 
+@pytest.mark.slow
 def test_a_partial_solve_evicts_under_its_memory_limit_and_writes_the_same(
     tmp_path: Path,
 ) -> None:
@@ -106,6 +109,7 @@ def test_a_full_solve_stays_under_its_memory_limit(db_url: str) -> None:
     assert peak <= limit, f"peak RSS {peak} over the limit {limit}"
 
 
+@pytest.mark.slow
 def test_a_chance_solve_ends_at_its_memory_limit_having_written_nothing(
     tmp_path: Path,
 ) -> None:

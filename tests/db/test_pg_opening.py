@@ -47,6 +47,7 @@ def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
     return proc.returncode, out, err
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 def test_two_first_solves_on_an_empty_database_never_crash() -> None:
     """Both start at once on a database without a schema: one creates it, the other
@@ -130,6 +131,7 @@ def free_port() -> int:
         return port
 
 
+@pytest.mark.slow
 def test_a_server_that_never_answers_is_one_line_not_a_hang() -> None:
     with silent_server() as port:
         url = f"postgresql://postgres@127.0.0.1:{port}/nothing"

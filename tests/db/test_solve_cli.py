@@ -255,6 +255,7 @@ def wait_for_commit(
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("full", [True, False], ids=["full", "partial"])
 def test_kill_9_at_random_moments_loses_nothing_committed(db_url: str, full: bool) -> None:
     rng = random.Random(20261122)
@@ -328,6 +329,7 @@ def wait_for_running_run(url: str, timeout: float = WAIT) -> None:
     raise AssertionError(f"no solve run was recorded as running within {timeout:.0f} s")
 
 
+@pytest.mark.slow
 def test_a_running_tiered_solve_shows_the_time_it_still_needs(db_url: str) -> None:
     # Once every tier is discovered and one is solved, each commit records the time left
     # at the rate of solving so far: `status` (text and JSON) and /api/solves show it

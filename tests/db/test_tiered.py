@@ -89,11 +89,13 @@ def sqlite_url(tmp_path: Path, name: str) -> str:
     return url
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "params"), TIERED_GAMES)
 def test_tiered_equals_untiered(name: str, params: dict[str, Any], tmp_path: Path) -> None:
     compare_with_untiered(name, params, tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "params"),
     [
@@ -250,6 +252,7 @@ class RandomTiers(GameBase):
         return tuple(range(tier + 1, int(self.params["tiers"])))
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -381,6 +384,7 @@ def _cli(
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 )
@@ -595,6 +599,7 @@ def _probe_first_positions(url: str, game: Any) -> None:
         engine.dispose()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 )
@@ -662,6 +667,7 @@ def test_a_stopped_run_records_the_units_it_wrote(db_url: str) -> None:
     assert (nodes, added, status) == (1, 1, "stopped")
 
 
+@pytest.mark.slow
 def test_a_tier_s_discovery_reports_what_it_has_found(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -79,6 +79,7 @@ def behind_threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return names
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("resident", "in_line"), [(None, 1), (3000, 2)], ids=["resident", "evicting"]
 )

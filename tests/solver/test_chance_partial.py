@@ -87,6 +87,7 @@ def assert_budgets_retrace(game: Game, budget: int, batch: int | None) -> list[S
     return runs
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     chance_games(acyclic=False, most=16) | chance_games(acyclic=True, most=16),
