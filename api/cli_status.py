@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from api.cli_text import duration, number
@@ -128,15 +129,7 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
                 "workers": r.workers,
                 "eta_seconds": r.eta_seconds,
                 "worker_units": [
-                    {
-                        "worker": w.worker,
-                        "units": w.units,
-                        "positions": w.positions,
-                        "discovered": w.discovered,
-                        "solved": w.solved,
-                        "seconds": round(w.seconds, 3),
-                    }
-                    for w in r.worker_units
+                    {**asdict(w), "seconds": round(w.seconds, 3)} for w in r.worker_units
                 ],
             }
             for r in runs

@@ -3,6 +3,7 @@ while a solve runs in another process (each commit updates the run's row)."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
@@ -59,17 +60,7 @@ def run_json(run: RunRecord, variant: VariantRecord | None) -> dict[str, Any]:
         "units_total": run.units_total,
         "workers": run.workers,
         "eta_seconds": run.eta_seconds,
-        "worker_units": [
-            {
-                "worker": w.worker,
-                "units": w.units,
-                "positions": w.positions,
-                "discovered": w.discovered,
-                "solved": w.solved,
-                "seconds": w.seconds,
-            }
-            for w in run.worker_units
-        ],
+        "worker_units": [asdict(w) for w in run.worker_units],
         "pid": run.pid,
         "hostname": run.hostname,
     }
