@@ -427,7 +427,7 @@ def test_the_readme_says_which_games_its_paragraphs_are_about() -> None:
 def test_the_readme_gives_the_explorer_address_serve_prints() -> None:
     """The address `negagraph serve` prints for the explorer, with its default host and
     port, is the one the README's explorer section tells the reader to open."""
-    from api.cli import serve_command
+    from api.commands.serve import serve_command
     from api.serve import banner
 
     defaults = {p.name: p.default for p in serve_command.params}

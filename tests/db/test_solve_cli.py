@@ -828,7 +828,7 @@ def test_a_killed_writer_is_shown_dead_at_once(db_url: str) -> None:
 
 
 def test_ctrl_c_once_the_run_closes_is_ignored_so_the_result_is_printed() -> None:
-    from api.cli import Interrupts
+    from api.commands.solving import Interrupts
 
     interrupts = Interrupts()
     interrupts.handler(signal.SIGINT, None)
@@ -841,7 +841,7 @@ def test_ctrl_c_once_the_run_closes_is_ignored_so_the_result_is_printed() -> Non
 
 
 def test_the_eta_comes_from_what_is_known() -> None:
-    from api.cli import ProgressDisplay
+    from api.console.progress import ProgressDisplay
     from solver.store import Progress
 
     def at(expansions: int, frontier: int, seconds: float) -> Progress:

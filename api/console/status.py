@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from api.cli_text import duration, number
+from api.console.text import duration, number
 from solver.games import GAMES
 from solver.memory import format_size
 from solver.values import bound_text, public_to_json
