@@ -14,13 +14,13 @@ that reveals nothing.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from flask import Flask, Response, current_app, jsonify
 from sqlalchemy import exc as sa_exc
 from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Response as WerkzeugResponse
 
+from api.schemas import Error, ErrorDetail, to_data
 from db.errors import DatabaseError, PositionNotFoundError, RulesVersionError
 from db.session import unusable_database_message
 from solver.errors import (
@@ -74,14 +74,19 @@ def status_of(exc: BaseException) -> int:
     return 500
 
 
-def error_body(code: int, message: str) -> dict[str, Any]:
-    """The JSON body of an error answer."""
-    return {"error": {"code": code, "message": message}}
+def error_detail(code: int, message: str) -> ErrorDetail:
+    """What an error answer (or a batch entry) says: its status and message."""
+    return ErrorDetail(code=code, message=message)
+
+
+def error_body(code: int, message: str) -> Error:
+    """The body of an error answer."""
+    return Error(error=error_detail(code, message))
 
 
 def error_response(code: int, message: str) -> Response:
     """A JSON error answer."""
-    response = jsonify(error_body(code, message))
+    response = jsonify(to_data(error_body(code, message)))
     response.status_code = code
     return response
 
@@ -102,7 +107,7 @@ def handle_http_error(exc: HTTPException) -> WerkzeugResponse | HTTPException:
         return exc  # redirects, e.g. merging duplicate slashes
     response = exc.get_response()
     body = current_app.json.dumps(
-        error_body(exc.code, exc.description or exc.name), separators=(",", ":")
+        to_data(error_body(exc.code, exc.description or exc.name)), separators=(",", ":")
     )
     response.set_data(body + "\n")
     response.mimetype = "application/json"
@@ -144,6 +149,7 @@ __all__ = [
     "InvalidRequestError",
     "RunNotFoundError",
     "error_body",
+    "error_detail",
     "error_response",
     "init_app",
     "status_of",

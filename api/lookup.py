@@ -19,7 +19,9 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from api.views import describe_line, describe_position
+from api.play import describe_line
+from api.schemas import to_data
+from api.views import describe_position
 from db import migrate
 from db.records import VariantSummary
 from db.repository import list_variants
@@ -91,7 +93,8 @@ class SolvedDatabase:
         self._require_head()
         with self._sessions() as session:
             answer = describe_position(session, g, key)
-        return {"game": g.name, "params": dict(g.params), **answer}
+        data: dict[str, Any] = to_data(answer)
+        return data
 
     def line(
         self,
@@ -114,7 +117,15 @@ class SolvedDatabase:
         self._require_head()
         with self._sessions() as session:
             line = describe_line(session, g, key, bound, max_plies=max_plies)
-        return {"game": g.name, "params": dict(g.params), **line, "plies": len(line["steps"])}
+        return {
+            "game": g.name,
+            "params": dict(g.params),
+            "bound": line.bound,
+            "start": to_data(line.start),
+            "steps": [to_data(step) for step in line.steps],
+            "end": line.end,
+            "plies": len(line.steps),
+        }
 
     @staticmethod
     def _game(game: str | GameBase, params: dict[str, object]) -> GameBase:

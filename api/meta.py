@@ -9,9 +9,10 @@ from typing import Any
 from flask import Blueprint, Response, current_app, request
 
 from api.database import get_database
-from api.errors import error_body
+from api.errors import error_detail
 from api.openapi import openapi_document, render_docs
 from api.responses import REVALIDATE, json_answer
+from api.schemas import DatabaseHealth, Endpoint, Health, Index
 
 bp = Blueprint("meta", __name__)
 
@@ -30,19 +31,19 @@ def index() -> Response:
     (the URL ``negagraph serve`` prints)."""
     paths = document()["paths"]
     endpoints = [
-        {"method": method.upper(), "path": path, "summary": operation["summary"]}
+        Endpoint(method=method.upper(), path=path, summary=operation["summary"])
         for path, item in paths.items()
         for method, operation in item.items()
         if method != "parameters"
     ]
     return json_answer(
-        {
-            "name": "negagraph",
-            "version": version(),
-            "docs": "/api/docs",
-            "openapi": "/api/openapi.json",
-            "endpoints": endpoints,
-        }
+        Index(
+            name="negagraph",
+            version=version(),
+            docs="/api/docs",
+            openapi="/api/openapi.json",
+            endpoints=endpoints,
+        )
     )
 
 
@@ -51,13 +52,10 @@ def health() -> Response:
     """Whether the database is reachable and at the schema head: 200 if so, else 503 with
     the problem (the same message the other endpoints answer with)."""
     ok, info = get_database().health()
-    body: dict[str, Any] = {
-        "status": "ok" if ok else "unavailable",
-        "version": version(),
-        "database": info,
-    }
+    database = DatabaseHealth.model_validate(info)
+    body = Health(status="ok" if ok else "unavailable", version=version(), database=database)
     if not ok:
-        body.update(error_body(503, str(info["problem"])))
+        body.error = error_detail(503, str(database.problem))
     response = json_answer(body, status=200 if ok else 503)
     response.headers["Cache-Control"] = "no-store"
     return response

@@ -2,9 +2,9 @@
 single and batch position lookups, and principal lines.
 
 Positions are in the game's text notation; the game's parameters are query parameters
-(``?width=4&height=3``), or the ``params`` member of a batch lookup's JSON body. The JSON
-shape of a position is :func:`api.views.describe_position`'s, shared with
-``negagraph query --json``.
+(``?width=4&height=3``), or the ``params`` member of a batch lookup's JSON body. Every
+answer is a model of :mod:`api.schemas`; a position's is
+:func:`api.views.describe_position`'s, shared with ``negagraph query --json``.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection
 from functools import cache
-from typing import Any
 
 from flask import Blueprint, Response, current_app, request
 
+from api import schemas
 from api.database import get_database, get_session
-from api.errors import InvalidRequestError, error_body, status_of
+from api.errors import InvalidRequestError, error_detail, status_of
 from api.params import (
     POSITION_ARG,
     Variant,
@@ -27,14 +27,10 @@ from api.params import (
     parse_position,
     variant_from_query,
 )
+from api.play import describe_line, describe_strategy
 from api.responses import json_answer
-from api.views import (
-    describe_line,
-    describe_positions,
-    describe_stored_position,
-    describe_strategy,
-    unsolved_message,
-)
+from api.schemas import BatchResponse, Line, Position, PositionError
+from api.views import describe_positions, describe_stored_position, unsolved_message
 from db.errors import PositionNotFoundError
 from db.records import PositionRecord, VariantRecord, VariantSummary
 from db.repository import list_variants, variant_is_closed
@@ -54,14 +50,14 @@ DEFAULT_STRATEGY_NODES = 200
 """The strategy tree's default node limit (at most ``MAX_STRATEGY_NODES``)."""
 
 
-def bounds_json(b: Bounds) -> dict[str, Any]:
-    """A :class:`Bounds` as JSON (``null`` for infinite bounds)."""
-    return {
-        "low": public_to_json(b.low),
-        "high": public_to_json(b.high),
-        "low_final": b.low_final,
-        "high_final": b.high_final,
-    }
+def bounds_model(b: Bounds) -> schemas.Bounds:
+    """A :class:`Bounds` as the API shows it (``null`` for infinite bounds)."""
+    return schemas.Bounds(
+        low=public_to_json(b.low),
+        high=public_to_json(b.high),
+        low_final=b.low_final,
+        high_final=b.high_final,
+    )
 
 
 @cache
@@ -71,21 +67,51 @@ def initial_text(cls: type[GameBase]) -> str:
     return game.format(game.initial())
 
 
-def variant_json(summary: VariantSummary, cls: type[GameBase]) -> dict[str, Any]:
+def variant_model(summary: VariantSummary, cls: type[GameBase]) -> schemas.Variant:
+    """A stored variant of installed game *cls*, as the game list shows it."""
     v = summary.variant
     run = summary.last_run
-    return {
-        "id": v.id,
-        "params": dict(v.params_json),
-        "params_text": v.params,
-        "rules_version": v.rules_version,
-        "game_source": v.game_source,
-        "compatible": v.rules_version == cls.version,
-        "nodes": summary.nodes,
-        "root": v.root_position,
-        "root_bounds": None if summary.root_bounds is None else bounds_json(summary.root_bounds),
-        "last_run": None if run is None else {"id": run.id, "status": run.status},
-    }
+    return schemas.Variant(
+        id=v.id,
+        params=dict(v.params_json),
+        params_text=v.params,
+        rules_version=v.rules_version,
+        game_source=v.game_source,
+        compatible=v.rules_version == cls.version,
+        nodes=summary.nodes,
+        root=v.root_position,
+        root_bounds=None if summary.root_bounds is None else bounds_model(summary.root_bounds),
+        last_run=None if run is None else schemas.LastRun(id=run.id, status=run.status),
+    )
+
+
+def game_model(name: str, cls: type[GameBase], stored: list[VariantSummary]) -> schemas.Game:
+    """Installed game *cls* with its parameters and notation, and its *stored* variants."""
+    return schemas.Game(
+        **cls.describe(),
+        source=GAMES.source(name).text(),
+        installed=True,
+        initial=initial_text(cls),
+        variants=[variant_model(s, cls) for s in stored],
+    )
+
+
+def missing_game_model(name: str, stored: list[VariantSummary]) -> schemas.MissingGame:
+    """A game the database holds but this server does not have (a plugin not installed
+    here), with its *stored* variants."""
+    return schemas.MissingGame(
+        name=name,
+        installed=False,
+        variants=[
+            schemas.MissingVariant(
+                id=s.variant.id,
+                params_text=s.variant.params,
+                nodes=s.nodes,
+                rules_version=s.variant.rules_version,
+            )
+            for s in stored
+        ],
+    )
 
 
 @bp.get("/games")
@@ -95,41 +121,22 @@ def list_games() -> Response:
     stored: dict[str, list[VariantSummary]] = defaultdict(list)
     for summary in list_variants(get_session()):
         stored[summary.variant.game].append(summary)
-    games = []
-    for name, cls in GAMES.items():
-        entry = cls.describe()
-        entry["source"] = GAMES.source(name).text()
-        entry["installed"] = True
-        entry["initial"] = initial_text(cls)
-        entry["variants"] = [variant_json(s, cls) for s in stored.get(name, [])]
-        games.append(entry)
-    for name in sorted(set(stored) - set(GAMES)):  # stored by a plugin not installed here
-        games.append(
-            {
-                "name": name,
-                "installed": False,
-                "variants": [
-                    {
-                        "id": s.variant.id,
-                        "params_text": s.variant.params,
-                        "nodes": s.nodes,
-                        "rules_version": s.variant.rules_version,
-                    }
-                    for s in stored[name]
-                ],
-            }
-        )
-    return json_answer({"games": games, "plugin_errors": plugin_errors()})
+    games: list[schemas.Game | schemas.MissingGame] = [
+        game_model(name, cls, stored.get(name, [])) for name, cls in GAMES.items()
+    ]
+    # stored by a plugin not installed here
+    games.extend(
+        missing_game_model(name, stored[name]) for name in sorted(set(stored) - set(GAMES))
+    )
+    return json_answer(schemas.Games(games=games, plugin_errors=plugin_errors()))
 
 
-def is_final_view(view: dict[str, Any]) -> bool:
+def is_final_view(view: Position) -> bool:
     """Whether a position answer's values can never change: its bounds are final and so
     are every move's (a terminal child's always are). Its depths can, until the variant
     is closed (:func:`db.repository.variant_is_closed`)."""
-    return bool(
-        view["low_final"]
-        and view["high_final"]
-        and all(m["low_final"] and m["high_final"] for m in view["moves"])
+    return (
+        view.low_final and view.high_final and all(m.low_final and m.high_final for m in view.moves)
     )
 
 
@@ -196,9 +203,8 @@ def get_position(game: str) -> Response:
         return found
 
     view = describe_stored_position(g, key, record, fetch)
-    data = {"game": g.name, "params": dict(g.params), **view}
     immutable = is_final_view(view) and database.closed(record.id, newest[0])
-    return json_answer(data, immutable=immutable)
+    return json_answer(view, immutable=immutable)
 
 
 @bp.post("/games/<game>/positions")
@@ -214,33 +220,48 @@ def post_positions(game: str) -> Response:
     :raise 415: a body that is not declared as JSON.
     """
     variant, texts = batch_from_body(game, max_batch=int(current_app.config["MAX_BATCH"]))
-    name, params = variant.cls.name, variant.params
-    results: list[dict[str, Any] | None] = [None] * len(texts)
-    if texts and get_database().variant(name, variant.text) is None:
-        for i, text in enumerate(texts):
-            try:
-                results[i] = {"position": text, **error_body(404, unsolved(variant, text))}
-            except InvalidPositionError as exc:
-                results[i] = {"position": text, **error_body(status_of(exc), str(exc))}
-        return json_answer({"game": name, "params": params, "results": results})
+    if texts and get_database().variant(variant.cls.name, variant.text) is None:
+        return json_answer(
+            BatchResponse(
+                game=variant.cls.name,
+                params=variant.params,
+                results=[unstored_entry(variant, text) for text in texts],
+            )
+        )
     g = variant.game()
-    keys: list[PositionKey] = []
-    slots: list[int] = []
-    for i, text in enumerate(texts):
-        try:
-            keys.append(parse_position(g, text))
-        except InvalidPositionError as exc:
-            results[i] = {"position": text, **error_body(status_of(exc), str(exc))}
-        else:
-            slots.append(i)
-    if keys:
-        header = {"game": g.name, "params": dict(g.params)}
-        for i, answer in zip(slots, describe_positions(get_session(), g, keys), strict=True):
-            if isinstance(answer, Exception):
-                results[i] = {"position": texts[i], **error_body(status_of(answer), str(answer))}
-            else:
-                results[i] = {**header, **answer}
-    return json_answer({"game": g.name, "params": dict(g.params), "results": results})
+    parsed = [parsed_entry(g, text) for text in texts]
+    keys = [p for p in parsed if not isinstance(p, PositionError)]
+    answers = iter(describe_positions(get_session(), g, keys) if keys else [])
+    results: list[Position | PositionError] = []
+    for text, p in zip(texts, parsed, strict=True):
+        if isinstance(p, PositionError):
+            results.append(p)
+            continue
+        answer = next(answers)
+        results.append(error_entry(text, answer) if isinstance(answer, Exception) else answer)
+    return json_answer(BatchResponse(game=g.name, params=dict(g.params), results=results))
+
+
+def parsed_entry(game: GameBase, text: str) -> PositionKey | PositionError:
+    """Position *text* of a batch, parsed; or its entry, if it is malformed."""
+    try:
+        return parse_position(game, text)
+    except InvalidPositionError as exc:
+        return error_entry(text, exc)
+
+
+def error_entry(text: str, exc: Exception) -> PositionError:
+    """A batch entry for position *text* that has no answer, saying why (*exc*)."""
+    return PositionError(position=text, error=error_detail(status_of(exc), str(exc)))
+
+
+def unstored_entry(variant: Variant, text: str) -> PositionError:
+    """A batch entry for position *text* of *variant*, which the database does not hold:
+    a 404, or a 400 if *text* is malformed."""
+    try:
+        return PositionError(position=text, error=error_detail(404, unsolved(variant, text)))
+    except InvalidPositionError as exc:
+        return error_entry(text, exc)
 
 
 @bp.get("/games/<game>/line")
@@ -262,17 +283,17 @@ def get_line(game: str) -> Response:
     g = variant.game()
     key = parse_position(g, text)
     line = describe_line(get_session(), g, key, bound, max_plies=max_plies)
-    data = {
-        "game": g.name,
-        "params": dict(g.params),
-        "bound": bound,
-        "max_plies": max_plies,
-        "start": line["start"],
-        "steps": line["steps"],
-        "plies": len(line["steps"]),
-        "end": line["end"],
-    }
-    final = all(p["low_final"] and p["high_final"] for p in [line["start"], *line["steps"]])
+    data = Line(
+        game=g.name,
+        params=dict(g.params),
+        bound=line.bound,
+        max_plies=max_plies,
+        start=line.start,
+        steps=line.steps,
+        plies=len(line.steps),
+        end=line.end,
+    )
+    final = all(p.low_final and p.high_final for p in [line.start, *line.steps])
     return json_answer(data, immutable=final and variant_is_closed(get_session(), record.id))
 
 
@@ -298,15 +319,7 @@ def get_strategy(game: str) -> Response:
     g = variant.game()
     key = parse_position(g, text)
     tree = describe_strategy(get_session(), g, key, max_nodes=max_nodes)
-    data = {
-        "game": g.name,
-        "params": dict(g.params),
-        "position": tree["position"],
-        "max_nodes": max_nodes,
-        "nodes": tree["nodes"],
-        "cut": tree["cut"],
-    }
-    return json_answer(data, immutable=variant_is_closed(get_session(), record.id))
+    return json_answer(tree, immutable=variant_is_closed(get_session(), record.id))
 
 
-__all__ = ["bp", "bounds_json", "is_final_view"]
+__all__ = ["bounds_model", "bp", "is_final_view"]

@@ -11,20 +11,23 @@ step shows exactly what the graph then proved. Graphs of more than
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from flask import Blueprint, Response
 
 from api.database import get_database, get_session
 from api.errors import InvalidRequestError
-from api.params import int_from_query, variant_from_query
+from api.params import Variant, int_from_query, variant_from_query
 from api.responses import json_answer
+from api.schemas import Replay, ReplayCommit, ReplayEdge, ReplayNode
 from api.views import check_rules_version
 from db.errors import PositionNotFoundError
+from db.records import VariantRecord
 from db.replay import CommitRecord, graph_at, list_commits
-from db.repository import get_run
+from db.repository import Reader, get_run
 from solver.fixpoint import expanded_nodes, update_finality
-from solver.graph import STATE_NAMES
+from solver.game import GameBase
+from solver.graph import STATE_NAMES, Graph
 from solver.retrograde import retrograde
 from solver.values import NEG_INF, POS_INF, to_json
 
@@ -45,19 +48,47 @@ def get_replay(game: str) -> Response:
     :raise 409: the database holds the variant under another rules version.
     """
     variant = variant_from_query(game, reserved=(COMMIT_ARG,))
-    name = variant.cls.name
-    record = get_database().variant(name, variant.text)
-    if record is None:
-        raise PositionNotFoundError(
-            f"{name} ({variant.text or 'default parameters'}) is not in the database"
-        )
+    record = stored_variant(variant)
     session = get_session()
     commits = list_commits(session, record.id)
     if not commits:
         raise PositionNotFoundError(
-            f"{name} ({variant.text or 'default parameters'}) has no recorded commits to "
-            "replay (it was stored before schema revision 0006)"
+            f"{variant.cls.name} ({variant.text or 'default parameters'}) has no recorded "
+            "commits to replay (it was stored before schema revision 0006)"
         )
+    commit = chosen_commit(commits)
+    g = variant.game()
+    check_rules_version(g, record)
+    return json_answer(
+        Replay(
+            game=g.name,
+            params=dict(g.params),
+            commit=commit.seq,
+            commits=[_commit(c) for c in commits],
+            **replay_graph(session, g, record, commit),
+        )
+    )
+
+
+def stored_variant(variant: Variant) -> VariantRecord:
+    """The stored record of *variant*.
+
+    :raises PositionNotFoundError: if the database does not hold it.
+    """
+    record = get_database().variant(variant.cls.name, variant.text)
+    if record is None:
+        raise PositionNotFoundError(
+            f"{variant.cls.name} ({variant.text or 'default parameters'}) is not in the database"
+        )
+    return record
+
+
+def chosen_commit(commits: list[CommitRecord]) -> CommitRecord:
+    """The commit ``?commit=`` names (default: the last that fits).
+
+    :raises InvalidRequestError: if it is not one of *commits*, or holds more than
+        :data:`MAX_REPLAY_NODES` positions.
+    """
     fitting = [c.seq for c in commits if c.nodes <= MAX_REPLAY_NODES]
     seq = int_from_query(
         COMMIT_ARG, minimum=1, maximum=len(commits), default=fitting[-1] if fitting else 1
@@ -68,12 +99,26 @@ def get_replay(game: str) -> Response:
             f"commit {seq} holds {commit.nodes:,} positions; a replay draws at most "
             f"{MAX_REPLAY_NODES}" + (f" (the last that fits is {fitting[-1]})" if fitting else "")
         )
-    g = variant.game()
-    check_rules_version(g, record)
+    return commit
+
+
+class ReplayGraph(TypedDict):
+    """The graph part of a :class:`~api.schemas.Replay`, as its keyword arguments."""
+
+    root: int | None
+    nodes: list[ReplayNode]
+    edges: list[ReplayEdge]
+
+
+def replay_graph(
+    session: Reader, game: GameBase, record: VariantRecord, commit: CommitRecord
+) -> ReplayGraph:
+    """The graph *commit* left, its bounds and flags recomputed from it alone, and the
+    node of its run's root."""
     at = graph_at(session, record.id, commit)
     graph = at.graph
     retrograde(graph)
-    value_range = g.facts.value_range
+    value_range = game.facts.value_range
     everything = expanded_nodes(graph)
     update_finality(
         graph,
@@ -83,44 +128,40 @@ def get_replay(game: str) -> Response:
         vmax=POS_INF if value_range is None else value_range[1],
     )
     run = get_run(session, commit.run_id)
-    root = None if run is None else graph.find(run.root_key)
-    nodes = [
-        {
-            "id": n,
-            "position": text,
-            "state": STATE_NAMES[graph.state[n]],
-            "low": to_json(graph.low[n]),
-            "high": to_json(graph.high[n]),
-            "low_final": bool(graph.low_final[n]),
-            "high_final": bool(graph.high_final[n]),
-            "expanded_in": at.expanded_in[n],
-        }
-        for n, text in enumerate(g.format_many(list(graph.keys)))
-    ]
-    edges = [
-        {"parent": graph.edge_parent[e], "child": graph.edge_child[e], "move": graph.edge_move[e]}
-        for e in range(graph.num_edges)
-    ]
-    data = {
-        "game": g.name,
-        "params": dict(g.params),
-        "commit": seq,
-        "root": root,
-        "commits": [_commit(c) for c in commits],
-        "nodes": nodes,
-        "edges": edges,
-    }
-    return json_answer(data)
+    texts = game.format_many(list(graph.keys))
+    return ReplayGraph(
+        root=None if run is None else graph.find(run.root_key),
+        nodes=[_node(graph, n, text, at.expanded_in[n]) for n, text in enumerate(texts)],
+        edges=[
+            ReplayEdge(
+                parent=graph.edge_parent[e], child=graph.edge_child[e], move=graph.edge_move[e]
+            )
+            for e in range(graph.num_edges)
+        ],
+    )
 
 
-def _commit(c: CommitRecord) -> dict[str, Any]:
-    return {
-        "seq": c.seq,
-        "run": c.run_id,
-        "nodes": c.nodes,
-        "expansions": c.expansions,
-        "root_low": c.root_low,
-        "root_high": c.root_high,
-        "root_low_final": c.root_low_final,
-        "root_high_final": c.root_high_final,
-    }
+def _node(graph: Graph, n: int, text: str, expanded_in: int | None) -> ReplayNode:
+    return ReplayNode(
+        id=n,
+        position=text,
+        state=STATE_NAMES[graph.state[n]],
+        low=to_json(graph.low[n]),
+        high=to_json(graph.high[n]),
+        low_final=bool(graph.low_final[n]),
+        high_final=bool(graph.high_final[n]),
+        expanded_in=expanded_in,
+    )
+
+
+def _commit(c: CommitRecord) -> ReplayCommit:
+    return ReplayCommit(
+        seq=c.seq,
+        run=c.run_id,
+        nodes=c.nodes,
+        expansions=c.expansions,
+        root_low=c.root_low,
+        root_high=c.root_high,
+        root_low_final=c.root_low_final,
+        root_high_final=c.root_high_final,
+    )

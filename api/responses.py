@@ -8,6 +8,9 @@ import hashlib
 from typing import Any
 
 from flask import Response, current_app, request
+from pydantic import BaseModel
+
+from api.schemas import to_data
 
 IMMUTABLE = "public, max-age=86400, immutable"
 """``Cache-Control`` of answers that cannot change (every bound involved is final)."""
@@ -16,9 +19,14 @@ REVALIDATE = "no-cache"
 """``Cache-Control`` of every other answer: caches may keep it but must revalidate."""
 
 
-def json_answer(data: Any, *, immutable: bool = False, status: int = 200) -> Response:
-    """*data* as a JSON answer with caching headers; a GET or HEAD answer gets a strong
+def json_answer(
+    data: BaseModel | dict[str, Any], *, immutable: bool = False, status: int = 200
+) -> Response:
+    """*data* (an answer model, serialised by :func:`api.schemas.to_data`, or the OpenAPI
+    document) as a JSON answer with caching headers; a GET or HEAD answer gets a strong
     ``ETag`` (a digest of its body) and becomes a 304 when ``If-None-Match`` matches."""
+    if isinstance(data, BaseModel):
+        data = to_data(data)
     body = current_app.json.dumps(data, separators=(",", ":")) + "\n"
     response = current_app.response_class(body, status=status, mimetype="application/json")
     response.headers["Cache-Control"] = IMMUTABLE if immutable else REVALIDATE

@@ -2,9 +2,13 @@
 
 They are the one description of the JSON the API speaks: the OpenAPI document's
 ``components.schemas`` are generated from them (:func:`component_schemas`), the batch
-body is validated by :class:`BatchRequest`, and the tests validate real answers against
-the answer models. The views build their answers as plain dicts (the lookups are the hot
-path, and a dict costs nothing to serialise); the models say what those dicts must be.
+body is validated by :class:`BatchRequest`, the views build their answers as these
+models and :func:`to_data` serialises every one of them (the HTTP API's and
+``negagraph query --json``'s alike).
+
+A model's fields are declared in the order its JSON has them (mixins put shared fields
+in the middle); a field with a default is left out of the JSON unless it was given
+(``to_move`` and the other fields from the first player's side, ``chance``...).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema
 from pydantic.json_schema import models_json_schema
 
 Scalar = int | str | bool
@@ -21,6 +25,18 @@ Params = dict[str, Scalar]
 Bound = Annotated[int | None, Field(description="null: infinite")]
 Depth = Annotated[int | None, Field(ge=0, description="plies; null: infinite")]
 State = Literal["unexpanded", "expanded", "terminal", "unknown"]
+
+
+def _isoformat(moment: datetime) -> str:
+    return moment.isoformat()
+
+
+Timestamp = Annotated[
+    datetime,
+    PlainSerializer(_isoformat, return_type=str),
+    WithJsonSchema({"format": "date-time", "type": "string"}),
+]
+"""A moment, written as :meth:`datetime.isoformat` writes it (``+00:00``, not ``Z``)."""
 
 
 class _Model(BaseModel):
@@ -46,13 +62,6 @@ class Bounds(_Model):
 
 
 class _Values(Bounds):
-    to_move: Literal["MAX", "MIN"] | None = Field(
-        default=None,
-        description="MAX: the first player is to move (games that say who is to move)",
-    )
-    max_low: Bound = Field(default=None, description="low from the first player's side")
-    max_high: Bound = Field(default=None, description="high from the first player's side")
-    max_value: int | None = Field(default=None, description="value from the first player's side")
     value: int | None = Field(description="the exact value when low = high, else null")
     repetition_value: int | None = Field(
         description="the value when endless play scores the game's repetition value "
@@ -63,6 +72,13 @@ class _Values(Bounds):
     state: State = Field(
         description="unknown: not in the database (a move from an unexpanded position)"
     )
+    to_move: Literal["MAX", "MIN"] | None = Field(
+        default=None,
+        description="MAX: the first player is to move (games that say who is to move)",
+    )
+    max_low: Bound = Field(default=None, description="low from the first player's side")
+    max_high: Bound = Field(default=None, description="high from the first player's side")
+    max_value: int | None = Field(default=None, description="value from the first player's side")
 
 
 class ChanceFields(_Model):
@@ -103,29 +119,37 @@ class ChanceMoveFields(ChanceFields):
     move_high_exact: str | None
 
 
-class PositionFields(_Values):
-    """A position with its bounds, flags, value, depths and state."""
-
+class _At(_Model):
     position: str = Field(description="in the game's notation")
 
 
-class Move(_Values):
+class PositionFields(_Values, _At):
+    """A position with its bounds, flags, value, depths and state."""
+
+
+class _MoveHead(_Model):
+    move: str = Field(description="the move in the game's notation")
+    position: str = Field(description="the resulting position")
+
+
+class Move(_Values, _MoveHead):
     """A move with the resulting position's own fields (from the point of view of the
     player to move there) and the move's bounds for the mover."""
 
-    move: str = Field(description="the move in the game's notation")
-    position: str = Field(description="the resulting position")
+    chance: ChanceMoveFields | None = Field(default=None, description="games of chance only")
     move_low: Bound = Field(description="the move's lower bound for the mover: -high of the child")
     move_high: Bound = Field(description="the move's upper bound for the mover: -low of the child")
-    chance: ChanceMoveFields | None = Field(default=None, description="games of chance only")
 
 
-class Position(_Values):
+class _PositionHead(_Model):
     game: str
     params: Params
     position: str = Field(description="the position, normalised")
-    moves: list[Move] = Field(description="best first for the player to move")
+
+
+class Position(_Values, _PositionHead):
     chance: ChanceFields | None = Field(default=None, description="games of chance only")
+    moves: list[Move] = Field(description="best first for the player to move")
 
 
 class PositionError(_Model):
@@ -161,7 +185,7 @@ class BatchResponse(_Model):
     )
 
 
-class LineStep(_Values):
+class _StepHead(_Model):
     ply: int = Field(ge=1)
     move: str
     bound: Literal["low", "high", "value"] = Field(
@@ -169,6 +193,10 @@ class LineStep(_Values):
         "value only endless play gives)"
     )
     position: str = Field(description="the position reached")
+
+
+class LineStep(_Values, _StepHead):
+    pass
 
 
 class Line(_Model):
@@ -200,11 +228,14 @@ class StrategyMove(_Model):
     )
 
 
-class StrategyNode(ChanceFields):
-    """A position of the strategy tree with its chance fields."""
-
+class _NodeHead(_Model):
     id: int = Field(ge=0, description="its index in nodes (0: the start)")
     position: str = Field(description="the position as reached")
+
+
+class StrategyNode(ChanceFields, _NodeHead):
+    """A position of the strategy tree with its chance fields."""
+
     children: list[StrategyMove] = Field(
         description="the best move at a decision node, every outcome at a chance node, "
         "none at a terminal position or where the tree is cut"
@@ -239,12 +270,15 @@ class ReplayCommit(_Model):
     root_high_final: bool
 
 
-class ReplayNode(Bounds):
-    """A position as the commit left it: bounds and flags recomputed from that graph."""
-
+class _ReplayHead(_Model):
     id: int = Field(ge=0, description="the node id (discovery order)")
     position: str
     state: Literal["unexpanded", "expanded", "terminal"]
+
+
+class ReplayNode(Bounds, _ReplayHead):
+    """A position as the commit left it: bounds and flags recomputed from that graph."""
+
     expanded_in: int | None = Field(
         description="the commit that expanded it (null: not expanded by this commit)"
     )
@@ -300,12 +334,12 @@ class Variant(_Model):
 
 class Game(_Model):
     name: str
-    installed: Literal[True]
-    source: str = Field(description="builtin, plugin <distribution> <version> or reference <ref>")
     version: int = Field(description="rules version")
     description: str
     notation: str = Field(description="how positions are written")
     parameters: list[GameParameter]
+    source: str = Field(description="builtin, plugin <distribution> <version> or reference <ref>")
+    installed: Literal[True]
     initial: str = Field(description="the initial position with default parameters")
     variants: list[Variant] = Field(description="the variants this database holds")
 
@@ -331,16 +365,19 @@ class Games(_Model):
     plugin_errors: list[str] = Field(description="one line per plugin that could not be loaded")
 
 
+RunStatus = Literal["running", "complete", "budget", "stopped", "failed", "dead"]
+
+
 class SolveRun(_Model):
     id: int
     variant_id: int
     game: str | None
     params: Params | None
     rules_version: int | None
-    status: Literal["running", "complete", "budget", "stopped", "failed", "dead"]
-    started_at: datetime
-    heartbeat_at: datetime = Field(description="time of the run's latest commit")
-    finished_at: datetime | None
+    status: RunStatus
+    started_at: Timestamp
+    heartbeat_at: Timestamp = Field(description="time of the run's latest commit")
+    finished_at: Timestamp | None
     root: str
     full: bool = Field(description="tablebase mode")
     max_expansions: int | None
@@ -399,9 +436,9 @@ class WorkerUnits(_Model):
         description="their positions, of both sweeps (a position is written discovered, "
         "then solved: discovered + solved)",
     )
+    seconds: float = Field(ge=0, description="its time on them")
     discovered: int = Field(ge=0, description="the positions it wrote discovered")
     solved: int = Field(ge=0, description="the positions it solved")
-    seconds: float = Field(ge=0, description="its time on them")
 
 
 class SolveList(_Model):
@@ -463,6 +500,12 @@ COMPONENTS: tuple[type[BaseModel], ...] = (
 """The models the OpenAPI paths name; the models they use come along."""
 
 
+def to_data(model: BaseModel) -> Any:
+    """*model* as JSON-ready data (dicts, lists, text, numbers), its fields in their
+    declared order, defaults left out unless given: the one way answers are serialised."""
+    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
 def component_schemas(*, max_batch: int) -> dict[str, Any]:
     """``components.schemas`` of the OpenAPI document: the JSON Schemas of the models
     (OpenAPI 3.1 is JSON Schema), without pydantic's generated titles. *max_batch* is
@@ -494,4 +537,4 @@ def _untitled(schema: Any) -> Any:
     return schema
 
 
-__all__ = ["COMPONENTS", "BatchRequest", "component_schemas"]
+__all__ = ["COMPONENTS", "BatchRequest", "component_schemas", "to_data"]

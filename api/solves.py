@@ -4,16 +4,16 @@ while a solve runs in another process (each commit updates the run's row)."""
 from __future__ import annotations
 
 from dataclasses import asdict
-from datetime import datetime
-from typing import Any
+from typing import cast
 
 from flask import Blueprint, Response
 
 from api.database import get_session
 from api.errors import RunNotFoundError
 from api.params import int_from_query
-from api.positions import bounds_json
+from api.positions import bounds_model
 from api.responses import json_answer
+from api.schemas import RunStatus, SolveList, SolveRun, WorkerUnits
 from db.records import RunRecord, VariantRecord
 from db.repository import Reader, get_run, get_variant, list_runs
 
@@ -23,52 +23,49 @@ MAX_RUN_ID = 2**31 - 1
 """Run ids are 32-bit: larger ones cannot exist (and are not sent to the database)."""
 
 
-def timestamp(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.isoformat()
+def solve_run(run: RunRecord, variant: VariantRecord | None) -> SolveRun:
+    """A solve run as the API shows it."""
+    return SolveRun(
+        id=run.id,
+        variant_id=run.variant_id,
+        game=None if variant is None else variant.game,
+        params=None if variant is None else dict(variant.params_json),
+        rules_version=None if variant is None else variant.rules_version,
+        status=cast(RunStatus, run.status),
+        started_at=run.started_at,
+        heartbeat_at=run.heartbeat_at,
+        finished_at=run.finished_at,
+        root=run.root_position,
+        full=run.tablebase,
+        max_expansions=run.max_expansions,
+        max_seconds=run.max_seconds,
+        expansions=run.expansions,
+        nodes_added=run.nodes_added,
+        edges_added=run.edges_added,
+        nodes=run.nodes,
+        edges=run.edges,
+        frontier=run.frontier,
+        root_bounds=bounds_model(run.root_bounds),
+        seconds=run.seconds,
+        rss_bytes=run.rss_bytes,
+        memory_limit=run.memory_limit,
+        resident_nodes=run.resident_nodes,
+        tiers_done=run.tiers_done,
+        tiers_total=run.tiers_total,
+        units_done=run.units_done,
+        units_total=run.units_total,
+        workers=run.workers,
+        eta_seconds=run.eta_seconds,
+        worker_units=[WorkerUnits(**asdict(w)) for w in run.worker_units],
+        pid=run.pid,
+        hostname=run.hostname,
+    )
 
 
-def run_json(run: RunRecord, variant: VariantRecord | None) -> dict[str, Any]:
-    """A solve run as JSON."""
-    return {
-        "id": run.id,
-        "variant_id": run.variant_id,
-        "game": None if variant is None else variant.game,
-        "params": None if variant is None else dict(variant.params_json),
-        "rules_version": None if variant is None else variant.rules_version,
-        "status": run.status,
-        "started_at": timestamp(run.started_at),
-        "heartbeat_at": timestamp(run.heartbeat_at),
-        "finished_at": timestamp(run.finished_at),
-        "root": run.root_position,
-        "full": run.tablebase,
-        "max_expansions": run.max_expansions,
-        "max_seconds": run.max_seconds,
-        "expansions": run.expansions,
-        "nodes_added": run.nodes_added,
-        "edges_added": run.edges_added,
-        "nodes": run.nodes,
-        "edges": run.edges,
-        "frontier": run.frontier,
-        "root_bounds": bounds_json(run.root_bounds),
-        "seconds": run.seconds,
-        "rss_bytes": run.rss_bytes,
-        "memory_limit": run.memory_limit,
-        "resident_nodes": run.resident_nodes,
-        "tiers_done": run.tiers_done,
-        "tiers_total": run.tiers_total,
-        "units_done": run.units_done,
-        "units_total": run.units_total,
-        "workers": run.workers,
-        "eta_seconds": run.eta_seconds,
-        "worker_units": [asdict(w) for w in run.worker_units],
-        "pid": run.pid,
-        "hostname": run.hostname,
-    }
-
-
-def runs_json(session: Reader, runs: list[RunRecord]) -> list[dict[str, Any]]:
+def solve_runs(session: Reader, runs: list[RunRecord]) -> list[SolveRun]:
+    """*runs* as the API shows them (each with its variant)."""
     variants = {vid: get_variant(session, vid) for vid in {r.variant_id for r in runs}}
-    return [run_json(r, variants[r.variant_id]) for r in runs]
+    return [solve_run(r, variants[r.variant_id]) for r in runs]
 
 
 @bp.get("/solves")
@@ -77,7 +74,7 @@ def list_solves() -> Response:
     limit = int_from_query("limit", minimum=1, maximum=1000, default=100)
     session = get_session()
     runs = list_runs(session)
-    return json_answer({"solves": runs_json(session, runs[:limit]), "total": len(runs)})
+    return json_answer(SolveList(solves=solve_runs(session, runs[:limit]), total=len(runs)))
 
 
 @bp.get(f"/solves/<int(max={MAX_RUN_ID}):run_id>")
@@ -90,7 +87,7 @@ def get_solve(run_id: int) -> Response:
     run = get_run(session, run_id)
     if run is None:
         raise RunNotFoundError(f"no solve run {run_id} in this database")
-    return json_answer(runs_json(session, [run])[0])
+    return json_answer(solve_runs(session, [run])[0])
 
 
-__all__ = ["MAX_RUN_ID", "bp", "run_json"]
+__all__ = ["MAX_RUN_ID", "bp", "solve_run"]

@@ -9,6 +9,7 @@ import click
 from api.commands.common import Fail, fail, open_engine, parse_params, parse_position, user_errors
 from api.commands.options import DB_OPTION, GAME_ARGUMENT, json_option, params_option
 from api.console.query import describe_view
+from api.schemas import to_data
 from api.views import describe_position
 from db.repository import list_variants
 from db.session import database_url, make_session_factory, session_scope
@@ -48,7 +49,7 @@ def query_command(
             with session_scope(make_session_factory(engine)) as session:
                 view = describe_position(session, game, key)
     if as_json:
-        click.echo(json.dumps({"game": game.name, "params": dict(game.params), **view}))
+        click.echo(json.dumps(to_data(view)))
         return
     for line in describe_view(view, game.facts.players):
         click.echo(line)

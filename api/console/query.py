@@ -3,94 +3,110 @@ for games without chance and games of chance."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from api.console.chance import chance_span, fraction_or_float, plies_text
+from api.schemas import ChanceFields, Move, Position
 
 
-def describe_view(view: dict[str, Any], players: tuple[str, str] = ("MAX", "MIN")) -> list[str]:
+def _bound(v: int | None, inf: str) -> str:
+    return inf if v is None else str(v)
+
+
+def _depth(v: int | None) -> str:
+    return "inf" if v is None else str(v)
+
+
+def _span(low: int | None, high: int | None) -> str:
+    lo, hi = _bound(low, "-inf"), _bound(high, "+inf")
+    return lo if lo == hi else f"[{lo}, {hi}]"
+
+
+def _final(flag: bool) -> str:
+    return "final" if flag else "not final"
+
+
+def describe_view(view: Position, players: tuple[str, str] = ("MAX", "MIN")) -> list[str]:
     """``query``'s text: *players* name the first and the second player (the game's
     :attr:`~solver.game.GameFacts.players`, e.g. White and Black)."""
-
-    def b(v: int | None, inf: str) -> str:
-        return inf if v is None else str(v)
-
-    def d(v: int | None) -> str:
-        return "inf" if v is None else str(v)
-
-    lines = [f"{view['position']}  ({view['state']})"]
-    if "chance" in view:
-        return lines + chance_view_lines(view, players)
-    if "max_low" in view:
-        lo, hi = b(view["max_low"], "-inf"), b(view["max_high"], "+inf")
-        mover = players[0] if view["to_move"] == "MAX" else players[1]
+    lines = [f"{view.position}  ({view.state})"]
+    if view.chance is not None:
+        return lines + chance_view_lines(view, view.chance, players)
+    if view.to_move is not None:
+        mover = players[0] if view.to_move == "MAX" else players[1]
         lines.append(
-            f"  {mover} to move; from {players[0]}'s side: " + (lo if lo == hi else f"[{lo}, {hi}]")
+            f"  {mover} to move; from {players[0]}'s side: {_span(view.max_low, view.max_high)}"
         )
-    if view["value"] is not None:
-        lines.append(f"  value {view['value']}")
+    if view.value is not None:
+        lines.append(f"  value {view.value}")
     lines.append(
-        f"  low {b(view['low'], '-inf')} ({'final' if view['low_final'] else 'not final'}),"
-        f" high {b(view['high'], '+inf')} ({'final' if view['high_final'] else 'not final'})"
+        f"  low {_bound(view.low, '-inf')} ({_final(view.low_final)}),"
+        f" high {_bound(view.high, '+inf')} ({_final(view.high_final)})"
     )
-    if view["repetition_value"] is not None and view["value"] is None:
-        lines.append(f"  value {view['repetition_value']} under the game's repetition rule")
-    lines.append(f"  depths: low {d(view['depth_low'])} plies, high {d(view['depth_high'])} plies")
-    if view["moves"]:
+    if view.repetition_value is not None and view.value is None:
+        lines.append(f"  value {view.repetition_value} under the game's repetition rule")
+    lines.append(
+        f"  depths: low {_depth(view.depth_low)} plies, high {_depth(view.depth_high)} plies"
+    )
+    if view.moves:
         lines.append("  moves, best first (the mover's bounds; plies to realise low/high):")
-        width = max(len(m["move"]) for m in view["moves"])
-        for m in view["moves"]:
-            lo, hi = b(m["move_low"], "-inf"), b(m["move_high"], "+inf")
-            span = lo if lo == hi else f"[{lo}, {hi}]"
-            # the move's own depths: one ply more than the child's opposite depths
-            plies_low = "inf" if m["depth_high"] is None else str(m["depth_high"] + 1)
-            plies_high = "inf" if m["depth_low"] is None else str(m["depth_low"] + 1)
-            lines.append(
-                f"    {m['move'].ljust(width)}  {span:<10} plies {plies_low}/{plies_high}"
-                f"  -> {m['position']} ({m['state']})"
-            )
+        width = max(len(m.move) for m in view.moves)
+        lines.extend(move_line(m, width) for m in view.moves)
     return lines
 
 
-def chance_view_lines(view: dict[str, Any], players: tuple[str, str]) -> list[str]:
-    """``query``'s text for a position of a game of chance."""
-    c = view["chance"]
-    lo = fraction_or_float(c["low_exact"], c["low"])
-    hi = fraction_or_float(c["high_exact"], c["high"])
+def move_line(m: Move, width: int) -> str:
+    """A move: its bounds for the mover, the plies to realise them, where it leads."""
+    # the move's own depths: one ply more than the child's opposite depths
+    plies_low = "inf" if m.depth_high is None else str(m.depth_high + 1)
+    plies_high = "inf" if m.depth_low is None else str(m.depth_low + 1)
+    return (
+        f"    {m.move.ljust(width)}  {_span(m.move_low, m.move_high):<10} plies "
+        f"{plies_low}/{plies_high}  -> {m.position} ({m.state})"
+    )
+
+
+def chance_view_lines(view: Position, c: ChanceFields, players: tuple[str, str]) -> list[str]:
+    """``query``'s text for a position of a game of chance (*c*: its chance fields)."""
+    lo = fraction_or_float(c.low_exact, c.low)
+    hi = fraction_or_float(c.high_exact, c.high)
     lines = [
-        f"  {c['kind']} node, {players[c['player']]}'s; value for {players[c['player']]}: "
+        f"  {c.kind} node, {players[c.player]}'s; value for {players[c.player]}: "
         + chance_span(lo, hi)
-        + ("" if c["low_exact"] is not None else " (floats rounded outwards)")
+        + ("" if c.low_exact is not None else " (floats rounded outwards)")
     ]
-    first_lo, first_hi = c["first_player_low"], c["first_player_high"]
+    first_lo, first_hi = c.first_player_low, c.first_player_high
     lines.append(
         f"  from {players[0]}'s side: {chance_span(f'{first_lo:.10g}', f'{first_hi:.10g}')}"
     )
-    plies = plies_text(c.get("plies_exact"), c.get("plies"))
-    if plies == "infinite" and view.get("state") == "unexpanded":
+    plies = plies_text(c.plies_exact, c.plies)
+    if plies == "infinite" and view.state == "unexpanded":
         plies = "not known (the position is not expanded yet)"
     lines.append(f"  expected plies to the end under optimal play: {plies}")
-    if view["moves"]:
+    if view.moves:
         header = (
             "outcomes (probability, value for the mover)"
-            if c["kind"] == "chance"
-            else ("moves, best first (value for the mover)")
+            if c.kind == "chance"
+            else "moves, best first (value for the mover)"
         )
         lines.append(f"  {header}:")
-        width = max(len(m["move"]) for m in view["moves"])
-        for m in view["moves"]:
-            mc = m.get("chance")
-            if mc is None:
-                span = "unknown"
-            else:
-                span = chance_span(
-                    fraction_or_float(mc["move_low_exact"], mc["move_low"]),
-                    fraction_or_float(mc["move_high_exact"], mc["move_high"]),
-                )
-                if mc["probability"] is not None:
-                    span = f"{mc['probability']:>5}  {span}"
-            lines.append(f"    {m['move'].ljust(width)}  {span}  -> {m['position']} ({m['state']})")
+        width = max(len(m.move) for m in view.moves)
+        lines.extend(chance_move_line(m, width) for m in view.moves)
     return lines
+
+
+def chance_move_line(m: Move, width: int) -> str:
+    """A move of a game of chance: its probability (at a chance node), its value for
+    the mover, where it leads."""
+    mc = m.chance
+    if mc is None:
+        span = "unknown"
+    else:
+        span = chance_span(
+            fraction_or_float(mc.move_low_exact, mc.move_low),
+            fraction_or_float(mc.move_high_exact, mc.move_high),
+        )
+        if mc.probability is not None:
+            span = f"{mc.probability:>5}  {span}"
+    return f"    {m.move.ljust(width)}  {span}  -> {m.position} ({m.state})"
 
 
 __all__ = ["chance_view_lines", "describe_view"]
