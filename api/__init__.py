@@ -2,8 +2,8 @@
 
 :func:`create_app` builds the Flask app: configuration (defaults, then ``NEGAGRAPH_*``
 environment variables, then the *config* mapping), the per-request database session, the
-blueprints under ``/api``, the explorer page (``/``, :mod:`api.explorer`) and the error
-handlers. Nothing touches the database until a request needs it.
+routes under ``/api`` (:mod:`api.routes`), the explorer page (``/``, :mod:`api.explorer`)
+and the error handlers. Nothing touches the database until a request needs it.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     from flask import Flask
     from flask.json.provider import DefaultJSONProvider
 
-    from api import database, errors, explorer, meta, positions, replay, solves
+    from api import database, errors, explorer, routes
     from api.responses import set_default_cache_control
     from db.session import database_url
 
@@ -53,10 +53,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     database.init_app(app)
     errors.init_app(app)
     app.after_request(set_default_cache_control)
-    app.register_blueprint(meta.bp, url_prefix="/api")
-    app.register_blueprint(positions.bp, url_prefix="/api")
-    app.register_blueprint(solves.bp, url_prefix="/api")
-    app.register_blueprint(replay.bp, url_prefix="/api")
+    routes.init_app(app)  # the API's routes, from its route table
     app.register_blueprint(explorer.bp)
     return app
 

@@ -13,9 +13,9 @@ from collections import defaultdict
 from collections.abc import Collection
 from functools import cache
 
-from flask import Blueprint, Response, current_app, request
+from flask import Response, current_app, request
 
-from api import schemas
+import api.schemas as schemas
 from api.database import get_database, get_session
 from api.errors import InvalidRequestError, error_detail, status_of
 from api.params import (
@@ -29,7 +29,6 @@ from api.params import (
 )
 from api.play import describe_line, describe_strategy
 from api.responses import json_answer
-from api.schemas import BatchResponse, Line, Position, PositionError
 from api.views import describe_positions, describe_stored_position, unsolved_message
 from db.errors import PositionNotFoundError
 from db.records import PositionRecord, VariantRecord, VariantSummary
@@ -39,8 +38,6 @@ from solver.game import GameBase, PositionKey
 from solver.games import GAMES, plugin_errors
 from solver.strategy import BOUNDS
 from solver.values import Bounds, public_to_json
-
-bp = Blueprint("positions", __name__)
 
 LINE_ARGS = (POSITION_ARG, "bound", "max_plies")
 """Query parameters of the line endpoint that are not game parameters."""
@@ -114,7 +111,6 @@ def missing_game_model(name: str, stored: list[VariantSummary]) -> schemas.Missi
     )
 
 
-@bp.get("/games")
 def list_games() -> Response:
     """Every registered game with its parameters, defaults and notation, plus the
     variants this database holds (node counts, root, root bounds)."""
@@ -131,7 +127,7 @@ def list_games() -> Response:
     return json_answer(schemas.Games(games=games, plugin_errors=plugin_errors()))
 
 
-def is_final_view(view: Position) -> bool:
+def is_final_view(view: schemas.Position) -> bool:
     """Whether a position answer's values can never change: its bounds are final and so
     are every move's (a terminal child's always are). Its depths can, until the variant
     is closed (:func:`db.repository.variant_is_closed`)."""
@@ -180,7 +176,6 @@ def unsolved(variant: Variant, position: str) -> str:
     return unsolved_message(variant.cls.name, variant.params, text)
 
 
-@bp.get("/games/<game>/positions")
 def get_position(game: str) -> Response:
     """One position: bounds, flags, value, depths, state and the moves best first.
 
@@ -207,7 +202,6 @@ def get_position(game: str) -> Response:
     return json_answer(view, immutable=immutable)
 
 
-@bp.post("/games/<game>/positions")
 def post_positions(game: str) -> Response:
     """Up to ``MAX_BATCH`` lookups at once, answered in order; each result is a position
     answer or ``{"position": ..., "error": {"code", "message"}}`` (every position of a
@@ -222,7 +216,7 @@ def post_positions(game: str) -> Response:
     variant, texts = batch_from_body(game, max_batch=int(current_app.config["MAX_BATCH"]))
     if texts and get_database().variant(variant.cls.name, variant.text) is None:
         return json_answer(
-            BatchResponse(
+            schemas.BatchResponse(
                 game=variant.cls.name,
                 params=variant.params,
                 results=[unstored_entry(variant, text) for text in texts],
@@ -230,19 +224,19 @@ def post_positions(game: str) -> Response:
         )
     g = variant.game()
     parsed = [parsed_entry(g, text) for text in texts]
-    keys = [p for p in parsed if not isinstance(p, PositionError)]
+    keys = [p for p in parsed if not isinstance(p, schemas.PositionError)]
     answers = iter(describe_positions(get_session(), g, keys) if keys else [])
-    results: list[Position | PositionError] = []
+    results: list[schemas.Position | schemas.PositionError] = []
     for text, p in zip(texts, parsed, strict=True):
-        if isinstance(p, PositionError):
+        if isinstance(p, schemas.PositionError):
             results.append(p)
             continue
         answer = next(answers)
         results.append(error_entry(text, answer) if isinstance(answer, Exception) else answer)
-    return json_answer(BatchResponse(game=g.name, params=dict(g.params), results=results))
+    return json_answer(schemas.BatchResponse(game=g.name, params=dict(g.params), results=results))
 
 
-def parsed_entry(game: GameBase, text: str) -> PositionKey | PositionError:
+def parsed_entry(game: GameBase, text: str) -> PositionKey | schemas.PositionError:
     """Position *text* of a batch, parsed; or its entry, if it is malformed."""
     try:
         return parse_position(game, text)
@@ -250,21 +244,21 @@ def parsed_entry(game: GameBase, text: str) -> PositionKey | PositionError:
         return error_entry(text, exc)
 
 
-def error_entry(text: str, exc: Exception) -> PositionError:
+def error_entry(text: str, exc: Exception) -> schemas.PositionError:
     """A batch entry for position *text* that has no answer, saying why (*exc*)."""
-    return PositionError(position=text, error=error_detail(status_of(exc), str(exc)))
+    return schemas.PositionError(position=text, error=error_detail(status_of(exc), str(exc)))
 
 
-def unstored_entry(variant: Variant, text: str) -> PositionError:
+def unstored_entry(variant: Variant, text: str) -> schemas.PositionError:
     """A batch entry for position *text* of *variant*, which the database does not hold:
     a 404, or a 400 if *text* is malformed."""
     try:
-        return PositionError(position=text, error=error_detail(404, unsolved(variant, text)))
+        message = unsolved(variant, text)
+        return schemas.PositionError(position=text, error=error_detail(404, message))
     except InvalidPositionError as exc:
         return error_entry(text, exc)
 
 
-@bp.get("/games/<game>/line")
 def get_line(game: str) -> Response:
     """The principal line realising the position's value (default: the winner wins
     fastest, the loser resists longest) or its ``low`` or ``high`` bound.
@@ -283,7 +277,7 @@ def get_line(game: str) -> Response:
     g = variant.game()
     key = parse_position(g, text)
     line = describe_line(get_session(), g, key, bound, max_plies=max_plies)
-    data = Line(
+    data = schemas.Line(
         game=g.name,
         params=dict(g.params),
         bound=line.bound,
@@ -297,7 +291,6 @@ def get_line(game: str) -> Response:
     return json_answer(data, immutable=final and variant_is_closed(get_session(), record.id))
 
 
-@bp.get("/games/<game>/strategy")
 def get_strategy(game: str) -> Response:
     """A game of chance's optimal strategy from a position, as a tree of at most
     ``max_nodes`` positions: the best move at each decision node, every outcome at each
@@ -322,4 +315,12 @@ def get_strategy(game: str) -> Response:
     return json_answer(tree, immutable=variant_is_closed(get_session(), record.id))
 
 
-__all__ = ["bounds_model", "bp", "is_final_view"]
+__all__ = [
+    "bounds_model",
+    "get_line",
+    "get_position",
+    "get_strategy",
+    "is_final_view",
+    "list_games",
+    "post_positions",
+]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from flask import Blueprint, Response
+from flask import Response
 
 from api.database import get_database, get_session
 from api.errors import InvalidRequestError
@@ -31,15 +31,12 @@ from solver.graph import STATE_NAMES, Graph
 from solver.retrograde import retrograde
 from solver.values import NEG_INF, POS_INF, to_json
 
-bp = Blueprint("replay", __name__)
-
 MAX_REPLAY_NODES = 500
 """The most positions a replay step draws."""
 
 COMMIT_ARG = "commit"
 
 
-@bp.get("/games/<game>/replay")
 def get_replay(game: str) -> Response:
     """The graph as commit ``?commit=`` (default: the last that fits) left it.
 
@@ -165,3 +162,6 @@ def _commit(c: CommitRecord) -> ReplayCommit:
         root_low_final=c.root_low_final,
         root_high_final=c.root_high_final,
     )
+
+
+__all__ = ["COMMIT_ARG", "MAX_REPLAY_NODES", "get_replay"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import cast
 
-from flask import Blueprint, Response
+from flask import Response
 
 from api.database import get_session
 from api.errors import RunNotFoundError
@@ -16,8 +16,6 @@ from api.responses import json_answer
 from api.schemas import RunStatus, SolveList, SolveRun, WorkerUnits
 from db.records import RunRecord, VariantRecord
 from db.repository import Reader, get_run, get_variant, list_runs
-
-bp = Blueprint("solves", __name__)
 
 MAX_RUN_ID = 2**31 - 1
 """Run ids are 32-bit: larger ones cannot exist (and are not sent to the database)."""
@@ -68,7 +66,6 @@ def solve_runs(session: Reader, runs: list[RunRecord]) -> list[SolveRun]:
     return [solve_run(r, variants[r.variant_id]) for r in runs]
 
 
-@bp.get("/solves")
 def list_solves() -> Response:
     """Solve runs, newest first (at most ``limit``, default 100)."""
     limit = int_from_query("limit", minimum=1, maximum=1000, default=100)
@@ -77,7 +74,6 @@ def list_solves() -> Response:
     return json_answer(SolveList(solves=solve_runs(session, runs[:limit]), total=len(runs)))
 
 
-@bp.get(f"/solves/<int(max={MAX_RUN_ID}):run_id>")
 def get_solve(run_id: int) -> Response:
     """One solve run.
 
@@ -90,4 +86,4 @@ def get_solve(run_id: int) -> Response:
     return json_answer(solve_runs(session, [run])[0])
 
 
-__all__ = ["MAX_RUN_ID", "bp", "solve_run"]
+__all__ = ["MAX_RUN_ID", "get_solve", "list_solves", "solve_run"]
