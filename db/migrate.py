@@ -4,25 +4,28 @@ The Alembic configuration is built here rather than read from ``pyproject.toml``
 absolute ``script_location``, so that the installed ``negagraph`` command migrates from
 any working directory. ``alembic`` on the command line (from the repository root) uses the
 ``[tool.alembic]`` section instead; both run the same ``migrations/env.py``.
+
+Alembic itself (with Mako, which it loads) is imported only to migrate: checking that a
+database is at :data:`HEAD_REVISION` reads ``alembic_version`` with SQLAlchemy alone,
+which spares every ``negagraph`` command that opens an existing database a tenth of a
+second of start-up.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from alembic.util import CommandError
-from sqlalchemy import URL, Engine, inspect
+from sqlalchemy import URL, Column, Engine, MetaData, String, Table, inspect, select
 from sqlalchemy.engine import Connection
 
 from db.errors import SchemaError
 from db.session import database_url, safe_url, translate_errors
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 """Where the Alembic scripts live (``migrations/`` beside this package)."""
@@ -30,6 +33,13 @@ MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 SCHEMA_LOCK = int.from_bytes(b"negaschm", "big") - (1 << 63)
 """The PostgreSQL advisory lock (a signed 64-bit key) every migration holds for its
 transaction, so that concurrent first runs on an empty database create the schema once."""
+
+HEAD_REVISION = "0016"
+"""The schema revision this version of negagraph needs: the newest script in
+``migrations/versions`` (tests/test_migrations.py holds the two together; a new migration
+updates this line)."""
+
+_VERSION_TABLE = Table("alembic_version", MetaData(), Column("version_num", String(32)))
 
 
 def compared(dialect: str) -> Callable[[object, str | None, str, bool, object], bool]:
@@ -70,6 +80,8 @@ def foreign_keys_off(connection: Connection) -> Iterator[None]:
 def alembic_config(url: str | URL | Engine | None = None) -> Config:
     """An Alembic configuration for *url* (see :func:`db.session.database_url`), or for
     an engine, whose connection is then passed to ``env.py``."""
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
     if isinstance(url, Engine):
@@ -80,6 +92,9 @@ def alembic_config(url: str | URL | Engine | None = None) -> Config:
 
 
 def _run(cfg: Config, action: str, revision: str) -> str | None:
+    from alembic import command
+    from alembic.util import CommandError
+
     engine: Engine | None = cfg.attributes.pop("engine", None)
     migrate = command.upgrade if action == "upgrade" else command.downgrade
     where = safe_url(engine if engine is not None else cfg.attributes["url"])
@@ -129,26 +144,30 @@ def downgrade(url: str | URL | Engine | None, revision: str) -> None:
     _run(alembic_config(url), "downgrade", revision)
 
 
-@lru_cache(maxsize=1)
-def _script() -> ScriptDirectory:
-    return ScriptDirectory.from_config(alembic_config("sqlite://"))
-
-
 def head_revision() -> str:
-    """The schema revision this version of negagraph needs."""
-    head = _script().get_current_head()
-    assert head is not None, "migrations/versions holds no revision"
-    return head
+    """The schema revision this version of negagraph needs (:data:`HEAD_REVISION`)."""
+    return HEAD_REVISION
+
+
+def known_revisions() -> set[str]:
+    """Every revision in ``migrations/versions`` (read with Alembic)."""
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    return {rev.revision for rev in script.walk_revisions()}
 
 
 def current_revision(engine: Engine) -> str | None:
-    """The database's schema revision, ``None`` for an empty (never migrated) database.
+    """The database's schema revision (comma-separated if it has several heads), ``None``
+    for an empty (never migrated) database.
 
     :raises DatabaseError: if the database cannot be reached or opened.
     """
     with translate_errors(engine), engine.connect() as connection:
-        heads = MigrationContext.configure(connection).get_current_heads()
-    return heads[0] if len(heads) == 1 else ",".join(heads) if heads else None
+        if not inspect(connection).has_table(_VERSION_TABLE.name):
+            return None
+        heads = sorted(connection.scalars(select(_VERSION_TABLE.c.version_num)))
+    return ",".join(heads) if heads else None
 
 
 def _foreign_tables(engine: Engine) -> list[str]:
@@ -176,8 +195,7 @@ def require_head(engine: Engine) -> None:
     if found == need:
         return
     where = safe_url(engine)
-    known = {rev.revision for rev in _script().walk_revisions()}
-    if found is not None and not set(found.split(",")) <= known:
+    if found is not None and not set(found.split(",")) <= known_revisions():
         raise SchemaError(
             f"database {where} has schema revision {found}, which this version of "
             f"negagraph does not know (it needs {need}): it was written by another "

@@ -19,6 +19,8 @@ from sqlalchemy import Engine, inspect, text
 
 from db.errors import DatabaseError, SchemaError
 from db.migrate import (
+    HEAD_REVISION,
+    alembic_config,
     compared,
     current_revision,
     downgrade,
@@ -399,3 +401,20 @@ def test_0005_marks_builtin_variants_and_keeps_everything(
     assert "game_source" not in {c["name"] for c in inspect(empty_engine).get_columns("variants")}
     with empty_engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM variants")).scalar_one() == 3
+
+
+def test_head_revision_is_the_newest_script() -> None:
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    assert script.get_current_head() == HEAD_REVISION, (
+        "a new migration: set db.migrate.HEAD_REVISION to its revision"
+    )
+
+
+def test_the_command_line_loads_without_alembic() -> None:
+    # Alembic (and Mako) cost every `negagraph` start a tenth of a second; only a
+    # migration needs them.
+    code = "import sys, api.cli; print(sorted(m for m in sys.modules if 'alembic' in m))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.strip() == "[]"
