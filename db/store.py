@@ -10,8 +10,8 @@ whole batches only.
 The writer lock (one writer per variant: an advisory lock on PostgreSQL, a lease row on
 SQLite) is :mod:`db.lock`; every commit is *fenced* by it (:meth:`SqlStore._fence`).
 What differs between the two engines (the writer's connection and lock, how a batch is
-written, how a graph is read) is a backend: :mod:`db.sqlite_backend`,
-:mod:`db.postgres_backend`; the rows themselves are made and read by :mod:`db.rows`.
+written, how a graph is read) is a backend: :mod:`db.backends.sqlite.backend`,
+:mod:`db.backends.postgres`; the rows themselves are made and read by :mod:`db.rows`.
 
 Full solves
 -----------
@@ -24,7 +24,7 @@ the nodes and each node's number of edges only; the run that finishes the expans
 the edges, once, for the retrograde pass (:meth:`~solver.graph.Graph.require_edges`).
 On SQLite files, a run that ends cleanly before the solve is complete leaves its graph
 in a resume file for the next one, which loads that instead of the tables once it has
-checked that it matches them (:mod:`db.resume`).
+checked that it matches them (:mod:`db.backends.sqlite.resume`).
 
 Settled graphs
 --------------
@@ -56,16 +56,18 @@ from sqlalchemy import Engine, Update, bindparam, delete, func, insert, select, 
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection
 
-from db import keyindex, resume, rows, shards
-from db.backend import backend_for, driver
+from db import rows, shards
+from db.backends import backend_for
+from db.backends.base import driver
+from db.backends.sqlite import keyindex, resume
+from db.backends.sqlite.backend import WAL_AUTOCHECKPOINT
+from db.backends.sqlite.keyindex import KeyIndex
 from db.errors import DatabaseError, RulesVersionError, VariantLockedError
-from db.keyindex import KeyIndex
 from db.lock import LEASE_TIMEOUT, LOCK_WAIT
 from db.migrate import ensure_schema, require_head
 from db.models import Commit, DiscoveredChunk, Node, SolveRun, Tier, Variant, utcnow
 from db.session import is_negagraph_engine, safe_url, translate_errors
 from db.shards import SqlShardTarget
-from db.sqlite_backend import WAL_AUTOCHECKPOINT
 from solver.cache import StoredNode
 from solver.errors import SolveError
 from solver.game import Game, MoveLabel, PositionKey, params_text
@@ -148,7 +150,7 @@ class SqlStore:
         """Whether the open run is a tiered full solve (its graph is empty: tiers hold it)."""
         self._game: Game | None = None
         self.backend = backend_for(engine, check_foreign_keys=check_foreign_keys)
-        """What differs between SQLite and PostgreSQL (:mod:`db.backend`)."""
+        """What differs between SQLite and PostgreSQL (:mod:`db.backends.base`)."""
         self._resume_path: Path | None = None
         self._resume_full = False
         self._settled = True
@@ -161,7 +163,8 @@ class SqlStore:
         self._crash_after = os.environ.get(CRASH_ENV)
         self._child_index = False
         self._keys: KeyIndex | None = None
-        """The variant's key index on SQLite (:mod:`db.keyindex`); ``None`` on PostgreSQL."""
+        """The variant's key index on SQLite (:mod:`db.backends.sqlite.keyindex`); ``None`` on
+        PostgreSQL."""
         self._reading: Any = None
         """The read transaction of a bounded-memory run's reads (:meth:`_read`)."""
         self._cursor: Any = None
@@ -255,7 +258,7 @@ class SqlStore:
     def _key_index(self, conn: Connection, variant_id: int, *, tiered: bool) -> KeyIndex | None:
         """The variant's key index on SQLite (``None``: PostgreSQL's constraint); a tiered
         solve that starts on a variant without nodes drops it, to build it whole at its
-        end (:mod:`db.keyindex`)."""
+        end (:mod:`db.backends.sqlite.keyindex`)."""
         if self._marker != "?":
             return None
         found = keyindex.read(driver(conn), variant_id)
@@ -265,7 +268,8 @@ class SqlStore:
 
     def _key_lookup(self, vid: int, nodes: int) -> tuple[str, str]:
         """The table and condition that find variant *vid*'s keys (ids below *nodes*):
-        :func:`db.keyindex.lookup` on SQLite, the constraint's index on PostgreSQL."""
+        :func:`db.backends.sqlite.keyindex.lookup` on SQLite, the constraint's index on
+        PostgreSQL."""
         if self._keys is None:
             return "nodes AS n", f"n.variant_id = {int(vid)}"
         return keyindex.lookup(vid, self._keys, nodes)
@@ -275,7 +279,7 @@ class SqlStore:
         return None if top is None else int(top)
 
     def _resumed(self, conn: Connection, variant_id: int, run: RunOptions) -> Graph | None:
-        """The run's graph from the variant's resume file (see :mod:`db.resume`), if
+        """The run's graph from the variant's resume file (see :mod:`db.backends.sqlite.resume`), if
         there is one that matches the database; any resume file is removed."""
         self._resume_path = path = self.backend.resume_path(variant_id)
         self._resume_full = run.full

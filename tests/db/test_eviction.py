@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, create_engine, inspect, make_url, text
 
-import db.keyindex
+import db.backends.sqlite.keyindex
 import solver.cache
 import solver.negamax
 import solver.search
@@ -95,12 +95,12 @@ def python_only(on: bool = True) -> Iterator[None]:
 @contextmanager
 def key_ranges(bits: int | None) -> Iterator[None]:
     """With *bits*, SQLite key indexes go by ranges of ``2 ** bits`` ids
-    (:mod:`db.keyindex`): a variant past one range switches to them, as a large solve
-    does past 16,777,216 nodes."""
+    (:mod:`db.backends.sqlite.keyindex`): a variant past one range switches to them, as a
+    large solve does past 16,777,216 nodes."""
     with pytest.MonkeyPatch.context() as mp:
         if bits is not None:
-            mp.setattr(db.keyindex, "RANGE_BITS", bits)
-            mp.setattr(db.keyindex, "KEY_RANGE", 1 << bits)
+            mp.setattr(db.backends.sqlite.keyindex, "RANGE_BITS", bits)
+            mp.setattr(db.backends.sqlite.keyindex, "KEY_RANGE", 1 << bits)
         yield
 
 

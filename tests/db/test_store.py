@@ -22,11 +22,11 @@ from sqlalchemy import Engine, func, make_url, select, text, update
 from sqlalchemy import exc as sa_exc
 
 import db.rows
+from db.backends.postgres import PostgresBackend, copy_text
+from db.backends.sqlite.resume import resume_path
 from db.errors import DatabaseError, RulesVersionError, SchemaError, VariantLockedError
 from db.migrate import current_revision, downgrade, head_revision, upgrade
 from db.models import Edge, Node, SolveRun, Variant, encode_key, utcnow
-from db.postgres_backend import PostgresBackend, copy_text
-from db.resume import resume_path
 from db.session import make_engine
 from db.store import SqlStore, load_graph
 from solver.errors import SolveError
@@ -599,7 +599,7 @@ def test_postgres_writer_without_the_right_keeps_the_checks(
                 make_url(url).set(username=role).render_as_string(hide_password=False)
             )
             try:
-                with caplog.at_level(logging.INFO, logger="db.postgres_backend"):
+                with caplog.at_level(logging.INFO, logger="db.backends.postgres"):
                     result = solve(
                         get_game("tic-tac-toe"), full=True, store=SqlStore(engine), batch_size=2_000
                     )

@@ -1,7 +1,7 @@
 """Resume files: a solve's graph as its last run left it, beside the SQLite database.
 
 Reading a stored graph back costs about a microsecond and a half a node even through
-:mod:`db.sqlite_load`, and a solve split into runs reads it at every start: for
+:mod:`db.backends.sqlite.load`, and a solve split into runs reads it at every start: for
 connect-four 5 x 4 in ten full runs that was a fifth of the whole solve. So a run that
 ends cleanly before the solve is complete (a budget ran out, Ctrl-C), with everything
 committed, writes its graph, exactly as committed, to one file next to the database::
