@@ -56,7 +56,7 @@ from db.store import CRASH_ENV
 from solver.games import get_game
 from solver.graph import Graph
 from solver.negamax import solve
-from solver.store import MemoryStore, Progress
+from solver.store import Batch, MemoryStore, Progress
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
@@ -139,9 +139,9 @@ class CountingStore(MemoryStore):
         super().__init__()
         self.commits = 0
 
-    def commit(self, graph: Graph, progress: Progress) -> None:
+    def commit(self, batch: Batch, progress: Progress) -> None:
         self.commits += 1
-        super().commit(graph, progress)
+        super().commit(batch, progress)
 
 
 def graph_rows(g: Graph) -> Rows:

@@ -75,6 +75,7 @@ from solver.games import source_of
 from solver.graph import Graph
 from solver.store import (
     RUN_STATUSES,
+    Batch,
     NodeShard,
     Progress,
     RunOptions,
@@ -402,42 +403,35 @@ class SqlStore:
         with self._errors(), conn.begin():
             self.backend.reload_edges(conn, self.variant_id, graph)
 
-    def commit(self, graph: Graph, progress: Progress) -> None:
-        """Write ``graph.pending()`` and *progress* in one transaction, then mark the graph
-        committed.
+    def commit(self, batch: Batch, progress: Progress) -> None:
+        """Write *batch* and *progress* in one transaction, then mark the graph committed.
 
-        A running batch (not the closing pass's, not a game of chance's) is *written
-        behind*: its rows are copied out of the graph here, and a thread of its own writes
-        them while the solver goes on; the SQLite statements run without the GIL
-        (``db/_sqlite_bulk.c``), so the search and the writes share the machine's cores.
-        Whatever reads or writes the database next waits for that batch first (so a read
-        sees every batch the graph counts as committed), and raises its error if it
-        failed. A crash meanwhile loses that batch, as it would lose a batch in flight
-        anyway: each is one transaction. ``NEGAGRAPH_WRITE_BEHIND=0`` writes every batch
-        in the calling thread.
+        A running batch (:attr:`Batch.running`: not the closing pass's, not a game of
+        chance's) is *written behind*: its rows are copied out of the graph here, and a
+        thread of its own writes them while the solver goes on; the SQLite statements run
+        without the GIL (``db/_sqlite_bulk.c``), so the search and the writes share the
+        machine's cores. Whatever reads or writes the database next waits for that batch
+        first (so a read sees every batch the graph counts as committed), and raises its
+        error if it failed. A crash meanwhile loses that batch, as it would lose a batch
+        in flight anyway: each is one transaction. ``NEGAGRAPH_WRITE_BEHIND=0`` writes
+        every batch in the calling thread.
 
         :raises VariantLockedError: if this run's lease was taken over by another writer.
         :raises DatabaseError: if the database refuses the batch (nothing of it is kept),
             or refused the batch written behind before it.
         """
+        graph = batch.graph
         _, game = self._require_open(graph)
         self._wait_behind()
         vid = self.variant_id
         assert vid is not None
-        behind = (
-            self._write_behind
-            and graph.chance is None
-            and not graph.settled
-            and not graph.all_dirty
-            and not self._tiered
-        )
+        behind = self._write_behind and batch.running and not self._tiered
         seq = self._seq + 1  # the number _batch gives this batch
-        settled = graph.settled if graph.settled != self._settled else None
+        settled = batch.settled if batch.settled != self._settled else None
         nodes: Iterable[list[Any]]
         edges: Iterable[list[Any]]
         updates: Iterable[tuple[Any, ...]]
-        if graph.mapped:
-            assert graph.chance is None  # games of chance never evict
+        if batch.mode == "mapped":
             nodes, edges, updates = rows.mapped_rows(graph, game, vid, seq)
             count = len(updates)
             figures = (graph.total_nodes, graph.total_edges)
@@ -452,7 +446,7 @@ class SqlStore:
             if behind:  # copied now: the graph changes while they are written
                 nodes, edges = list(nodes), list(edges)
                 updates = rows.update_columns(graph, dirty) if dirty else ()
-        chance = graph if graph.chance is not None else None
+        chance = graph if batch.mode == "chance" else None
 
         def write(conn: Connection, cursor: Any, at: int) -> None:
             assert at == seq
@@ -465,26 +459,26 @@ class SqlStore:
         if not behind:
             self._batch(progress, *figures, write)
             graph.mark_committed()
-            self._settled = graph.settled
+            self._settled = batch.settled
             self._after_batch()
             return
         self._end_reading()  # this thread's read transaction; the batch's thread writes
         changed = np.fromiter(graph.dirty, dtype=np.int64, count=len(graph.dirty))
-        if graph.mapped:
+        if batch.mode == "mapped":
             assert graph.gid is not None
             gid = np.frombuffer(graph.gid, dtype=np.int64)
             self._flight = (graph.committed_gid, graph.total_nodes, gid[changed])
         else:
             self._flight = (new_nodes.start, new_nodes.stop, changed)
         graph.mark_committed()
-        self._settled = graph.settled
-        batch = partial(self._batch, replace(progress), *figures, write)
+        self._settled = batch.settled
+        work = partial(self._batch, replace(progress), *figures, write)
 
-        def work() -> None:
-            batch()
+        def written() -> None:
+            work()
             self._after_batch()
 
-        self._start_behind(work, f"negagraph batch {seq}")
+        self._start_behind(written, f"negagraph batch {seq}")
 
     def _start_behind(self, work: Callable[[], object], name: str) -> None:
         """Run *work* (a transaction on the writer's connection, which nothing else

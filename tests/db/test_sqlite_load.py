@@ -21,6 +21,7 @@ from solver.game import Game
 from solver.games import get_game
 from solver.graph import Graph, Labels
 from solver.negamax import solve
+from solver.store import Batch
 from tests.db.helpers import (
     TinyGame,
     assert_consistent,
@@ -103,9 +104,9 @@ def commit_two_batches(engine: Engine) -> None:
     store = SqlStore(engine)
     graph = store.open(TinyGame(), run_options())
     build_first_batch(graph)
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     build_second_batch(graph)
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     store.close(progress_of(graph, "complete"))
 
 
