@@ -31,7 +31,8 @@ import solver.search
 from bench.soak import graph_rows, stored_rows
 from db.migrate import upgrade
 from db.session import make_engine
-from db.store import CRASH_ENV, SqlStore
+from db.store import SqlStore
+from db.store.writer import CRASH_ENV
 from solver.cache import Cache
 from solver.errors import InvalidParameterError
 from solver.game import Game
@@ -306,11 +307,11 @@ def test_a_large_memory_limit_gives_sqlite_a_larger_cache_and_log(
 
     def spy(self: SqlStore, nbytes: int) -> None:
         original(self, nbytes)
-        assert self._conn is not None
-        with self._conn.begin():
-            (cache,) = self._conn.exec_driver_sql("PRAGMA cache_size").one()
-            (pages,) = self._conn.exec_driver_sql("PRAGMA wal_autocheckpoint").one()
-        (reader,) = self._reading_cursor().execute("PRAGMA cache_size").fetchone()
+        assert self.writer.conn is not None
+        with self.writer.conn.begin():
+            (cache,) = self.writer.conn.exec_driver_sql("PRAGMA cache_size").one()
+            (pages,) = self.writer.conn.exec_driver_sql("PRAGMA wal_autocheckpoint").one()
+        (reader,) = self.writer.reading_cursor().execute("PRAGMA cache_size").fetchone()
         seen.append((cache, reader, pages))
 
     monkeypatch.setattr(SqlStore, "limit_cache", spy)

@@ -292,8 +292,8 @@ def test_text_comes_back_as_text(sqlite_engine: Engine) -> None:
     graph = store.open(TinyGame(), run_options(full=True))
     try:
         graph.require_edges()
-        assert store._conn is not None
-        driver = store._conn.connection.driver_connection
+        assert store.writer.conn is not None
+        driver = store.writer.conn.connection.driver_connection
         assert driver is not None
         assert driver.execute("SELECT notation FROM nodes").fetchone() == ("p0",)
     finally:

@@ -235,8 +235,8 @@ def test_a_transaction_cut_short_inside_begin_still_lets_the_run_be_recorded(
     graph = store.open(TinyGame(), run_options())
     build_first_batch(graph)
     store.commit(Batch.of(graph), progress_of(graph))
-    assert store._conn is not None
-    store._conn.begin()  # what the interrupted begin() leaves behind
+    assert store.writer.conn is not None
+    store.writer.conn.begin()  # what the interrupted begin() leaves behind
     try:
         raise KeyboardInterrupt
     except KeyboardInterrupt:
@@ -264,14 +264,14 @@ def test_a_failed_clean_up_after_ctrl_c_is_the_stop_not_a_database_error(engine:
     )
     ctrl_c = KeyboardInterrupt()
     with pytest.raises(KeyboardInterrupt) as raised:
-        with store._errors():
+        with store.writer.errors():
             try:
                 raise ctrl_c
             except KeyboardInterrupt:
                 raise busy from None  # (as SQLAlchemy's rollback does: context kept)
     assert raised.value is ctrl_c
     with pytest.raises(DatabaseError, match="busy"):
-        with store._errors():
+        with store.writer.errors():
             raise sa_exc.OperationalError("ROLLBACK", None, dbapi.OperationalError("busy"))
     store.close(progress_of(graph, "stopped"))
 
@@ -314,8 +314,8 @@ def test_lease_of_a_dead_process_is_taken_over(sqlite_engine: Engine) -> None:
     # Pretend the writer was that (now dead) process and vanished without closing.
     with engine.begin() as conn:
         conn.execute(update(SolveRun).where(SolveRun.id == run_id).values(pid=pid))
-    first._conn.close()  # type: ignore[union-attr]
-    first._conn = None
+    first.writer.conn.close()  # type: ignore[union-attr]
+    first.writer.conn = None
 
     second = SqlStore(engine)
     loaded = second.open(TinyGame(), run_options())
@@ -905,7 +905,7 @@ def test_a_driver_message_of_several_lines_is_told_in_one(tmp_path: Path) -> Non
         "\tThis probably means the server terminated abnormally\n"
         "\tbefore or while processing the request.\n"
     )
-    with pytest.raises(DatabaseError) as caught, store._errors():
+    with pytest.raises(DatabaseError) as caught, store.writer.errors():
         raise sa_exc.OperationalError("SELECT 1", None, orig)
     engine.dispose()
     message = str(caught.value)

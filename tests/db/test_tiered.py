@@ -26,7 +26,8 @@ from db import rows as db_rows
 from db.migrate import upgrade
 from db.repository import stored_positions
 from db.session import make_engine
-from db.store import CRASH_ENV, SqlStore
+from db.store import SqlStore
+from db.store.writer import CRASH_ENV
 from solver import tiered
 from solver.errors import ContractError, InvalidParameterError, SolveError
 from solver.game import GameBase, Param, PositionKey

@@ -33,15 +33,16 @@ WAL_AUTOCHECKPOINT = 16_384
 """Pages of write-ahead log (4 KiB each) after which the SQLite writer checkpoints."""
 
 _FAIL = "OR FAIL"
-"""The conflict clause of every statement that writes many rows of ``nodes`` or ``edges``.
-Under SQLite's default (``ABORT``) a statement that writes many rows and may break a
-constraint keeps a *statement journal*: the prior content of every page it changes,
-spilled to a temporary file past 64 KiB, so that it can undo itself alone. ``FAIL``
-stops at the failing row and leaves the undoing to the transaction, which a failed batch
-rolls back whole anyway (``SqlStore._batch``), so SQLite journals nothing. A partial
-solve's node inserts touch key-index pages all over the file, 256 rows a statement
-(:data:`db.backends.sqlite.bulk.ROWS_PER_INSERT`): the journal wrote 2.7 million pages to
-``/var/tmp`` for a 180 MB database (docs/performance.md, "No statement journal")."""
+"""The conflict clause of every statement that writes many rows of ``nodes`` or
+``edges``. Under SQLite's default (``ABORT``) a statement that writes many rows and may
+break a constraint keeps a *statement journal*: the prior content of every page it
+changes, spilled to a temporary file past 64 KiB, so that it can undo itself alone.
+``FAIL`` stops at the failing row and leaves the undoing to the transaction, which a
+failed batch rolls back whole anyway (:meth:`db.store.writer.Writer.batch`), so SQLite
+journals nothing. A partial solve's node inserts touch key-index pages all over the
+file, 256 rows a statement (:data:`db.backends.sqlite.bulk.ROWS_PER_INSERT`): the
+journal wrote 2.7 million pages to ``/var/tmp`` for a 180 MB database
+(docs/performance.md, "No statement journal")."""
 
 _NODE_INSERT = (
     f"INSERT {_FAIL} INTO nodes ({rows.NODE_SQL_COLUMNS}) "
