@@ -10,7 +10,7 @@ completes; then it compares every stored node and edge with an uninterrupted in-
 solve of the same game and runs the command once more (which must find nothing to do).
 Most kills come at a random moment of the run (uniform over the uninterrupted run's wall
 time); a quarter come at a random step of the closing sequence or any commit, through
-``db.store.CRASH_ENV``. After each kill the stored node count must not have fallen (what
+``db.store.writer.CRASH_ENV``. After each kill the stored node count must not have fallen (what
 was committed stays) and a SQLite file must pass ``integrity_check``.
 
 The table counts kills, completed rounds, rounds whose graph differs from the reference
@@ -52,11 +52,11 @@ from bench.targets import PG_ADMIN_URL, fresh_pg_database
 from db.migrate import upgrade
 from db.models import encode_key
 from db.session import make_engine
-from db.store import CRASH_ENV
+from db.store.writer import CRASH_ENV
 from solver.games import get_game
 from solver.graph import Graph
 from solver.negamax import solve
-from solver.store import MemoryStore, Progress
+from solver.store import Batch, MemoryStore, Progress
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
@@ -139,9 +139,9 @@ class CountingStore(MemoryStore):
         super().__init__()
         self.commits = 0
 
-    def commit(self, graph: Graph, progress: Progress) -> None:
+    def commit(self, batch: Batch, progress: Progress) -> None:
         self.commits += 1
-        super().commit(graph, progress)
+        super().commit(batch, progress)
 
 
 def graph_rows(g: Graph) -> Rows:

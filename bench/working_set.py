@@ -23,7 +23,7 @@ import numpy as np
 from solver.games import get_game
 from solver.graph import EXPANDED, UNEXPANDED, Graph
 from solver.negamax import solve
-from solver.store import MemoryStore, Progress
+from solver.store import Batch, MemoryStore, Progress
 
 
 def working_set(g: Graph, root: int = 0) -> dict[str, int]:
@@ -64,8 +64,9 @@ class _Sampling(MemoryStore):
         self.every = every
         self.next = every
 
-    def commit(self, graph: Graph, progress: Progress) -> None:
-        super().commit(graph, progress)
+    def commit(self, batch: Batch, progress: Progress) -> None:
+        graph = batch.graph
+        super().commit(batch, progress)
         if progress.expansions >= self.next:
             self.next += self.every
             counts = working_set(graph)

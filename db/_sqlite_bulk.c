@@ -17,7 +17,7 @@
    3.11 to 3.13; this file refuses to build for other versions). The SQLite functions are
    looked up in the library that Python's _sqlite3 module itself uses (dlopen of that
    module, then dlsym), never linked separately: two copies of SQLite in one process must
-   not share a handle. db/sqlite_bulk.py checks the handle's file name against the
+   not share a handle. db/backends/sqlite/bulk.py checks the handle's file name against the
    connection's before the first use, and falls back to executemany wherever any of this
    is not available. */
 
@@ -796,7 +796,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "db._sqlite_bulk",
-    "Bulk statements on a sqlite3 connection, bound in C (see db/sqlite_bulk.py).", -1,
+    "Bulk statements on a sqlite3 connection, bound in C (see db/backends/sqlite/bulk.py).", -1,
     methods,
 };
 

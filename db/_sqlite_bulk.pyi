@@ -1,4 +1,4 @@
-"""Types of the C module ``db/_sqlite_bulk.c`` (see :mod:`db.sqlite_bulk`)."""
+"""Types of the C module ``db/_sqlite_bulk.c`` (see :mod:`db.backends.sqlite.bulk`)."""
 
 import sqlite3
 from collections.abc import Iterable, Sequence

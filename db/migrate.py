@@ -45,8 +45,8 @@ _VERSION_TABLE = Table("alembic_version", MetaData(), Column("version_num", Stri
 def compared(dialect: str) -> Callable[[object, str | None, str, bool, object], bool]:
     """The ``include_object`` of a comparison between the models and a database of
     *dialect* (``alembic check``, the tests): on SQLite, not the key indexes, which are
-    one per variant and made by the store (:mod:`db.keyindex`), nor the key constraint the
-    models declare for PostgreSQL alone."""
+    one per variant and made by the store (:mod:`db.backends.sqlite.keyindex`), nor the key
+    constraint the models declare for PostgreSQL alone."""
 
     def include(obj: object, name: str | None, type_: str, reflected: bool, to: object) -> bool:
         if dialect != "sqlite":

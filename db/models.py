@@ -133,7 +133,7 @@ class Node(Base):
     __tablename__ = "nodes"
     __table_args__ = (
         # PostgreSQL: one key index for all variants. SQLite: one per variant, made and
-        # reshaped by the store (db.keyindex, migration 0014).
+        # reshaped by the store (db.backends.sqlite.keyindex, migration 0014).
         UniqueConstraint("variant_id", "key").ddl_if(dialect="postgresql"),
         CheckConstraint("low <= high", name="low_le_high"),
         # BETWEEN, not IN (0, 1, 2): SQLite evaluates IN lists per row far more slowly.

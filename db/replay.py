@@ -10,9 +10,12 @@ caller (:func:`solver.retrograde.retrograde`, :func:`solver.fixpoint.update_fina
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from sqlalchemy import select, text
 
 from db.errors import DatabaseError
@@ -102,30 +105,12 @@ def graph_at(session: Reader, variant_id: int, commit: CommitRecord) -> GraphAt:
     nodes = session.execute(_NODES, {"v": variant_id, "n": commit.nodes}).all()
     if [r.id for r in nodes] != list(range(commit.nodes)):
         raise DatabaseError(f"commit {commit.seq}'s nodes are not all stored: the graph is damaged")
-    terminal = np.array([r.state == TERMINAL for r in nodes], dtype=bool)
     expanded = np.array(
         [r.expanded_in is not None and r.expanded_in <= commit.seq for r in nodes], dtype=bool
     )
-    values = np.array([low_from_json(r.low) if r.state == TERMINAL else 0 for r in nodes], np.int64)
-    flags = terminal.astype(np.uint8).tobytes()
-    depths = np.where(terminal, 0, DEPTH_INF).astype(np.int32).tobytes()
     graph = Graph()
     graph.append_keys([decode_key(r.key) for r in nodes])
-    graph.append_nodes(
-        len(nodes),
-        {
-            "state": np.select([terminal, expanded], [TERMINAL, EXPANDED], UNEXPANDED)
-            .astype(np.uint8)
-            .tobytes(),
-            "low": np.where(terminal, values, NEG_INF).tobytes(),
-            "high": np.where(terminal, values, POS_INF).tobytes(),
-            "low_final": flags,
-            "high_final": flags,
-            "depth_low": depths,
-            "depth_high": depths,
-            "dist": np.array([r.dist for r in nodes], dtype=np.int32).tobytes(),
-        },
-    )
+    graph.append_nodes(len(nodes), _node_columns(nodes, expanded))
     edges = session.execute(_EDGES, {"v": variant_id, "n": commit.nodes, "k": commit.seq}).all()
     if edges:
         graph.append_edges(
@@ -139,6 +124,27 @@ def graph_at(session: Reader, variant_id: int, commit: CommitRecord) -> GraphAt:
         )
     by = [int(r.expanded_in) if e else None for r, e in zip(nodes, expanded.tolist(), strict=True)]
     return GraphAt(graph, by)
+
+
+def _node_columns(nodes: Sequence[Any], expanded: npt.NDArray[np.bool_]) -> dict[str, bytes]:
+    """The graph columns of the node rows *nodes* (*expanded*: which of them the commit
+    counts as expanded): terminal nodes' values final, every other bound open."""
+    terminal = np.array([r.state == TERMINAL for r in nodes], dtype=bool)
+    values = np.array([low_from_json(r.low) if r.state == TERMINAL else 0 for r in nodes], np.int64)
+    flags = terminal.astype(np.uint8).tobytes()
+    depths = np.where(terminal, 0, DEPTH_INF).astype(np.int32).tobytes()
+    return {
+        "state": np.select([terminal, expanded], [TERMINAL, EXPANDED], UNEXPANDED)
+        .astype(np.uint8)
+        .tobytes(),
+        "low": np.where(terminal, values, NEG_INF).tobytes(),
+        "high": np.where(terminal, values, POS_INF).tobytes(),
+        "low_final": flags,
+        "high_final": flags,
+        "depth_low": depths,
+        "depth_high": depths,
+        "dist": np.array([r.dist for r in nodes], dtype=np.int32).tobytes(),
+    }
 
 
 __all__ = ["CommitRecord", "GraphAt", "graph_at", "list_commits"]

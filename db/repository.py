@@ -19,7 +19,8 @@ from sqlalchemy import Integer, LargeBinary, TextClause, bindparam, func, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, aliased
 
-from db import keyindex, shards
+from db import shards
+from db.backends.sqlite import keyindex
 from db.errors import PositionNotFoundError, RulesVersionError
 from db.lock import PG_LOCK_CLASS, stale_reason
 from db.models import (
@@ -433,7 +434,7 @@ def stored_positions(
 
 def _ranged_keys(session: Reader, variant_id: int) -> tuple[str, str] | None:
     """How to find keys of *variant_id* when its key index is by range (SQLite, a large
-    solve under way: :func:`db.keyindex.reader_lookup`), else ``None``."""
+    solve under way: :func:`db.backends.sqlite.keyindex.reader_lookup`), else ``None``."""
     conn = session.connection() if isinstance(session, Session) else session
     if conn.dialect.name != "sqlite":
         return None
@@ -465,7 +466,7 @@ def fetch_positions(
     statements, as sqlite3 does), without SQLAlchemy's per-statement work. A lookup of at
     most :data:`CHUNK` keys is a single statement, so it reads one snapshot even outside
     a transaction (on SQLite, after a look at which key index the variant has:
-    :func:`db.keyindex.reader_lookup`).
+    :func:`db.backends.sqlite.keyindex.reader_lookup`).
 
     :raises ValueError: for a paramstyle without positional markers.
     """
@@ -474,7 +475,7 @@ def fetch_positions(
         raise ValueError(f"unsupported DB-API paramstyle {paramstyle!r}")
     wanted = list(dict.fromkeys(keys))
     found: dict[PositionKey, PositionRecord] = {}
-    # sqlite3 (qmark): the variant's key index may be by range (db.keyindex)
+    # sqlite3 (qmark): the variant's key index may be by range (db.backends.sqlite.keyindex)
     ranged = None
     if wanted and paramstyle == "qmark":
         ranged = keyindex.reader_lookup(cursor, variant_id)
@@ -507,7 +508,7 @@ def _lookup_sql(
     ``VALUES`` list joined to ``nodes`` (plain SQL that SQLite and PostgreSQL share), and
     with *chance* to ``chance_nodes`` too (only games of chance pay for that join);
     *ranged*: the table and condition of a key index by range
-    (:func:`db.keyindex.lookup`)."""
+    (:func:`db.backends.sqlite.keyindex.lookup`)."""
     rows = ", ".join(f"({k})" for k in keys)
     sql = (
         f'WITH wanted ("key") AS (VALUES {rows}) '

@@ -1,7 +1,7 @@
 """A graph's arrays as table rows and back: what the writers insert and update, and what
 the row loaders append (hot paths: whole columns are sliced and converted at once).
 
-Both backends (:mod:`db.sqlite_backend`, :mod:`db.postgres_backend`) write the rows made
+Both backends (:mod:`db.backends.sqlite.backend`, :mod:`db.backends.postgres`) write the rows made
 here; the loaders read rows sorted by id (nodes) or by parent and move order (edges) and
 fill the graph through its own methods (:meth:`~solver.graph.Graph.append_nodes`, ...),
 checking cheaply that the stored graph is whole.
@@ -82,7 +82,7 @@ DEPTH_NULLS = (-1, DEPTH_INF)
 class ArrayChunk(list[Any]):
     """A chunk of rows as columns, like the other chunks, whose columns may be integer
     arrays written as :attr:`specs` says: SQLite binds them in C as they are
-    (:mod:`db.sqlite_bulk`); other writers take :func:`plain_columns`."""
+    (:mod:`db.backends.sqlite.bulk`); other writers take :func:`plain_columns`."""
 
     def __init__(self, columns: list[Any], specs: Sequence[Spec]) -> None:
         super().__init__(columns)
@@ -451,7 +451,7 @@ TIER_NODE_ARRAYS: tuple[tuple[type[np.generic], int, bool], ...] = (
     (np.uint8, 0, False),
     (np.int64, 0, False),
 )
-"""The columns of :data:`TIER_NODE_SQL` as arrays (:func:`db.sqlite_bulk.fetch_arrays`:
+"""The columns of :data:`TIER_NODE_SQL` as arrays (:func:`db.backends.sqlite.bulk.fetch_arrays`:
 type, the value of NULL, whether it is a key), as :func:`tier_nodes` makes them."""
 TIER_VALUE_ARRAYS: tuple[tuple[type[np.generic], int, bool], ...] = (
     (np.int64, NEG_INF, False),
@@ -502,7 +502,7 @@ def tier_values(chunks: Iterable[list[tuple[Any, ...]]], count: int) -> TierValu
 
 
 def tier_read(arrays: list[npt.NDArray[Any]], count: int, what: str) -> list[npt.NDArray[Any]]:
-    """*arrays* read in C (:func:`db.sqlite_bulk.fetch_arrays`, room for one row more
+    """*arrays* read in C (:func:`db.backends.sqlite.bulk.fetch_arrays`, room for one row more
     than *count*), checked to hold *count* rows as :func:`_tier_columns` checks them."""
     if arrays[0].size != count:
         raise DatabaseError(

@@ -281,71 +281,101 @@ def sqlite_opening(url: str | URL, *, read_only: bool = False) -> SqliteOpening 
             f"cannot use database {where}: {shown!r} is a directory, not a database file"
         )
     if not path.exists():
-        if read_only:
-            raise DatabaseError(
-                f"database {where} does not exist (no file {shown!r}): create it with "
-                f"`negagraph db upgrade --db {where}` or solve into it with "
-                f"`negagraph solve GAME --db {where}`"
-            )
-        parent = path.parent
-        if not parent.is_dir():
-            raise DatabaseError(
-                f"cannot use database {where}: directory {str(parent)!r} does not exist, "
-                "so the file cannot be created"
-            )
-        problem = _location_problem(parent)
-        if problem is not None:
-            raise DatabaseError(
-                f"cannot use database {where}: the file does not exist and directory "
-                f"{str(parent)!r} {problem}, so it cannot be created"
-            )
-        return SqliteOpening(path, None)
+        return _new_file(path, where, read_only=read_only)
     if not path.is_file():
         raise DatabaseError(f"cannot use database {where}: {shown!r} is not a regular file")
-    wal = Path(f"{path}-wal")
-    # A file this process has open was looked at when first opened: reading it again would
-    # unlock it for the connections that have it (see _in_use).
-    header, size = (b"", 0) if _in_use(path) else _header(path, where)
-    if size > 0:
-        if len(header) < 100 or not header.startswith(SQLITE_HEADER):
-            raise DatabaseError(
-                f"cannot use database {where}: {shown!r} is not a SQLite database (it does "
-                "not start with the SQLite header): give the path of a negagraph database, "
-                "or a new file name to create one"
-            )
-        page_size = int.from_bytes(header[16:18], "big")
-        page_size = 65_536 if page_size == 1 else page_size
-        pages = int.from_bytes(header[28:32], "big")
-        valid = header[24:28] == header[92:96]  # the header's size is current
-        if valid and pages * page_size > size and not _nonempty(wal):
-            raise DatabaseError(
-                f"cannot use database {where}: {shown!r} is truncated (its header counts "
-                f"{pages:,} pages of {page_size:,} bytes, {pages * page_size:,} bytes, but "
-                f"the file has {size:,}): restore it from a copy"
-            )
-    directory = path.parent
+    _check_header(path, where)
     problem = _location_problem(path)
-    dir_problem = _location_problem(directory)
+    dir_problem = _location_problem(path.parent)
     if not read_only:
-        if problem is not None:
-            raise DatabaseError(
-                f"cannot use database {where} for writing: {shown!r} {problem} (it can "
-                "still be read: query, status, serve)"
-            )
-        if dir_problem is not None:
-            raise DatabaseError(
-                f"cannot use database {where} for writing: its directory {str(directory)!r} "
-                f"{dir_problem}, and SQLite writes {wal.name!r} and '{path.name}-shm' "
-                "beside the database (it can still be read: query, status, serve)"
-            )
+        _refuse_read_only(path, where, problem, dir_problem)
         return SqliteOpening(path, None)
     if problem is None and dir_problem is None:
         return SqliteOpening(path, None)
+    return _read_only_opening(path, where, problem, dir_problem)
+
+
+def _new_file(path: Path, where: str, *, read_only: bool) -> SqliteOpening:
+    """How to open *path*, which does not exist: SQLite creates it (see
+    :func:`sqlite_opening`)."""
+    if read_only:
+        raise DatabaseError(
+            f"database {where} does not exist (no file {str(path)!r}): create it with "
+            f"`negagraph db upgrade --db {where}` or solve into it with "
+            f"`negagraph solve GAME --db {where}`"
+        )
+    parent = path.parent
+    if not parent.is_dir():
+        raise DatabaseError(
+            f"cannot use database {where}: directory {str(parent)!r} does not exist, "
+            "so the file cannot be created"
+        )
+    problem = _location_problem(parent)
+    if problem is not None:
+        raise DatabaseError(
+            f"cannot use database {where}: the file does not exist and directory "
+            f"{str(parent)!r} {problem}, so it cannot be created"
+        )
+    return SqliteOpening(path, None)
+
+
+def _check_header(path: Path, where: str) -> None:
+    """Refuse *path* if it is not a SQLite database, or is truncated (see
+    :func:`sqlite_opening`)."""
+    shown = str(path)
+    # A file this process has open was looked at when first opened: reading it again would
+    # unlock it for the connections that have it (see _in_use).
+    header, size = (b"", 0) if _in_use(path) else _header(path, where)
+    if size <= 0:
+        return
+    if len(header) < 100 or not header.startswith(SQLITE_HEADER):
+        raise DatabaseError(
+            f"cannot use database {where}: {shown!r} is not a SQLite database (it does "
+            "not start with the SQLite header): give the path of a negagraph database, "
+            "or a new file name to create one"
+        )
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65_536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    valid = header[24:28] == header[92:96]  # the header's size is current
+    if valid and pages * page_size > size and not _nonempty(Path(f"{path}-wal")):
+        raise DatabaseError(
+            f"cannot use database {where}: {shown!r} is truncated (its header counts "
+            f"{pages:,} pages of {page_size:,} bytes, {pages * page_size:,} bytes, but "
+            f"the file has {size:,}): restore it from a copy"
+        )
+
+
+def _refuse_read_only(path: Path, where: str, problem: str | None, dir_problem: str | None) -> None:
+    """Refuse to write to *path* where it (*problem*) or its directory (*dir_problem*)
+    cannot be written."""
+    if problem is not None:
+        raise DatabaseError(
+            f"cannot use database {where} for writing: {str(path)!r} {problem} (it can "
+            "still be read: query, status, serve)"
+        )
+    if dir_problem is not None:
+        raise DatabaseError(
+            f"cannot use database {where} for writing: its directory {str(path.parent)!r} "
+            f"{dir_problem}, and SQLite writes {f'{path.name}-wal'!r} and '{path.name}-shm' "
+            "beside the database (it can still be read: query, status, serve)"
+        )
+
+
+def _read_only_opening(
+    path: Path, where: str, problem: str | None, dir_problem: str | None
+) -> SqliteOpening:
+    """How a reader opens *path*, which it (*problem*) or its directory (*dir_problem*)
+    cannot write: read-only or immutable (see :func:`sqlite_opening`)."""
     target = quote(str(path.resolve()), safe="/")
-    place = f"{shown!r} {problem}" if problem else f"its directory {str(directory)!r} {dir_problem}"
+    place = (
+        f"{str(path)!r} {problem}"
+        if problem
+        else f"its directory {str(path.parent)!r} {dir_problem}"
+    )
     if Path(f"{path}-shm").exists():
         return SqliteOpening(path, f"file:{target}?mode=ro")
-    for log_file in (wal, Path(f"{path}-journal")):
+    for log_file in (Path(f"{path}-wal"), Path(f"{path}-journal")):
         if _nonempty(log_file):
             raise DatabaseError(
                 f"cannot use database {where}: {str(log_file)!r} holds changes not yet in "
@@ -489,23 +519,36 @@ def unusable_database_message(engine: Engine | str | URL, exc: BaseException) ->
     """The one-line message for a driver error *exc* that means the database cannot be
     used (unreachable, timed out, not a database, damaged, read-only, disk full...), or
     ``None`` for other errors (a failed statement, a bug)."""
-    where = safe_url(engine)
     orig = exc.orig if isinstance(exc, sa_exc.DBAPIError) else exc
     raw = str(orig) if orig is not None else str(exc)
     reason = " ".join(line.strip() for line in raw.splitlines() if line.strip())  # one line
     if isinstance(orig, sqlite3.Error):
-        name = str(getattr(orig, "sqlite_errorname", "") or "")
-        primary = next((k for k in _SQLITE_UNUSABLE if name.startswith(k)), None)
-        if primary is None:
-            if isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError):
-                return f"cannot use database {where}: {reason}"
-            return None
-        path = sqlite_file(engine.url if isinstance(engine, Engine) else engine)
-        what = "the database" if path is None else repr(str(path))
-        problem = _SQLITE_UNUSABLE[primary].format(reason=reason)
-        return f"cannot use database {where}: {what} {problem}"
+        return _sqlite_message(engine, exc, orig, reason)
     if not isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError):
         return None
+    return _server_message(engine, orig, reason)
+
+
+def _sqlite_message(
+    engine: Engine | str | URL, exc: BaseException, orig: sqlite3.Error, reason: str
+) -> str | None:
+    """:func:`unusable_database_message` for SQLite's error *orig*."""
+    where = safe_url(engine)
+    name = str(getattr(orig, "sqlite_errorname", "") or "")
+    primary = next((k for k in _SQLITE_UNUSABLE if name.startswith(k)), None)
+    if primary is None:
+        if isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError):
+            return f"cannot use database {where}: {reason}"
+        return None
+    path = sqlite_file(engine.url if isinstance(engine, Engine) else engine)
+    what = "the database" if path is None else repr(str(path))
+    problem = _SQLITE_UNUSABLE[primary].format(reason=reason)
+    return f"cannot use database {where}: {what} {problem}"
+
+
+def _server_message(engine: Engine | str | URL, orig: object, reason: str) -> str:
+    """:func:`unusable_database_message` for a server's (PostgreSQL's) error *orig*."""
+    where = safe_url(engine)
     if type(orig).__name__ == "ConnectionTimeout":  # psycopg.errors.ConnectionTimeout
         parsed = engine.url if isinstance(engine, Engine) else normalize_url(engine)
         server = f"{parsed.host or 'localhost'}:{parsed.port or 5432}"

@@ -31,7 +31,8 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection
 
 from db import rows
-from db.backend import Backend, backend_for, driver
+from db.backends import backend_for
+from db.backends.base import Backend, driver
 from db.errors import VariantLockedError
 from db.models import SolveRun, Tier, TierShard, utcnow
 from db.session import make_engine, safe_url, translate_errors

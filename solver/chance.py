@@ -56,7 +56,7 @@ from solver.game import ChanceRules, Game, MoveLabel, PositionKey
 from solver.graph import Graph, NodeState
 from solver.memory import format_size, headroom, rss
 from solver.negamax import EndedBy, Limits, ProgressCallback, SolveResult
-from solver.store import Progress, RunOptions, RunStatus, Store
+from solver.store import Batch, Progress, RunOptions, RunStatus, Store
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 if TYPE_CHECKING:
@@ -1398,7 +1398,7 @@ def solve_chance(
                 phase = f"committing {added:,} nodes, {len(solved.chance.changed):,} updated"
                 progress(replace(result, status="running", phase=phase))
             solved.settled = True
-            store.commit(solved, result)
+            store.commit(Batch.of(solved), result)
     except BaseException as exc:
         failed: RunStatus = "stopped" if isinstance(exc, KeyboardInterrupt) else "failed"
         store.close(snapshot(failed, stored, stored_edges, 0, 0))

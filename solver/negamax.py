@@ -66,7 +66,7 @@ from solver.memory import (
 )
 from solver.retrograde import retrograde, settle_all_flags
 from solver.search import MappedHooks, NullWindowSearch
-from solver.store import MemoryStore, Progress, RunOptions, RunStatus, Store, TierStore
+from solver.store import Batch, MemoryStore, Progress, RunOptions, RunStatus, Store, TierStore
 from solver.tier_graph import tier_order, tier_rules
 from solver.tiered import TieredSolve
 from solver.values import NEG_INF, POS_INF, Bounds, clamp, depth_to_json, to_public
@@ -874,7 +874,7 @@ class _Solver(NullWindowSearch):
         g.settled = settled
         rows = g.num_nodes - g.committed_nodes + (g.num_nodes if g.all_dirty else len(g.dirty))
         self.phase(f"committing {rows:,} nodes", p)
-        self.store.commit(self.g, p)
+        self.store.commit(Batch.of(self.g), p)
         if g.mapped:  # what frontier_size counts from
             self._mapped_frontier = (p.frontier, g.committed_gid, self.expansions)
         if self.progress_cb is not None:

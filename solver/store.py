@@ -1,17 +1,18 @@
 """The store interface the solver writes through, and the in-memory store.
 
 A store keeps one graph per game variant. :func:`solver.negamax.solve` calls
-:meth:`Store.open` once, :meth:`Store.commit` after every batch (one transaction each: the
-graph's pending new nodes, new edges and changed nodes, plus the run's progress) and
-:meth:`Store.close` at the end, whatever the outcome. ``db.store.SqlStore`` implements it
-with SQLAlchemy; :class:`MemoryStore` keeps graphs in memory so that a budgeted solve can
-be continued by calling :func:`~solver.negamax.solve` again with the same store.
+:meth:`Store.open` once, :meth:`Store.commit` after every batch (one transaction each: a
+:class:`Batch`, the graph's pending new nodes, new edges and changed nodes, plus the
+run's progress) and :meth:`Store.close` at the end, whatever the outcome.
+``db.store.SqlStore`` implements it with SQLAlchemy; :class:`MemoryStore` keeps graphs
+in memory so that a budgeted solve can be continued by calling
+:func:`~solver.negamax.solve` again with the same store.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol, get_args, runtime_checkable
 
 import numpy as np
@@ -95,6 +96,53 @@ class Progress:
     batch's). Stores ignore it."""
 
 
+BatchMode = Literal["plain", "mapped", "chance"]
+"""Which rows a batch holds (:class:`Batch`)."""
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What one :meth:`Store.commit` holds, as the solver tells it: the graph whose
+    pending rows it writes, and which kind of batch it is, so that a store writes it
+    without asking the graph which mode the run is in.
+
+    >>> from solver.graph import Graph
+    >>> Batch.of(Graph())
+    Batch(mode='plain', settled=True, rewrite=False)
+    """
+
+    graph: Graph = field(repr=False)
+    """The graph whose pending rows (:meth:`Graph.pending`) the commit writes, and then
+    marks committed."""
+    mode: BatchMode
+    """``plain``: every node is resident and node ids are the stored ids (the rows are
+    :meth:`Graph.pending`'s); ``mapped``: the graph holds part of the stored one
+    (:attr:`Graph.gid`), so rows go by stored id; ``chance``: a game of chance's, with its
+    own rows besides (:attr:`Graph.chance`)."""
+    settled: bool
+    """The graph is settled once the batch is committed (:attr:`Graph.settled`: a run's
+    closing pass); every other batch leaves it unsettled."""
+    rewrite: bool
+    """The batch rewrites every committed node (:meth:`Graph.mark_all_dirty`)."""
+
+    @classmethod
+    def of(cls, graph: Graph) -> Batch:
+        """The batch of what *graph* holds uncommitted, as its run left it."""
+        mode: BatchMode = "plain"
+        if graph.chance is not None:
+            assert not graph.mapped  # games of chance never evict
+            mode = "chance"
+        elif graph.mapped:
+            mode = "mapped"
+        return cls(graph, mode, settled=graph.settled, rewrite=graph.all_dirty)
+
+    @property
+    def running(self) -> bool:
+        """A batch of a search under way: not a closing pass's, not one that rewrites
+        every node, not a game of chance's (a store may write it while the run goes on)."""
+        return self.mode != "chance" and not self.settled and not self.rewrite
+
+
 class Store(Protocol):
     """Where the solver's graph lives between and during runs."""
 
@@ -108,9 +156,9 @@ class Store(Protocol):
         """
         ...
 
-    def commit(self, graph: Graph, progress: Progress) -> None:
-        """Durably write ``graph.pending()`` and *progress* in one transaction, then call
-        ``graph.mark_committed()``."""
+    def commit(self, batch: Batch, progress: Progress) -> None:
+        """Durably write *batch* (``batch.graph.pending()``) and *progress* in one
+        transaction, then call ``batch.graph.mark_committed()``."""
         ...
 
     def close(self, progress: Progress) -> None:
@@ -412,8 +460,8 @@ class MemoryStore:
             graph = self.graphs[ident] = Graph()
         return graph
 
-    def commit(self, graph: Graph, progress: Progress) -> None:
-        graph.mark_committed()
+    def commit(self, batch: Batch, progress: Progress) -> None:
+        batch.graph.mark_committed()
 
     def close(self, progress: Progress) -> None:
         self.runs.append(progress)

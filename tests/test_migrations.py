@@ -165,8 +165,8 @@ def test_nodes_and_edges_are_compact_on_sqlite(tmp_path: Path) -> None:
     assert journal == "wal" and foreign_keys == 1
     node_and_edge_indexes = {i for i in indexes if "nodes" in i or "edges" in i}
     # The primary keys are the tables, and nothing else: each variant gets its own key
-    # index (migration 0014, db.keyindex) and there is none yet; migration 0002 dropped
-    # the parent-lookup index on edges.child.
+    # index (migration 0014, db.backends.sqlite.keyindex) and there is none yet; migration
+    # 0002 dropped the parent-lookup index on edges.child.
     assert node_and_edge_indexes == set()
 
 

@@ -4,10 +4,11 @@
 ``nodes_key_<vid>``, unique on ``key`` where ``variant_id = <vid>``, which SQLite uses
 for the same lookups. The store may then reshape one variant's index without touching
 the others': by id range while a large solve writes, none while a tiered full solve
-writes (``db/keyindex.py``, docs/design.md). SQLite cannot drop a table constraint, so
-the table is rebuilt (its rows copied once: on a large database this takes a while) by
-SQLite's own procedure, with foreign keys off (``db.migrate.foreign_keys_off``) and
-checked at the end. PostgreSQL keeps its constraint: nothing changes there.
+writes (``db/backends/sqlite/keyindex.py``, docs/design.md). SQLite cannot drop a table
+constraint, so the table is rebuilt (its rows copied once: on a large database this
+takes a while) by SQLite's own procedure, with foreign keys off
+(``db.migrate.foreign_keys_off``) and checked at the end. PostgreSQL keeps its
+constraint: nothing changes there.
 
 Revision ID: 0014
 Revises: 0013
@@ -88,7 +89,8 @@ def upgrade() -> None:
         return
     _rebuild(unique=False)
     for (vid,) in op.get_bind().exec_driver_sql("SELECT id FROM variants ORDER BY id").all():
-        # As db.keyindex.create_whole makes it (a migration must not change with later code).
+        # As db.backends.sqlite.keyindex.create_whole makes it (a migration must not change
+        # with later code).
         op.execute(
             f'CREATE UNIQUE INDEX nodes_key_{int(vid)} ON nodes ("key") '
             f"WHERE variant_id = {int(vid)}"

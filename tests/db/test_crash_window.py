@@ -2,7 +2,7 @@
 closing pass, after recording its end — resumes to exactly the uninterrupted solve's
 graph, on SQLite and PostgreSQL, for an acyclic and a cyclic game.
 
-The kills are real (SIGKILL, through ``db.store.CRASH_ENV``), in real ``negagraph solve``
+The kills are real (SIGKILL, through ``db.store.writer.CRASH_ENV``), in real ``negagraph solve``
 processes; the comparisons are node for node and edge for edge."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from sqlalchemy import text
 
 from bench.soak import CountingStore, stored_rows
 from db.session import make_engine
-from db.store import CRASH_ENV
+from db.store.writer import CRASH_ENV
 from solver.games import get_game
 from solver.graph import Graph
 from solver.negamax import solve

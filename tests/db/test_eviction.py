@@ -24,14 +24,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, create_engine, inspect, make_url, text
 
-import db.keyindex
+import db.backends.sqlite.keyindex
 import solver.cache
 import solver.negamax
 import solver.search
 from bench.soak import graph_rows, stored_rows
 from db.migrate import upgrade
 from db.session import make_engine
-from db.store import CRASH_ENV, SqlStore
+from db.store import SqlStore
+from db.store.writer import CRASH_ENV
 from solver.cache import Cache
 from solver.errors import InvalidParameterError
 from solver.game import Game
@@ -95,12 +96,12 @@ def python_only(on: bool = True) -> Iterator[None]:
 @contextmanager
 def key_ranges(bits: int | None) -> Iterator[None]:
     """With *bits*, SQLite key indexes go by ranges of ``2 ** bits`` ids
-    (:mod:`db.keyindex`): a variant past one range switches to them, as a large solve
-    does past 16,777,216 nodes."""
+    (:mod:`db.backends.sqlite.keyindex`): a variant past one range switches to them, as a
+    large solve does past 16,777,216 nodes."""
     with pytest.MonkeyPatch.context() as mp:
         if bits is not None:
-            mp.setattr(db.keyindex, "RANGE_BITS", bits)
-            mp.setattr(db.keyindex, "KEY_RANGE", 1 << bits)
+            mp.setattr(db.backends.sqlite.keyindex, "RANGE_BITS", bits)
+            mp.setattr(db.backends.sqlite.keyindex, "KEY_RANGE", 1 << bits)
         yield
 
 
@@ -306,11 +307,11 @@ def test_a_large_memory_limit_gives_sqlite_a_larger_cache_and_log(
 
     def spy(self: SqlStore, nbytes: int) -> None:
         original(self, nbytes)
-        assert self._conn is not None
-        with self._conn.begin():
-            (cache,) = self._conn.exec_driver_sql("PRAGMA cache_size").one()
-            (pages,) = self._conn.exec_driver_sql("PRAGMA wal_autocheckpoint").one()
-        (reader,) = self._reading_cursor().execute("PRAGMA cache_size").fetchone()
+        assert self.writer.conn is not None
+        with self.writer.conn.begin():
+            (cache,) = self.writer.conn.exec_driver_sql("PRAGMA cache_size").one()
+            (pages,) = self.writer.conn.exec_driver_sql("PRAGMA wal_autocheckpoint").one()
+        (reader,) = self.writer.reading_cursor().execute("PRAGMA cache_size").fetchone()
         seen.append((cache, reader, pages))
 
     monkeypatch.setattr(SqlStore, "limit_cache", spy)

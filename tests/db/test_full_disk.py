@@ -6,7 +6,7 @@ The other tests' full disk, a page limit on every connection (``PRAGMA
 max_page_count``, tests/db/test_write_behind.py), bounds the database's pages only; a
 checkpoint of the write-ahead log ignores it, and the log and the file do not share
 its room. Here the log and the file share one disk, as on a real one: the solve's
-checkpoints need room for the file to grow beside the log (:mod:`db.sqlite_wal`).
+checkpoints need room for the file to grow beside the log (:mod:`db.backends.sqlite.wal`).
 
 connect-four 4 x 4: a database of 15.3 MiB. Its tiered solve wrote a log of 22 MiB
 (nothing was checkpointed before the end), and its closing checkpoint then needed the

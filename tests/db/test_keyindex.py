@@ -1,8 +1,9 @@
-"""SQLite's key index per variant (:mod:`db.keyindex`): a partial solve that outgrows one
-range of ids switches to the index by range and stores what a run with the whole index
-stores; every reader finds every stored key through the ranges while the solve is under
-way; the run that completes the solve makes the index whole again; and migration 0014
-moves a database between the old constraint and the new indexes without losing a row."""
+"""SQLite's key index per variant (:mod:`db.backends.sqlite.keyindex`): a partial solve
+that outgrows one range of ids switches to the index by range and stores what a run with
+the whole index stores; every reader finds every stored key through the ranges while the
+solve is under way; the run that completes the solve makes the index whole again; and
+migration 0014 moves a database between the old constraint and the new indexes without
+losing a row."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from db import keyindex
+from db.backends.sqlite import keyindex
 from db.migrate import downgrade, upgrade
 from db.repository import fetch_positions, probe_position, stored_positions
 from db.session import make_engine

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import text
 
 from db.session import make_engine
-from db.store import CRASH_ENV
+from db.store.writer import CRASH_ENV
 from tests.db.test_solve_cli import NEGAGRAPH, WAIT, read_lines_until, start_solve
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,9 +12,9 @@ from sqlalchemy import Engine, select
 from db.models import Commit, Node
 from db.store import SqlStore
 from solver.games import get_game
-from solver.graph import EXPANDED, TERMINAL, Graph
+from solver.graph import EXPANDED, TERMINAL
 from solver.negamax import solve
-from solver.store import MemoryStore, Progress
+from solver.store import Batch, MemoryStore, Progress
 from solver.values import to_json
 
 
@@ -35,7 +35,8 @@ class RecordingStore(MemoryStore):
         super().__init__()
         self.seen: list[Seen] = []
 
-    def commit(self, graph: Graph, progress: Progress) -> None:
+    def commit(self, batch: Batch, progress: Progress) -> None:
+        graph = batch.graph
         expanded = frozenset(i for i in range(graph.num_nodes) if graph.state[i] == EXPANDED)
         root = (
             to_json(progress.root_low),
@@ -44,7 +45,7 @@ class RecordingStore(MemoryStore):
             bool(progress.root_high_final),
         )
         self.seen.append(Seen(graph.num_nodes, expanded, progress.expansions, root))
-        super().commit(graph, progress)
+        super().commit(batch, progress)
 
 
 def stored(engine: Engine) -> tuple[list[Commit], dict[int, tuple[int | None, int]]]:

@@ -31,6 +31,7 @@ from db.session import make_session_factory, session_scope
 from db.store import SqlStore
 from solver.games import get_game
 from solver.negamax import solve
+from solver.store import Batch
 from solver.values import Bounds
 from tests.db.helpers import (
     BIG_KEY,
@@ -49,12 +50,12 @@ def stored(engine: Engine) -> Iterator[Engine]:
     store = SqlStore(engine)
     graph = store.open(TinyGame(), run_options())
     build_first_batch(graph)
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     store.close(progress_of(graph, "budget"))
     store = SqlStore(engine)
     graph = store.open(TinyGame(), run_options())
     build_second_batch(graph)
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     store.close(progress_of(graph, "complete"))
     empty = SqlStore(engine)
     g = empty.open(TinyGame(size=3), run_options())

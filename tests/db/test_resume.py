@@ -1,8 +1,8 @@
-"""Resume files (:mod:`db.resume`): what a full run leaves for its successor is the graph
-the database holds, column for column; a file that does not match the database is
-ignored, whatever made it stale; and the solve's outcome never depends on which way a
-run loaded its graph. (Full runs without tiers: a tiered run reads and writes the
-database a tier at a time, and leaves no file.)"""
+"""Resume files (:mod:`db.backends.sqlite.resume`): what a full run leaves for its
+successor is the graph the database holds, column for column; a file that does not match
+the database is ignored, whatever made it stale; and the solve's outcome never depends
+on which way a run loaded its graph. (Full runs without tiers: a tiered run reads and
+writes the database a tier at a time, and leaves no file.)"""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, text
 
-from db import resume
+from db.backends.sqlite import resume
+from db.backends.sqlite.resume import resume_path
 from db.migrate import upgrade
-from db.resume import resume_path
 from db.session import make_engine
 from db.store import SqlStore, load_graph
 from solver.games import get_game
@@ -373,7 +373,7 @@ def test_an_unwritable_place_costs_only_a_warning(
     engine, path = tictactoe
     path.unlink()
     path.mkdir()  # the file cannot replace a directory
-    with caplog.at_level(logging.WARNING, logger="db.resume"):
+    with caplog.at_level(logging.WARNING, logger="db.backends.sqlite.resume"):
         assert full_run(engine) == "budget"
     assert any("could not write the resume file" in r.getMessage() for r in caplog.records)
     assert not list(path.parent.glob(path.name + ".tmp-*"))

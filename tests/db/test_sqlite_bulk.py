@@ -1,4 +1,4 @@
-"""The C binding of SQLite bulk statements (:mod:`db.sqlite_bulk`) against Python's own
+"""The C binding of SQLite bulk statements (:mod:`db.backends.sqlite.bulk`) against Python's own
 ``executemany``, the oracle: the same rows, the same errors, the same transactions."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from db import sqlite_bulk
-from db.sqlite_backend import _FAIL
+from db.backends.sqlite import bulk as sqlite_bulk
+from db.backends.sqlite.backend import _FAIL
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
@@ -73,7 +73,7 @@ def test_columns_and_rows_store_what_executemany_stores(
 def test_many_rows_a_statement_and_chunks_store_what_executemany_stores(
     tmp_path: Path, count: int
 ) -> None:
-    """Rows in statements of :data:`db.sqlite_bulk.ROWS_PER_INSERT` and one at a time
+    """Rows in statements of :data:`db.backends.sqlite.bulk.ROWS_PER_INSERT` and one at a time
     for the rest, in chunks between takings of the GIL (16,384 rows), from every kind
     of column the writers pass: integer arrays bound as they are, as NULL beyond their
     spec's limits or as keys, fixed-width bytes arrays as UTF-8 text (numpy pads them
@@ -163,7 +163,7 @@ def test_a_constraint_failure_is_the_one_executemany_raises(tmp_path: Path) -> N
 
 
 def test_or_fail_keeps_what_executemany_keeps_mid_statement(tmp_path: Path) -> None:
-    """The store's statements say ``OR FAIL`` (:data:`db.sqlite_backend._FAIL`): a
+    """The store's statements say ``OR FAIL`` (:data:`db.backends.sqlite.backend._FAIL`): a
     duplicate in the middle of a statement of many rows stops there, keeping the rows
     before it in the transaction, exactly as ``executemany``'s one row a statement does
     (under the default ``ABORT`` the whole statement of 256 rows would go)."""
@@ -215,7 +215,7 @@ def test_or_fail_keeps_no_statement_journal(tmp_path: Path, conflict: str) -> No
 
 
 def test_the_stores_statements_keep_no_statement_journal() -> None:
-    from db import sqlite_backend
+    from db.backends.sqlite import backend as sqlite_backend
 
     for sql in (sqlite_backend._NODE_INSERT, sqlite_backend._EDGE_INSERT):
         assert sql.startswith(f"INSERT {_FAIL} INTO ")
@@ -396,7 +396,7 @@ def test_a_tier_read_back_is_the_same_and_a_missing_row_is_named(
     same one-line error."""
     from sqlalchemy import text
 
-    from db.backend import backend_for
+    from db.backends import backend_for
     from db.errors import DatabaseError
     from db.session import make_engine
     from db.shards import read_tier_nodes, read_tier_values

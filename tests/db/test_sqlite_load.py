@@ -1,4 +1,4 @@
-"""The columnar SQLite loader (db/sqlite_load.py) against the row loaders of db/rows.py:
+"""The columnar SQLite loader (db/backends/sqlite/load.py) against the row loaders of db/rows.py:
 the same graph, column for column, from real solves and from awkward hand-made rows;
 falling back where it cannot vouch for what it read; and the row loaders' errors about
 damaged graphs, on both backends."""
@@ -12,15 +12,16 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, text
 
-import db.sqlite_load
+import db.backends.sqlite.load
 import db.store
-from db.backend import backend_for
+from db.backends import backend_for
 from db.errors import DatabaseError
 from db.store import SqlStore
 from solver.game import Game
 from solver.games import get_game
 from solver.graph import Graph, Labels
 from solver.negamax import solve
+from solver.store import Batch
 from tests.db.helpers import (
     TinyGame,
     assert_consistent,
@@ -49,9 +50,9 @@ def columns(graph: Graph) -> dict[str, Any]:
 @pytest.fixture
 def rows_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Make the columnar loader decline everything (so the row loaders do the work)."""
-    monkeypatch.setattr(db.sqlite_load, "load_nodes", lambda *args: None)
-    monkeypatch.setattr(db.sqlite_load, "load_edge_counts", lambda *args: False)
-    monkeypatch.setattr(db.sqlite_load, "load_edges", lambda *args: False)
+    monkeypatch.setattr(db.backends.sqlite.load, "load_nodes", lambda *args: None)
+    monkeypatch.setattr(db.backends.sqlite.load, "load_edge_counts", lambda *args: False)
+    monkeypatch.setattr(db.backends.sqlite.load, "load_edges", lambda *args: False)
     yield
 
 
@@ -76,9 +77,9 @@ def load_all_ways(engine: Engine) -> dict[str, Graph]:
 def assert_same_as_rows(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> dict[str, Graph]:
     fast = load_all_ways(engine)
     with monkeypatch.context() as patch:
-        patch.setattr(db.sqlite_load, "load_nodes", lambda *args: None)
-        patch.setattr(db.sqlite_load, "load_edge_counts", lambda *args: False)
-        patch.setattr(db.sqlite_load, "load_edges", lambda *args: False)
+        patch.setattr(db.backends.sqlite.load, "load_nodes", lambda *args: None)
+        patch.setattr(db.backends.sqlite.load, "load_edge_counts", lambda *args: False)
+        patch.setattr(db.backends.sqlite.load, "load_edges", lambda *args: False)
         slow = load_all_ways(engine)
     for way, graph in fast.items():
         assert columns(graph) == columns(slow[way]), way
@@ -92,20 +93,20 @@ def reads_columnar(engine: Engine) -> bool:
     with engine.connect() as conn, conn.begin():
         driver = conn.connection.driver_connection
         assert driver is not None
-        graph = db.sqlite_load.load_nodes(driver, vid)
-        if graph is None or not db.sqlite_load.load_edge_counts(driver, vid, graph):
+        graph = db.backends.sqlite.load.load_nodes(driver, vid)
+        if graph is None or not db.backends.sqlite.load.load_edge_counts(driver, vid, graph):
             return False
         graph.clear_edges()
-        return db.sqlite_load.load_edges(driver, vid, graph)
+        return db.backends.sqlite.load.load_edges(driver, vid, graph)
 
 
 def commit_two_batches(engine: Engine) -> None:
     store = SqlStore(engine)
     graph = store.open(TinyGame(), run_options())
     build_first_batch(graph)
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     build_second_batch(graph)
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     store.close(progress_of(graph, "complete"))
 
 
@@ -134,8 +135,8 @@ def execute(engine: Engine, *statements: str) -> None:
 @pytest.fixture
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Ranges of three nodes and about two edges: every boundary case of the chunking."""
-    monkeypatch.setattr(db.sqlite_load, "NODE_CHUNK", 3)
-    monkeypatch.setattr(db.sqlite_load, "EDGE_CHUNK", 2)
+    monkeypatch.setattr(db.backends.sqlite.load, "NODE_CHUNK", 3)
+    monkeypatch.setattr(db.backends.sqlite.load, "EDGE_CHUNK", 2)
 
 
 # -- the same graph --------------------------------------------------------------------
@@ -210,7 +211,7 @@ def test_values_it_cannot_carry_go_to_the_row_loader(
         fast = load_all_ways(sqlite_engine)
     except (OverflowError, ValueError) as exc:  # from the row loader's arrays
         with monkeypatch.context() as patch:
-            patch.setattr(db.sqlite_load, "load_nodes", lambda *args: None)
+            patch.setattr(db.backends.sqlite.load, "load_nodes", lambda *args: None)
             with pytest.raises(type(exc)):
                 load_all_ways(sqlite_engine)
         return
@@ -266,7 +267,7 @@ def test_sparse_edges_keep_parent_offsets_within_the_cap(
     # A partial solve expands few of its nodes, so ranges of parents widen to find enough
     # edges; parents travel as offsets from the range's start, which must stay code
     # points (below 0x110000): MAX_SPAN caps the widening (here at 2 parents).
-    monkeypatch.setattr(db.sqlite_load, "MAX_SPAN", 2)
+    monkeypatch.setattr(db.backends.sqlite.load, "MAX_SPAN", 2)
     solve(
         get_game("connect-four", width=4, height=4),
         store=SqlStore(sqlite_engine),
@@ -291,8 +292,8 @@ def test_text_comes_back_as_text(sqlite_engine: Engine) -> None:
     graph = store.open(TinyGame(), run_options(full=True))
     try:
         graph.require_edges()
-        assert store._conn is not None
-        driver = store._conn.connection.driver_connection
+        assert store.writer.conn is not None
+        driver = store.writer.conn.connection.driver_connection
         assert driver is not None
         assert driver.execute("SELECT notation FROM nodes").fetchone() == ("p0",)
     finally:

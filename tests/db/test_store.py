@@ -22,18 +22,18 @@ from sqlalchemy import Engine, func, make_url, select, text, update
 from sqlalchemy import exc as sa_exc
 
 import db.rows
+from db.backends.postgres import PostgresBackend, copy_text
+from db.backends.sqlite.resume import resume_path
 from db.errors import DatabaseError, RulesVersionError, SchemaError, VariantLockedError
 from db.migrate import current_revision, downgrade, head_revision, upgrade
 from db.models import Edge, Node, SolveRun, Variant, encode_key, utcnow
-from db.postgres_backend import PostgresBackend, copy_text
-from db.resume import resume_path
 from db.session import make_engine
 from db.store import SqlStore, load_graph
 from solver.errors import SolveError
 from solver.games import get_game
 from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph
 from solver.negamax import solve
-from solver.store import MemoryStore
+from solver.store import Batch, MemoryStore
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 from tests.db.helpers import (
     BIG_KEY,
@@ -68,9 +68,9 @@ def commit_two_batches(engine: Engine, game: TinyGame | None = None) -> Graph:
     store = SqlStore(engine)
     graph = store.open(game or TinyGame(), run_options())
     build_first_batch(graph)
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     build_second_batch(graph)
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     store.close(progress_of(graph, "complete"))
     return graph
 
@@ -171,7 +171,7 @@ def test_run_rows_record_progress(engine: Engine) -> None:
     store = SqlStore(engine)
     graph = store.open(TinyGame(), run_options())
     build_first_batch(graph)
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     [run] = runs(engine)
     assert run.status == "running" and run.finished_at is None
     assert (run.nodes, run.edges, run.root_low, run.root_high) == (4, 3, 1, None)
@@ -187,14 +187,14 @@ def test_resume_adds_to_the_stored_graph(engine: Engine) -> None:
     store = SqlStore(engine)
     graph = store.open(TinyGame(), run_options())
     build_first_batch(graph)
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     store.close(progress_of(graph, "budget"))
 
     store = SqlStore(engine)
     graph = store.open(TinyGame(), run_options())
     assert graph.committed_nodes == 4
     build_second_batch(graph)
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     store.close(progress_of(graph, "complete"))
     assert count(engine, Node) == 7 and count(engine, Edge) == 8
     assert [r.status for r in runs(engine)] == ["budget", "complete"]
@@ -205,7 +205,7 @@ def test_variants_are_separate(engine: Engine) -> None:
     g1 = small.open(TinyGame(size=15), run_options())
     g2 = large.open(TinyGame(size=31), run_options())  # a different variant: not locked
     build_first_batch(g1)
-    small.commit(g1, progress_of(g1))
+    small.commit(Batch.of(g1), progress_of(g1))
     assert g2.num_nodes == 0
     large.close(progress_of(g2, "stopped"))
     small.close(progress_of(g1, "stopped"))
@@ -217,10 +217,10 @@ def test_commit_of_a_foreign_graph_is_refused(engine: Engine) -> None:
     store = SqlStore(engine)
     graph = store.open(TinyGame(), run_options())
     with pytest.raises(SolveError, match="did not return"):
-        store.commit(Graph(), progress_of(graph))
+        store.commit(Batch.of(Graph()), progress_of(graph))
     store.close(progress_of(graph, "stopped"))
     with pytest.raises(SolveError, match="not open"):
-        store.commit(graph, progress_of(graph))
+        store.commit(Batch.of(graph), progress_of(graph))
     store.close(progress_of(graph, "stopped"))  # idempotent
 
 
@@ -234,9 +234,9 @@ def test_a_transaction_cut_short_inside_begin_still_lets_the_run_be_recorded(
     store = SqlStore(engine)
     graph = store.open(TinyGame(), run_options())
     build_first_batch(graph)
-    store.commit(graph, progress_of(graph))
-    assert store._conn is not None
-    store._conn.begin()  # what the interrupted begin() leaves behind
+    store.commit(Batch.of(graph), progress_of(graph))
+    assert store.writer.conn is not None
+    store.writer.conn.begin()  # what the interrupted begin() leaves behind
     try:
         raise KeyboardInterrupt
     except KeyboardInterrupt:
@@ -264,14 +264,14 @@ def test_a_failed_clean_up_after_ctrl_c_is_the_stop_not_a_database_error(engine:
     )
     ctrl_c = KeyboardInterrupt()
     with pytest.raises(KeyboardInterrupt) as raised:
-        with store._errors():
+        with store.writer.errors():
             try:
                 raise ctrl_c
             except KeyboardInterrupt:
                 raise busy from None  # (as SQLAlchemy's rollback does: context kept)
     assert raised.value is ctrl_c
     with pytest.raises(DatabaseError, match="busy"):
-        with store._errors():
+        with store.writer.errors():
             raise sa_exc.OperationalError("ROLLBACK", None, dbapi.OperationalError("busy"))
     store.close(progress_of(graph, "stopped"))
 
@@ -308,14 +308,14 @@ def test_lease_of_a_dead_process_is_taken_over(sqlite_engine: Engine) -> None:
     first = SqlStore(engine)
     graph = first.open(TinyGame(), run_options())
     build_first_batch(graph)
-    first.commit(graph, progress_of(graph))
+    first.commit(Batch.of(graph), progress_of(graph))
     run_id = first.run_id
     assert run_id is not None
     # Pretend the writer was that (now dead) process and vanished without closing.
     with engine.begin() as conn:
         conn.execute(update(SolveRun).where(SolveRun.id == run_id).values(pid=pid))
-    first._conn.close()  # type: ignore[union-attr]
-    first._conn = None
+    first.writer.conn.close()  # type: ignore[union-attr]
+    first.writer.conn = None
 
     second = SqlStore(engine)
     loaded = second.open(TinyGame(), run_options())
@@ -353,7 +353,7 @@ def test_sqlite_lease_staleness(
         # The first writer is fenced off: its next commit fails and writes nothing.
         build_first_batch(graph)
         with pytest.raises(VariantLockedError, match="lost its lock"):
-            first.commit(graph, progress_of(graph))
+            first.commit(Batch.of(graph), progress_of(graph))
         assert count(engine, Node) == 0
         first.close(progress_of(graph, "stopped"))
         second.close(progress_of(taken, "stopped"))
@@ -371,7 +371,7 @@ def test_taken_over_writer_cannot_commit(engine: Engine) -> None:
     with engine.begin() as conn:  # what a takeover does to the lease
         conn.execute(update(SolveRun).where(SolveRun.id == store.run_id).values(status="failed"))
     with pytest.raises(VariantLockedError, match="lost its lock"):
-        store.commit(graph, progress_of(graph))
+        store.commit(Batch.of(graph), progress_of(graph))
     assert graph.committed_nodes == 0
     store.close(progress_of(graph, "failed"))
     assert count(engine, Node) == 0
@@ -383,6 +383,7 @@ _KILLED_WRITER = textwrap.dedent(
     import db.rows
     from db.session import make_engine
     from db.store import SqlStore
+    from solver.store import Batch
     from tests.db.helpers import (
         TinyGame, build_first_batch, build_second_batch, progress_of, run_options,
     )
@@ -391,7 +392,7 @@ _KILLED_WRITER = textwrap.dedent(
     store = SqlStore(engine)
     graph = store.open(TinyGame(), run_options())
     build_first_batch(graph)
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     build_second_batch(graph)
 
     def die(*args, **kwargs):  # after the nodes of batch 2 are in, before its edges
@@ -399,7 +400,7 @@ _KILLED_WRITER = textwrap.dedent(
         yield
 
     db.rows.edge_columns = die
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     """
 )
 
@@ -426,7 +427,7 @@ def test_kill_9_in_mid_batch_loses_only_that_batch(engine: Engine, db_url: str) 
     graph = store.open(TinyGame(), run_options())  # PostgreSQL: waits for the dead lock
     assert snapshot(graph) == snapshot(first_batch)
     build_second_batch(graph)
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     store.close(progress_of(graph, "complete"))
     assert [r.status for r in runs(engine)] == ["failed", "complete"]
     assert count(engine, Node) == 7
@@ -439,7 +440,7 @@ def test_failed_batch_leaves_nothing_behind(engine: Engine) -> None:
     store = SqlStore(engine)
     graph = store.open(TinyGame(), run_options())
     build_first_batch(graph)
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     before = snapshot(load_graph(engine, TinyGame()))
     [run_before] = runs(engine)
 
@@ -448,7 +449,7 @@ def test_failed_batch_leaves_nothing_behind(engine: Engine) -> None:
     set_node(graph, bad, 5, 4)  # violates CHECK (low <= high), after good new nodes
     set_node(graph, 3, 0, 0)  # a dirty old node, updated after the inserts
     with pytest.raises(DatabaseError, match="ck_nodes_low_le_high|CHECK constraint"):
-        store.commit(graph, progress_of(graph))
+        store.commit(Batch.of(graph), progress_of(graph))
     assert graph.committed_nodes == 4  # still pending: the solver could retry
     assert snapshot(load_graph(engine, TinyGame())) == before
     [run_after] = runs(engine)
@@ -456,7 +457,7 @@ def test_failed_batch_leaves_nothing_behind(engine: Engine) -> None:
 
     # The store is still usable once the bad node is fixed.
     set_node(graph, bad, 4, 5)
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     store.close(progress_of(graph, "complete"))
     assert count(engine, Node) == 8
 
@@ -467,7 +468,7 @@ def test_failure_after_node_inserts_rolls_back(
     store = SqlStore(engine)
     graph = store.open(TinyGame(), run_options())
     build_first_batch(graph)
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     build_second_batch(graph)
 
     def fail(*args: Any, **kwargs: Any) -> Any:
@@ -476,7 +477,7 @@ def test_failure_after_node_inserts_rolls_back(
 
     monkeypatch.setattr(db.rows, "edge_columns", fail)
     with pytest.raises(RuntimeError, match="disk on fire"):
-        store.commit(graph, progress_of(graph))
+        store.commit(Batch.of(graph), progress_of(graph))
     assert count(engine, Node) == 4 and count(engine, Edge) == 3
     store.close(progress_of(graph, "failed"))
     assert [r.status for r in runs(engine)] == ["failed"]
@@ -486,7 +487,7 @@ def test_readers_never_see_half_a_batch(engine: Engine, monkeypatch: pytest.Monk
     store = SqlStore(engine)
     graph = store.open(TinyGame(), run_options())
     build_first_batch(graph)
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     build_second_batch(graph)
     seen: list[tuple[int, int]] = []
     real_edge_columns = db.rows.edge_columns
@@ -498,7 +499,7 @@ def test_readers_never_see_half_a_batch(engine: Engine, monkeypatch: pytest.Monk
         yield from real_edge_columns(*args)
 
     monkeypatch.setattr(db.rows, "edge_columns", peek)
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     store.close(progress_of(graph, "complete"))
     assert seen == [(4, 3)]
     assert (count(engine, Node), count(engine, Edge)) == (7, 8)
@@ -511,9 +512,9 @@ def test_foreign_keys_hold(sqlite_engine: Engine) -> None:
         game = TinyGame(size=15 + check)
         graph = store.open(game, run_options())
         build_first_batch(graph)
-        store.commit(graph, progress_of(graph))
+        store.commit(Batch.of(graph), progress_of(graph))
         build_second_batch(graph)
-        store.commit(graph, progress_of(graph))
+        store.commit(Batch.of(graph), progress_of(graph))
         store.close(progress_of(graph, "complete"))
     solve(get_game("tic-tac-toe"), full=True, store=SqlStore(sqlite_engine))
     with sqlite_engine.connect() as conn:
@@ -599,7 +600,7 @@ def test_postgres_writer_without_the_right_keeps_the_checks(
                 make_url(url).set(username=role).render_as_string(hide_password=False)
             )
             try:
-                with caplog.at_level(logging.INFO, logger="db.postgres_backend"):
+                with caplog.at_level(logging.INFO, logger="db.backends.postgres"):
                     result = solve(
                         get_game("tic-tac-toe"), full=True, store=SqlStore(engine), batch_size=2_000
                     )
@@ -880,7 +881,7 @@ def test_a_run_cut_short_before_its_clean_up_is_recorded_by_abandon(engine: Engi
     store = SqlStore(engine)
     graph = store.open(TinyGame(), run_options())
     build_first_batch(graph)
-    store.commit(graph, progress_of(graph))
+    store.commit(Batch.of(graph), progress_of(graph))
     build_second_batch(graph)  # never committed
     store.abandon("stopped")
     (run,) = runs(engine)
@@ -904,7 +905,7 @@ def test_a_driver_message_of_several_lines_is_told_in_one(tmp_path: Path) -> Non
         "\tThis probably means the server terminated abnormally\n"
         "\tbefore or while processing the request.\n"
     )
-    with pytest.raises(DatabaseError) as caught, store._errors():
+    with pytest.raises(DatabaseError) as caught, store.writer.errors():
         raise sa_exc.OperationalError("SELECT 1", None, orig)
     engine.dispose()
     message = str(caught.value)

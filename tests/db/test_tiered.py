@@ -26,7 +26,8 @@ from db import rows as db_rows
 from db.migrate import upgrade
 from db.repository import stored_positions
 from db.session import make_engine
-from db.store import CRASH_ENV, SqlStore
+from db.store import SqlStore
+from db.store.writer import CRASH_ENV
 from solver import tiered
 from solver.errors import ContractError, InvalidParameterError, SolveError
 from solver.game import GameBase, Param, PositionKey
@@ -405,7 +406,7 @@ def test_killed_at_every_commit_resumes_to_the_same_rows(
         killed = _cli(url, env={CRASH_ENV: f"commit:{after}"})
         assert killed.returncode == -9, killed.stderr
         if backend == "sqlite":
-            # written without a key index (db.keyindex) until the commit of the last
+            # written without a key index (db.backends.sqlite.keyindex) until the commit of the last
             # tier builds it, yet a reader finds positions
             assert _key_indexes(url) == (set() if after < 26 else {"nodes_key_1"}), after
             _probe_first_positions(url, game)

@@ -1,9 +1,9 @@
-"""Batches written behind (:meth:`db.store.SqlStore.commit`): a thread of their own writes
-them while the solver goes on. The database is the one a run that writes every batch in
-its own thread (``NEGAGRAPH_WRITE_BEHIND=0``) writes, row for row and commit for commit,
-on SQLite and PostgreSQL, evicting or not; a batch that the database refuses behind the
-solver's back is the run's error, the run's record keeps what was committed, and the
-next run ends where an uninterrupted one does."""
+"""Batches written behind (:func:`db.store.commit.commit_batch`): a thread of their own
+writes them while the solver goes on. The database is the one a run that writes every
+batch in its own thread (``NEGAGRAPH_WRITE_BEHIND=0``) writes, row for row and commit
+for commit, on SQLite and PostgreSQL, evicting or not; a batch that the database refuses
+behind the solver's back is the run's error, the run's record keeps what was committed,
+and the next run ends where an uninterrupted one does."""
 
 from __future__ import annotations
 
@@ -17,11 +17,12 @@ import pytest
 from sqlalchemy import Engine, event, text
 
 import db.shards
-import db.store
 from db.errors import DatabaseError
 from db.migrate import upgrade
 from db.session import make_engine
 from db.store import SqlStore
+from db.store.behind import WRITE_BEHIND_ENV, WriteBehind
+from db.store.writer import Writer
 from solver.games import get_game
 from solver.negamax import solve
 from tests.db.test_solve_cli import NEGAGRAPH, run_status, stored_counts
@@ -69,13 +70,13 @@ def solved(engine: Engine, resident: int | None) -> Rows:
 def behind_threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the threads that wrote batches behind."""
     names: list[str] = []
-    write = SqlStore._write_behind_thread
+    write = WriteBehind._run
 
-    def counted(self: SqlStore, *args: Any) -> None:
+    def counted(self: WriteBehind, *args: Any) -> None:
         names.append(threading.current_thread().name)
         write(self, *args)
 
-    monkeypatch.setattr(SqlStore, "_write_behind_thread", counted)
+    monkeypatch.setattr(WriteBehind, "_run", counted)
     return names
 
 
@@ -93,7 +94,7 @@ def test_written_behind_is_what_is_written_in_line(
     assert len(behind_threads) == batches - in_line
     assert threading.main_thread().name not in behind_threads
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(db.store.WRITE_BEHIND_ENV, "0")
+        mp.setenv(WRITE_BEHIND_ENV, "0")
         written = solved(sqlite_engine(tmp_path / "in-line.db"), resident)
     assert len(behind_threads) == batches - in_line  # none more
     assert behind == written
@@ -116,9 +117,9 @@ def test_a_batch_refused_behind_fails_the_run_and_loses_nothing(
         dbapi_connection.execute(f"PRAGMA max_page_count = {pages + 400}")
 
     refused: list[str] = []  # the threads of the batches refused
-    write = db.store.SqlStore._batch
+    write = Writer.batch
 
-    def batch(self: SqlStore, *args: Any) -> None:
+    def batch(self: Writer, *args: Any) -> None:
         try:
             write(self, *args)
         except DatabaseError:
@@ -126,7 +127,7 @@ def test_a_batch_refused_behind_fails_the_run_and_loses_nothing(
             raise
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(SqlStore, "_batch", batch)
+        mp.setattr(Writer, "batch", batch)
         with pytest.raises(DatabaseError, match="database or disk is full"):
             solve(get_game("connect-four", **GAME), store=SqlStore(engine))
     engine.dispose()
@@ -184,7 +185,7 @@ def test_tiered_shards_written_behind_are_what_is_written_in_line(
     assert len(behind_threads) == shards
     assert all(name.startswith("negagraph shard ") for name in behind_threads)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(db.store.WRITE_BEHIND_ENV, "0")
+        mp.setenv(WRITE_BEHIND_ENV, "0")
         written = tiered(sqlite_engine(tmp_path / "in-line.db"))
     assert len(behind_threads) == shards  # none more
     assert behind == written

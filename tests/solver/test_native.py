@@ -29,7 +29,7 @@ from solver.game import Game
 from solver.games import get_game
 from solver.graph import UNEXPANDED, Graph, NodeState
 from solver.negamax import SolveResult, solve
-from solver.store import MemoryStore, Progress
+from solver.store import Batch, MemoryStore, Progress
 from tests.oracles import ExplicitGame
 from tests.solver.test_negamax import dags
 
@@ -95,10 +95,11 @@ class RecordingStore(MemoryStore):
         super().__init__()
         self.commits: list[Commit] = []
 
-    def commit(self, graph: Graph, progress: Progress) -> None:
+    def commit(self, batch: Batch, progress: Progress) -> None:
+        graph = batch.graph
         new_nodes, new_edges, dirty = graph.pending()
         self.commits.append(Commit(new_nodes, new_edges, list(dirty), columns(graph)))
-        super().commit(graph, progress)
+        super().commit(batch, progress)
 
 
 def run(game: Game, native: bool, **options: Any) -> tuple[RecordingStore, Any]:
@@ -311,9 +312,10 @@ def test_keys_beyond_64_bits_hand_over_to_the_python_loop(
 class Checked(MemoryStore):
     """A memory store that checks the frontier each commit reports against a count."""
 
-    def commit(self, graph: Graph, progress: Progress) -> None:
+    def commit(self, batch: Batch, progress: Progress) -> None:
+        graph = batch.graph
         assert progress.frontier == graph.state.count(UNEXPANDED)
-        super().commit(graph, progress)
+        super().commit(batch, progress)
 
 
 @pytest.mark.parametrize("c_loop", [True, False])

@@ -17,7 +17,7 @@ from solver.game import Game
 from solver.games import get_game
 from solver.graph import EXPANDED, TERMINAL, Graph
 from solver.negamax import UNTIL, Until, solve
-from solver.store import MemoryStore, Progress, RunOptions
+from solver.store import Batch, MemoryStore, Progress, RunOptions
 from solver.strategy import Child, choose
 from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp, from_public
 from tests.oracles import (
@@ -93,7 +93,8 @@ class SnapshotStore(MemoryStore):
         super().__init__()
         self.snaps: list[Snap] = []
 
-    def commit(self, graph: Graph, progress: Progress) -> None:
+    def commit(self, batch: Batch, progress: Progress) -> None:
+        graph = batch.graph
         # every node column has an entry per node, every edge column one per edge
         n, m = graph.num_nodes, graph.num_edges
         assert {
@@ -114,7 +115,7 @@ class SnapshotStore(MemoryStore):
         } == {n}
         assert {len(c) for c in (graph.edge_parent, graph.edge_move, graph.rev_next)} == {m}
         self.snaps.append(snapshot(graph))
-        super().commit(graph, progress)
+        super().commit(batch, progress)
 
 
 def graph_of(store: MemoryStore) -> Graph:

@@ -4,8 +4,8 @@ The writer lock is the lease row alone (:mod:`db.lock`); ``BEGIN IMMEDIATE`` mak
 batch take SQLite's write lock up front. The writer skips the foreign-key checks and
 checkpoints the write-ahead log less often while it writes, and truncates the log when
 it is done, so that a finished solve leaves one file. Graphs are read a column range at a
-time (:mod:`db.sqlite_load`), with the row loaders of :mod:`db.rows` as fallback, and a
-cleanly stopped run keeps its graph in a resume file (:mod:`db.resume`).
+time (:mod:`db.backends.sqlite.load`), with the row loaders of :mod:`db.rows` as fallback, and a
+cleanly stopped run keeps its graph in a resume file (:mod:`db.backends.sqlite.resume`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql import Executable
 
-from db import resume, rows, sqlite_bulk, sqlite_load, sqlite_wal
-from db.backend import Backend, Staged, driver
+from db import rows
+from db.backends.base import Backend, Staged, driver
+from db.backends.sqlite import bulk, load, resume, wal
 from db.models import NODE_COLUMNS, NODE_UPDATE_COLUMNS
 from solver.graph import EXPANDED, Graph
 
@@ -32,15 +33,16 @@ WAL_AUTOCHECKPOINT = 16_384
 """Pages of write-ahead log (4 KiB each) after which the SQLite writer checkpoints."""
 
 _FAIL = "OR FAIL"
-"""The conflict clause of every statement that writes many rows of ``nodes`` or ``edges``.
-Under SQLite's default (``ABORT``) a statement that writes many rows and may break a
-constraint keeps a *statement journal*: the prior content of every page it changes,
-spilled to a temporary file past 64 KiB, so that it can undo itself alone. ``FAIL``
-stops at the failing row and leaves the undoing to the transaction, which a failed batch
-rolls back whole anyway (``SqlStore._batch``), so SQLite journals nothing. A partial
-solve's node inserts touch key-index pages all over the file, 256 rows a statement
-(:data:`db.sqlite_bulk.ROWS_PER_INSERT`): the journal wrote 2.7 million pages to
-``/var/tmp`` for a 180 MB database (docs/performance.md, "No statement journal")."""
+"""The conflict clause of every statement that writes many rows of ``nodes`` or
+``edges``. Under SQLite's default (``ABORT``) a statement that writes many rows and may
+break a constraint keeps a *statement journal*: the prior content of every page it
+changes, spilled to a temporary file past 64 KiB, so that it can undo itself alone.
+``FAIL`` stops at the failing row and leaves the undoing to the transaction, which a
+failed batch rolls back whole anyway (:meth:`db.store.writer.Writer.batch`), so SQLite
+journals nothing. A partial solve's node inserts touch key-index pages all over the
+file, 256 rows a statement (:data:`db.backends.sqlite.bulk.ROWS_PER_INSERT`): the
+journal wrote 2.7 million pages to ``/var/tmp`` for a 180 MB database
+(docs/performance.md, "No statement journal")."""
 
 _NODE_INSERT = (
     f"INSERT {_FAIL} INTO nodes ({rows.NODE_SQL_COLUMNS}) "
@@ -106,13 +108,11 @@ class SqliteBackend(Backend):
         update_count: int,
     ) -> None:
         for columns in node_columns:
-            sqlite_bulk.executemany_columns(cursor, _NODE_INSERT, columns)
+            bulk.executemany_columns(cursor, _NODE_INSERT, columns)
         for columns in edge_columns:
-            sqlite_bulk.executemany_columns(cursor, _EDGE_INSERT, columns)
+            bulk.executemany_columns(cursor, _EDGE_INSERT, columns)
         if update_count:
-            sqlite_bulk.executemany_rows(
-                cursor, _UPDATE.format(vid=int(vid), seq=int(seq)), updates
-            )
+            bulk.executemany_rows(cursor, _UPDATE.format(vid=int(vid), seq=int(seq)), updates)
 
     def write_table(
         self, cursor: Any, table: str, columns: Sequence[str], values: Iterable[tuple[Any, ...]]
@@ -128,14 +128,14 @@ class SqliteBackend(Backend):
         updates: Sequence[tuple[Any, ...]],
     ) -> Staged:
         """For a worker (:attr:`shared_writes`), or where the rows cannot be bound in C
-        (:mod:`db.sqlite_bulk`): copy a shard's rows into this connection's scratch
+        (:mod:`db.backends.sqlite.bulk`): copy a shard's rows into this connection's scratch
         tables (SQLite's ``temp`` database, private to the connection) in a transaction
         of their own, which takes no lock on the database file: the rows are bound here,
         while other processes write, and :meth:`write_staged` copies them in with SQL
         alone, holding the write lock about half as long (``docs/performance.md``,
         "Workers"). Otherwise the rows are left to :meth:`write_rows`, bound in C into
         the tables themselves inside the transaction."""
-        if not self.shared_writes and sqlite_bulk.enabled():
+        if not self.shared_writes and bulk.enabled():
             # No other writer waits: binding in C into the tables themselves is faster.
             return super().stage(conn, node_columns, edge_columns, updates)
         sqlite = driver(conn)
@@ -148,11 +148,11 @@ class SqliteBackend(Backend):
                 for table in _STAGED:
                     cursor.execute(f"DELETE FROM temp.{table}")
                 for columns in node_columns:
-                    sqlite_bulk.executemany_columns(cursor, _STAGE_NODE, columns)
+                    bulk.executemany_columns(cursor, _STAGE_NODE, columns)
                 for columns in edge_columns:
-                    sqlite_bulk.executemany_columns(cursor, _STAGE_EDGE, columns)
+                    bulk.executemany_columns(cursor, _STAGE_EDGE, columns)
                 if updates:
-                    sqlite_bulk.executemany_rows(cursor, _STAGE_UPDATE, updates)
+                    bulk.executemany_rows(cursor, _STAGE_UPDATE, updates)
             except BaseException:
                 cursor.execute("ROLLBACK")
                 raise
@@ -180,7 +180,7 @@ class SqliteBackend(Backend):
             conn.rollback()
         self._pragmas(conn, writing=False)
         # the log into the file, and truncated: a finished solve leaves one file
-        sqlite_wal.checkpoint(driver(conn), "TRUNCATE")
+        wal.checkpoint(driver(conn), "TRUNCATE")
 
     def tier_written(self, conn: Connection) -> None:
         """Copy the write-ahead log into the database file now, not at
@@ -189,8 +189,8 @@ class SqliteBackend(Backend):
         the log at the end), and the closing checkpoint needs room for the file to grow
         to its size beside the log. A passive checkpoint: readers and writers (workers)
         are not waited for; what they hold back is copied next time (and one the disk has
-        no room for is not begun, :mod:`db.sqlite_wal`)."""
-        sqlite_wal.checkpoint(driver(conn), "PASSIVE")
+        no room for is not begun, :mod:`db.backends.sqlite.wal`)."""
+        wal.checkpoint(driver(conn), "PASSIVE")
 
     def _pragmas(self, conn: Connection, *, writing: bool) -> None:
         """Writer-only settings, set outside any transaction (pragmas like
@@ -202,7 +202,7 @@ class SqliteBackend(Backend):
         # Checkpoint less often: a batch rewrites many of the same index pages.
         sqlite.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT if writing else 1000}")
 
-    # -- reading: whole column ranges at a time (db.sqlite_load) -------------------------
+    # -- reading: whole column ranges at a time (db.backends.sqlite.load) -------------------------
 
     def fetch_arrays(
         self,
@@ -212,16 +212,16 @@ class SqliteBackend(Backend):
         columns: Sequence[tuple[type[np.generic], int, bool]],
         capacity: int,
     ) -> list[npt.NDArray[Any]] | None:
-        return sqlite_bulk.fetch_arrays(driver(conn), sql, params, columns, capacity)
+        return bulk.fetch_arrays(driver(conn), sql, params, columns, capacity)
 
     def fast_nodes(self, conn: Connection, variant_id: int) -> Graph | None:
-        return sqlite_load.load_nodes(driver(conn), variant_id)
+        return load.load_nodes(driver(conn), variant_id)
 
     def fast_edge_counts(self, conn: Connection, variant_id: int, graph: Graph) -> bool:
-        return sqlite_load.load_edge_counts(driver(conn), variant_id, graph)
+        return load.load_edge_counts(driver(conn), variant_id, graph)
 
     def fast_edges(self, conn: Connection, variant_id: int, graph: Graph) -> bool:
-        return sqlite_load.load_edges(driver(conn), variant_id, graph)
+        return load.load_edges(driver(conn), variant_id, graph)
 
 
 __all__ = ["WAL_AUTOCHECKPOINT", "SqliteBackend"]

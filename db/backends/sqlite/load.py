@@ -1,4 +1,5 @@
-"""Columnar reads of a stored graph from SQLite, for :meth:`db.sqlite_backend.SqliteBackend.load`.
+"""Columnar reads of a stored graph from SQLite, for
+:meth:`db.backends.sqlite.backend.SqliteBackend.load`.
 
 Handing rows one by one to Python costs about a microsecond a row before any column is
 converted. These readers let SQLite do the per-row work in C instead: per range of ids,

@@ -1,11 +1,11 @@
 """What :class:`db.store.SqlStore` asks of a database engine: the :class:`Backend` base,
-with what both engines share, and :func:`backend_for`, which picks one.
+with what both engines share (:func:`db.backends.backend_for` picks one).
 
 The store holds the protocol (open, commit, close, the run row and its fencing); a backend
 holds everything that differs between SQLite and PostgreSQL: how the writer's connection
 is set up and given back, the writer lock, how a batch is written and how a stored graph
-is read. The two are :class:`db.sqlite_backend.SqliteBackend` and
-:class:`db.postgres_backend.PostgresBackend`.
+is read. The two are :class:`db.backends.sqlite.backend.SqliteBackend` and
+:class:`db.backends.postgres.PostgresBackend`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql import Executable
 
 from db import rows
-from db.errors import DatabaseError
 from db.lock import take_lease
 from solver.game import Game
 from solver.graph import Graph
@@ -160,8 +159,8 @@ class Backend:
         :meth:`db.store.SqlStore.close`), inside its transaction."""
 
     def resume_path(self, variant_id: int) -> Path | None:
-        """Where a cleanly stopped run keeps its graph for the next (:mod:`db.resume`),
-        or ``None`` if this engine keeps none."""
+        """Where a cleanly stopped run keeps its graph for the next
+        (:mod:`db.backends.sqlite.resume`), or ``None`` if this engine keeps none."""
         return None
 
     # -- reading a graph ----------------------------------------------------------------
@@ -228,7 +227,7 @@ class Backend:
         capacity: int,
     ) -> list[npt.NDArray[Any]] | None:
         """The rows of *sql* as arrays read without Python objects
-        (:func:`db.sqlite_bulk.fetch_arrays`), or ``None`` where this backend cannot
+        (:func:`db.backends.sqlite.bulk.fetch_arrays`), or ``None`` where this backend cannot
         (then :meth:`fetch` reads them)."""
         return None
 
@@ -245,21 +244,9 @@ class Backend:
             cursor.close()
 
 
-def backend_for(engine: Engine, *, check_foreign_keys: bool = False) -> Backend:
-    """The backend of *engine*'s dialect (SQLite or PostgreSQL)."""
-    from db.postgres_backend import PostgresBackend
-    from db.sqlite_backend import SqliteBackend
-
-    kinds: dict[str, type[Backend]] = {"sqlite": SqliteBackend, "postgresql": PostgresBackend}
-    kind = kinds.get(engine.dialect.name)
-    if kind is None:
-        raise DatabaseError(f"negagraph stores in SQLite or PostgreSQL, not {engine.dialect.name}")
-    return kind(engine, check_foreign_keys=check_foreign_keys)
-
-
 def driver(conn: Connection) -> Any:
     """The DB-API connection under *conn* (sqlite3 or psycopg)."""
     return conn.connection.driver_connection
 
 
-__all__ = ["Backend", "Staged", "backend_for", "driver"]
+__all__ = ["Backend", "Staged", "driver"]

@@ -1,4 +1,4 @@
-"""Checkpoints of a SQLite database's write-ahead log (:mod:`db.sqlite_backend`), on a
+"""Checkpoints of a SQLite database's write-ahead log (:mod:`db.backends.sqlite.backend`), on a
 disk that may be full.
 
 A checkpoint copies the log's pages into the database file, which grows to the size the

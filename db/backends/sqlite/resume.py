@@ -1,7 +1,7 @@
 """Resume files: a solve's graph as its last run left it, beside the SQLite database.
 
 Reading a stored graph back costs about a microsecond and a half a node even through
-:mod:`db.sqlite_load`, and a solve split into runs reads it at every start: for
+:mod:`db.backends.sqlite.load`, and a solve split into runs reads it at every start: for
 connect-four 5 x 4 in ten full runs that was a fifth of the whole solve. So a run that
 ends cleanly before the solve is complete (a budget ran out, Ctrl-C), with everything
 committed, writes its graph, exactly as committed, to one file next to the database::
@@ -161,18 +161,24 @@ def _read(path: Path) -> tuple[dict[str, Any], Graph]:
         if total != meta["edges"] or (n and counts.min() < 0):
             raise ValueError("its edge counts do not add up")
         if meta["with_edges"]:
-            parent, child, moves = data["edge_parent"], data["edge_child"], data["edge_move"]
-            if not parent.shape == child.shape == moves.shape == (total,):
-                raise ValueError("its edge columns are not one per edge")
-            if not np.array_equal(parent, np.repeat(np.arange(n, dtype=np.int32), counts)):
-                raise ValueError("its edges are not sorted by parent as counted")
-            if total and (child.min() < 0 or child.max() >= n):
-                raise ValueError("an edge leads to a missing node")
-            labels = Labels.from_codes(meta["move_names"], moves)
-            graph.append_edges(parent.astype(np.int32), child.astype(np.int32), labels)
+            _read_edges(graph, data, meta["move_names"], counts)
         else:
             graph.set_edge_counts(counts)
     return meta, graph
+
+
+def _read_edges(graph: Graph, data: Any, names: list[str], counts: npt.NDArray[Any]) -> None:
+    """Append a file's edges (*data*'s edge columns, *counts* a node) to *graph*."""
+    n, total = graph.num_nodes, int(counts.sum(dtype=np.int64))
+    parent, child, moves = data["edge_parent"], data["edge_child"], data["edge_move"]
+    if not parent.shape == child.shape == moves.shape == (total,):
+        raise ValueError("its edge columns are not one per edge")
+    if not np.array_equal(parent, np.repeat(np.arange(n, dtype=np.int32), counts)):
+        raise ValueError("its edges are not sorted by parent as counted")
+    if total and (child.min() < 0 or child.max() >= n):
+        raise ValueError("an edge leads to a missing node")
+    labels = Labels.from_codes(names, moves)
+    graph.append_edges(parent.astype(np.int32), child.astype(np.int32), labels)
 
 
 def _column(values: array[int] | bytearray, code: str) -> npt.NDArray[Any]:

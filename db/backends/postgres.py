@@ -22,7 +22,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.sql import Executable
 
 from db import rows
-from db.backend import Backend, driver
+from db.backends.base import Backend, driver
 from db.lock import PG_LOCK_CLASS, pg_session_settings, take_lease, take_pg_lock
 from db.models import NODE_UPDATE_COLUMNS, Node
 from solver.game import Game
