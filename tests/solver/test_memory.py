@@ -100,3 +100,27 @@ def test_large_blocks_are_mapped_on_glibc() -> None:
     from solver.memory import map_large_blocks
 
     assert map_large_blocks() == (platform.libc_ver()[0] == "glibc")
+
+
+@pytest.mark.parametrize(
+    ("limit", "store_cache", "resident_nodes", "room"),
+    [
+        # limit: the store's cache, the resident nodes with the process at 100 MiB, headroom
+        (512 * 2**20, 32 * 2**20, 646_202, 10_737_418),
+        (4 * 2**30, 512 * 2**20, 5_945_565, 85_899_345),
+        (64 * 2**30, 2**30, 110_277_479, 1_374_389_534),
+    ],
+)
+def test_a_memory_limit_is_shared_as_before(
+    limit: int, store_cache: int, resident_nodes: int, room: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What --memory-limit gives an evicting run's store cache and resident nodes, and the
+    # headroom every run keeps below it, pinned.
+    import solver.negamax
+
+    monkeypatch.setattr(solver.negamax, "rss", lambda: 100 * 2**20)
+    assert solver.negamax._store_cache(limit) == store_cache
+    assert solver.negamax._resident_budget(limit) == resident_nodes
+    assert headroom(limit) == room
+    monkeypatch.setattr(solver.negamax, "rss", lambda: limit)  # no room left: the least
+    assert solver.negamax._resident_budget(limit) == 1_000
