@@ -48,7 +48,8 @@ from solver.memory import (
     format_size,
     parse_size,
 )
-from solver.negamax import SolveResult, Until, check_arguments, solve
+from solver.negamax import solve
+from solver.run import SolveResult, Until, check_arguments
 from solver.store import Progress, Store
 from solver.values import bound_text, public_to_json, to_json, to_public
 

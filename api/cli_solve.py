@@ -4,7 +4,7 @@ status."""
 from __future__ import annotations
 
 from solver.memory import format_size
-from solver.negamax import SolveResult
+from solver.run import SolveResult
 
 STOPPED = 130
 """The exit status of a solve stopped by Ctrl-C, the first (after its result) or the

@@ -23,21 +23,16 @@ from __future__ import annotations
 
 import logging
 import math
-import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal, cast, get_args
+from dataclasses import replace
+from typing import Literal, cast
 
 import numpy as np
 
 from solver.cache import Cache, NodeSource
-from solver.errors import (
-    InvalidParameterError,
-    InvalidPositionError,
-    NegagraphError,
-    SolveError,
-)
+from solver.chance import DEFAULT_TOLERANCE, solve_chance
+from solver.errors import InvalidParameterError, InvalidPositionError, SolveError
 from solver.expand import (
     check_new_terminals,
     expand_bulk,
@@ -56,30 +51,32 @@ from solver.fixpoint import (
 from solver.game import Game, PositionKey
 from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph, NodeId
 from solver.leaks import first_leaks, walk
-from solver.memory import (
-    RESERVE_PER_NODE,
-    check_memory_limit,
-    format_size,
-    give_back,
-    headroom,
-    rss,
-)
+from solver.memory import RESERVE_PER_NODE, format_size, give_back, headroom, rss
 from solver.retrograde import retrograde, settle_all_flags
+from solver.run import (
+    RESIDENT_PARTIAL,
+    WORKERS_WITHOUT_TIERS,
+    ChanceOptions,
+    EndedBy,
+    Limits,
+    PartialOptions,
+    ProgressCallback,
+    SolveOptions,
+    SolveResult,
+    TieredOptions,
+    Until,
+    ended,
+    game_failure,
+    opening,
+)
 from solver.search import MappedHooks, NullWindowSearch
 from solver.store import MemoryStore, Progress, RunOptions, RunStatus, Store, TierStore
 from solver.tier_graph import tier_order, tier_rules
 from solver.tiered import TieredSolve
-from solver.values import NEG_INF, POS_INF, Bounds, clamp, depth_to_json, to_public
+from solver.values import NEG_INF, POS_INF, clamp, depth_to_json, to_public
 
 log = logging.getLogger(__name__)
 
-
-ProgressCallback = Callable[[Progress], None]
-
-Until = Literal["bounds", "value"]
-"""When a partial solve ends: both root bounds final, or the root's value under the
-game's repetition rule decided (see :func:`solve`)."""
-UNTIL: tuple[Until, ...] = get_args(Until)
 
 DEFAULT_FULL_BATCH = 20_000
 """Expansions per batch in full mode."""
@@ -91,128 +88,6 @@ last commit, unless ``batch_size`` is given (then every batch is committed)."""
 
 FULL_COMMIT_SECONDS = 30.0
 """The longest a full solve works without committing (what a crash can cost)."""
-
-
-EndedBy = Literal["request", "expansions", "seconds", "memory"]
-"""What ended a run before its target: a request to stop (Ctrl-C), the expansion budget,
-the time budget, or the memory limit."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """A run's budgets: at most *max_expansions* expansions (exact: the batch that
-    reaches it is cut short), *max_seconds* of wall time, *stop* (a request to stop,
-    e.g. from a signal handler) and *memory_limit* (bytes of RSS, see
-    :mod:`solver.memory`); the last three are checked between batches.
-
-    >>> Limits(max_expansions=10).cap(64, done=7)
-    3
-    >>> Limits(max_seconds=-1)
-    Traceback (most recent call last):
-    ...
-    solver.errors.InvalidParameterError: max_seconds must be >= 0, not -1
-    """
-
-    max_expansions: int | None = None
-    max_seconds: float | None = None
-    stop: Callable[[], bool] | None = None
-    memory_limit: int | None = None
-
-    def __post_init__(self) -> None:
-        n, s = self.max_expansions, self.max_seconds
-        if n is not None and n < 0:
-            raise InvalidParameterError(f"max_expansions must be >= 0, not {n}")
-        if s is not None and (s < 0 or math.isnan(s)):
-            raise InvalidParameterError(f"max_seconds must be >= 0, not {s}")
-        if self.memory_limit is not None:
-            check_memory_limit(self.memory_limit)
-
-    @property
-    def unbounded(self) -> bool:
-        """Neither an expansion nor a time budget (a request to stop is no bound)."""
-        return self.max_expansions is None and self.max_seconds is None
-
-    def deadline(self, started: float) -> float | None:
-        """The :func:`time.monotonic` time at which a run started at *started* ends."""
-        return None if self.max_seconds is None else started + self.max_seconds
-
-    def cap(self, limit: int, done: int) -> int:
-        """*limit* expansions, or fewer if the budget leaves fewer after *done*."""
-        n = self.max_expansions
-        return limit if n is None else min(limit, n - done)
-
-    def reached(self, done: int, deadline: float | None) -> Literal["budget", "stopped"] | None:
-        """``"stopped"`` if a stop was requested, ``"budget"`` if a budget is spent after
-        *done* expansions (or *deadline* is past), else ``None``."""
-        reason = self.why(done, deadline)
-        return None if reason is None else "stopped" if reason == "request" else "budget"
-
-    def why(self, done: int, deadline: float | None, reserve: int = 0) -> EndedBy | None:
-        """What ends the run now, after *done* expansions, if anything: a request, the
-        expansion budget, the time budget, or the memory limit (the process's RSS plus
-        *reserve*, the bytes its end still needs, plus the
-        :func:`~solver.memory.headroom` for the next batch, reaching it)."""
-        if self.stop is not None and self.stop():
-            return "request"
-        if self.max_expansions is not None and done >= self.max_expansions:
-            return "expansions"
-        if deadline is not None and time.monotonic() >= deadline:
-            return "seconds"
-        limit = self.memory_limit
-        if limit is not None and rss() + reserve + headroom(limit) >= limit:
-            return "memory"
-        return None
-
-
-@dataclass(frozen=True)
-class SolveResult:
-    """What a call of :func:`solve` achieved. Infinite bounds are ``±math.inf``."""
-
-    game: str
-    params: dict[str, Any]
-    root: PositionKey
-    """The root's key (canonical when the game uses symmetry)."""
-    root_text: str
-    """The root in the game's notation."""
-    low: float | int
-    high: float | int
-    low_final: bool
-    high_final: bool
-    depth_low: int | None
-    """Plies within which the low bound is realised (``None`` if infinite)."""
-    depth_high: int | None
-    expansions: int
-    """Expansions done by this call (not counting earlier runs on the same store)."""
-    nodes: int
-    """Nodes in the stored graph after this call."""
-    edges: int
-    status: RunStatus
-    """``complete``, ``budget`` or ``stopped``."""
-    seconds: float
-    repetition_value: int | None = None
-    """The root's value when endless play is worth the game's repetition value."""
-    full: bool = False
-    ended_by: EndedBy | None = None
-    """Why a run that is not complete ended (``None`` when it is complete)."""
-    memory_limit: int | None = None
-    """The run's memory limit in bytes, if it had one."""
-    peak_rss: int = 0
-    """The most memory (RSS, bytes) the run was seen using, at its batch boundaries."""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def complete(self) -> bool:
-        """Both root bounds are final (and, in full mode, everything is expanded)."""
-        return self.status == "complete"
-
-    @property
-    def value(self) -> int | None:
-        """The exact value when ``low == high``, else ``None``."""
-        return self.bounds.value
-
-    @property
-    def bounds(self) -> Bounds:
-        return Bounds(self.low, self.high, self.low_final, self.high_final)
 
 
 def solve(
@@ -312,33 +187,26 @@ def solve(
             f"solve() takes a game object (see solver.game.Game), not {type(game).__name__}"
             ": use solver.games.get_game(name, ...)"
         )
-    limits = Limits(max_expansions, max_seconds, stop, memory_limit)
-    check_arguments(
-        game,
+    options = SolveOptions(
         full=full,
-        max_expansions=max_expansions,
-        max_seconds=max_seconds,
+        limits=Limits(max_expansions, max_seconds, stop, memory_limit),
         batch_size=batch_size,
-        until=until,
-        tiers=tiers,
-        workers=workers,
-        scheduler=scheduler,
-        shard_size=shard_size,
-        tolerance=tolerance,
-        resident_nodes=resident_nodes,
+        progress=progress,
+        partial=PartialOptions(until, resident_nodes),
+        tiered=TieredOptions(tiers, workers, scheduler, shard_size, notice),
+        chance=ChanceOptions(tolerance),
     )
+    options.check(game)
     root_key = _root_key(game, root)
     store = store if store is not None else MemoryStore()
     if resident_nodes is not None and not isinstance(store, NodeSource):
         raise InvalidParameterError(RESIDENT_PARTIAL)
+    limits = options.limits
     if game.facts.chance:
-        return _solve_chance(game, root_key, store, full, progress, tolerance, limits)
-    if _tiered(game, store, full, tiers, workers > 1 or scheduler is not None):
+        return _solve_chance(game, root_key, store, options)
+    if _tiered(game, store, options):
         assert isinstance(store, TierStore)
-        cluster = _Cluster(workers, scheduler, notice, shard_size)
-        return _solve_tiered(
-            game, root_key, store, limits, progress, max_expansions, max_seconds, cluster
-        )
+        return _solve_tiered(game, root_key, store, options)
     budget = resident_nodes
     if budget is None and memory_limit is not None and _evicts(game, store, full):
         budget = _resident_budget(memory_limit)
@@ -358,7 +226,7 @@ def solve(
         if graph.mapped:  # opened with its root alone (RunOptions.lazy_above)
             solver.start_mapped()
     except BaseException as exc:
-        store.close(_opening(graph, "stopped" if isinstance(exc, KeyboardInterrupt) else "failed"))
+        store.close(opening(ended(exc), graph.num_nodes, graph.total_edges))
         raise
     try:
         status = solver.run_full() if full else solver.run_partial()
@@ -366,9 +234,8 @@ def solve(
         solver.phase("closing")
     except BaseException as exc:
         solver.phase("closing")
-        # Ctrl-C (KeyboardInterrupt) is a stop on request that lost the batch in flight.
-        store.close(solver.progress("stopped" if isinstance(exc, KeyboardInterrupt) else "failed"))
-        failure = _game_failure(game, exc)
+        store.close(solver.progress(ended(exc)))
+        failure = game_failure(game, exc)
         if failure is not None:
             raise failure from exc
         raise
@@ -377,26 +244,19 @@ def solve(
 
 
 def _solve_chance(
-    game: Game,
-    root_key: PositionKey,
-    store: Store,
-    full: bool,
-    progress: ProgressCallback | None,
-    tolerance: float | None,
-    limits: Limits,
+    game: Game, root_key: PositionKey, store: Store, options: SolveOptions
 ) -> SolveResult:
-    """A game of chance: in one process (:mod:`solver.chance`), under *limits* (its
-    arguments checked by :func:`check_arguments`)."""
-    from solver.chance import DEFAULT_TOLERANCE, solve_chance  # it imports this module
-
+    """A game of chance: in one process (:mod:`solver.chance`), under the options'
+    limits (the rest checked by :meth:`SolveOptions.check`)."""
+    tolerance = options.chance.tolerance
     return solve_chance(
         game,
         root_key,
         store,
-        progress,
+        options.progress,
         DEFAULT_TOLERANCE if tolerance is None else tolerance,
-        full=full,
-        limits=limits,
+        full=options.full,
+        limits=options.limits,
     )
 
 
@@ -442,9 +302,11 @@ def _root_key(game: Game, root: PositionKey | str | None) -> PositionKey:
     return game.canonical(root_key) if game.uses_symmetry else root_key
 
 
-def _tiered(game: Game, store: Store, full: bool, tiers: bool | None, cluster: bool) -> bool:
-    """Whether :func:`solve` goes a tier at a time (*tiers* ``None``: when it can, on a
-    variant not solved otherwise); refuse tiers, or workers (*cluster*), it cannot have."""
+def _tiered(game: Game, store: Store, options: SolveOptions) -> bool:
+    """Whether :func:`solve` goes a tier at a time (:attr:`TieredOptions.tiers` ``None``:
+    when it can, on a variant not solved otherwise); refuse tiers, or workers, it cannot
+    have."""
+    full, tiers = options.full, options.tiered.tiers
     if tiers is None:
         tiers = (
             full
@@ -457,7 +319,7 @@ def _tiered(game: Game, store: Store, full: bool, tiers: bool | None, cluster: b
             "a tiered solve needs a database to keep its tiers in (the in-memory store "
             "holds the whole graph anyway)"
         )
-    if cluster and not tiers:
+    if options.tiered.distributed and not tiers:
         raise InvalidParameterError(
             WORKERS_WITHOUT_TIERS
             + (" (this variant was solved without tiers)" if isinstance(store, TierStore) else "")
@@ -465,142 +327,12 @@ def _tiered(game: Game, store: Store, full: bool, tiers: bool | None, cluster: b
     return bool(tiers)
 
 
-RESIDENT_PARTIAL = "a resident budget is for partial solves into a database"
-
-WORKERS_WITHOUT_TIERS = (
-    "workers solve the units of a tiered full solve: give --full, on a game that declares "
-    "tiers, into a database"
-)
-
-
-def check_arguments(
-    game: Game,
-    *,
-    full: bool = False,
-    max_expansions: int | None = None,
-    max_seconds: float | None = None,
-    batch_size: int | None = None,
-    until: Until = "bounds",
-    tiers: bool | None = None,
-    workers: int = 1,
-    scheduler: str | None = None,
-    shard_size: int | None = None,
-    tolerance: float | None = None,
-    resident_nodes: int | None = None,
-) -> None:
-    """Refuse what :func:`solve` refuses of these arguments whatever its store is and
-    holds, so that a caller can refuse them before it opens, or creates, a database (as
-    ``negagraph solve`` does). :func:`solve` calls it first, then refuses more of a store
-    that is not a database (tiers, workers and a resident budget need one) or of a
-    variant solved without tiers (workers).
-
-    >>> from solver.games import get_game
-    >>> check_arguments(get_game("tic-tac-toe"), full=True, workers=2)
-    >>> check_arguments(get_game("number-game"), full=True)
-    Traceback (most recent call last):
-    ...
-    solver.errors.InvalidParameterError: number-game has infinitely many positions: ...
-
-    :raises InvalidParameterError: for what :func:`solve` says it raises it for.
-    """
-    Limits(max_expansions, max_seconds)  # the budgets' own checks
-    if until not in UNTIL:
-        raise InvalidParameterError(f"until must be 'bounds' or 'value', not {until!r}")
-    if batch_size is not None and batch_size < 1:
-        raise InvalidParameterError(f"batch_size must be >= 1, not {batch_size}")
-    if full and not game.facts.finite and max_expansions is None and max_seconds is None:
-        raise InvalidParameterError(
-            f"{game.name} has infinitely many positions: a full solve needs a budget "
-            "(max_expansions or max_seconds)"
-        )
-    if workers < 1:
-        raise InvalidParameterError(f"workers must be at least 1, not {workers}")
-    if shard_size is not None and shard_size < 1:
-        raise InvalidParameterError(f"shard_size must be at least 1, not {shard_size}")
-    if resident_nodes is not None:
-        _check_resident(game, full, resident_nodes)
-    if game.facts.chance:
-        _check_chance(game, batch_size, tiers, workers > 1 or scheduler is not None, tolerance)
-    else:
-        _check_exact(game, full, tiers, workers > 1 or scheduler is not None, tolerance)
-
-
-def _check_resident(game: Game, full: bool, resident_nodes: int) -> None:
-    """Refuse a resident budget where :mod:`solver.cache` cannot evict."""
-    if resident_nodes < 1:
-        raise InvalidParameterError(f"a resident budget is at least 1 node, not {resident_nodes}")
-    if full or game.facts.chance:
-        raise InvalidParameterError(RESIDENT_PARTIAL)
-    if game.priority is not None or game.facts.leak_order == "breadth":
-        raise InvalidParameterError(
-            f"a resident budget is for depth-first partial solves; {game.name} expands its "
-            "leaks by priority or breadth first"
-        )
-
-
-def _check_chance(
-    game: Game, batch_size: int | None, tiers: bool | None, cluster: bool, tolerance: float | None
-) -> None:
-    """Refuse what a game of chance's solve (one commit, one process) cannot take."""
-    if batch_size is not None:
-        raise InvalidParameterError(
-            f"{game.name} has chance nodes: its solve commits one batch at the end of "
-            "the run, so it takes no batch size"
-        )
-    if tiers or cluster:
-        raise InvalidParameterError(
-            f"{game.name} has chance nodes: its full solve runs in one process, without "
-            "tiers or workers"
-        )
-    if tolerance is not None and not 0 < tolerance <= 1:
-        raise InvalidParameterError(f"tolerance must be in (0, 1], not {tolerance}")
-
-
-def _check_exact(
-    game: Game, full: bool, tiers: bool | None, cluster: bool, tolerance: float | None
-) -> None:
-    """Refuse a tolerance, and tiers or workers where they cannot be, in a game without
-    chance."""
-    if tolerance is not None:
-        raise InvalidParameterError(
-            f"tolerance is for games of chance; {game.name}'s values are exact"
-        )
-    if tiers and not full:
-        raise InvalidParameterError("tiers are for full solves (--full)")
-    if tiers and not game.facts.tiers:
-        raise InvalidParameterError(f"{game.name} declares no tiers")
-    if cluster and (tiers is False or not full or not game.facts.tiers):
-        raise InvalidParameterError(
-            WORKERS_WITHOUT_TIERS + (" (not --no-tiers)" if tiers is False else "")
-        )
-
-
-@dataclass(frozen=True)
-class _Cluster:
-    """Where a tiered solve's units run (see :func:`solve`'s *workers*)."""
-
-    workers: int
-    scheduler: str | None
-    notice: Callable[[str], None] | None
-    shard_size: int | None
-
-    @property
-    def distributed(self) -> bool:
-        return self.workers > 1 or self.scheduler is not None
-
-
 def _solve_tiered(
-    game: Game,
-    root_key: PositionKey,
-    store: TierStore,
-    limits: Limits,
-    progress: ProgressCallback | None,
-    max_expansions: int | None,
-    max_seconds: float | None,
-    cluster: _Cluster,
+    game: Game, root_key: PositionKey, store: TierStore, options: SolveOptions
 ) -> SolveResult:
     """:func:`solve` of a tiered full solve (see :class:`~solver.tiered.TieredSolve`)."""
-    run = RunOptions(root_key, True, max_expansions, max_seconds, tiered=True)
+    limits, progress, cluster = options.limits, options.progress, options.tiered
+    run = RunOptions(root_key, True, limits.max_expansions, limits.max_seconds, tiered=True)
     started = time.monotonic()
     deadline = limits.deadline(started)
     solver: TieredSolve | None = None
@@ -614,7 +346,7 @@ def _solve_tiered(
     try:
         tier_order(game, [tier_rules(game).tier(root_key)], why=why)
     except Exception as exc:
-        failure = _game_failure(game, exc)
+        failure = game_failure(game, exc)
         if failure is not None:
             raise failure from exc
         raise
@@ -648,12 +380,12 @@ def _solve_tiered(
     except BaseException as exc:
         if runner is not None:
             runner.close()
-        status = "stopped" if isinstance(exc, KeyboardInterrupt) else "failed"
-        closing = solver.progress(status, "closing") if solver else _opening(Graph(), status)
+        status = ended(exc)
+        closing = solver.progress(status, "closing") if solver else opening(status)
         if progress is not None:
             progress(closing)
         store.close(closing)
-        failure = _game_failure(game, exc)
+        failure = game_failure(game, exc)
         if failure is not None:
             raise failure from exc
         raise
@@ -696,45 +428,6 @@ def _solve_tiered(
             "solve_seconds": round(solver.sweep_seconds["solve"], 3),
             **{f"unit_{k}_seconds": round(v, 3) for k, v in solver.unit_seconds.items()},
         },
-    )
-
-
-def _game_failure(game: Game, exc: BaseException) -> SolveError | None:
-    """A one-line :class:`SolveError` for *exc* if the game's own code raised it (a bug
-    in a plugin, say: its traceback passes through the module of the game's class), else
-    ``None`` (negagraph's own errors, Ctrl-C, failures elsewhere keep their type)."""
-    if not isinstance(exc, Exception) or isinstance(exc, NegagraphError):
-        return None
-    source = sys.modules.get(type(game).__module__)
-    path = getattr(source, "__file__", None)
-    tb = exc.__traceback__
-    while tb is not None:
-        if path is not None and tb.tb_frame.f_code.co_filename == path:
-            return SolveError(
-                f"{game.name}: the game's own code failed "
-                f"({type(game).__qualname__} in {path}): "
-                f"{type(exc).__name__}: {exc}"
-            )
-        tb = tb.tb_next
-    return None
-
-
-def _opening(graph: Graph, status: RunStatus) -> Progress:
-    """The progress of a run that ended before its first step (nothing done)."""
-    return Progress(
-        status,
-        0,
-        graph.num_nodes,
-        graph.total_edges,
-        0,
-        0,
-        0,
-        NEG_INF,
-        POS_INF,
-        False,
-        False,
-        0.0,
-        phase="closing",
     )
 
 
@@ -1369,4 +1062,4 @@ def refresh_due(before: int, after: int, small: int = 2048) -> bool:
     return int(math.log(after) / step) > int(math.log(max(before, 1)) / step)
 
 
-__all__ = ["DEFAULT_FULL_BATCH", "UNTIL", "Limits", "SolveResult", "Until", "solve"]
+__all__ = ["DEFAULT_FULL_BATCH", "solve"]

@@ -36,7 +36,8 @@ from solver.cache import Cache
 from solver.errors import InvalidParameterError
 from solver.game import Game
 from solver.games import get_game
-from solver.negamax import SolveResult, solve
+from solver.negamax import solve
+from solver.run import SolveResult
 from solver.search import NullWindowSearch
 from solver.store import MemoryStore
 from tests.db.helpers import _admin, pg_database

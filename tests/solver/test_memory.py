@@ -17,7 +17,8 @@ from solver.memory import (
     parse_size,
     rss,
 )
-from solver.negamax import Limits, solve
+from solver.negamax import solve
+from solver.run import Limits
 from solver.store import MemoryStore
 
 
