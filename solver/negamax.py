@@ -51,7 +51,7 @@ from solver.fixpoint import (
 from solver.game import Game, PositionKey
 from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph, NodeId
 from solver.leaks import first_leaks, walk
-from solver.memory import RESERVE_PER_NODE, format_size, give_back, headroom, rss
+from solver.memory import RESERVE_PER_NODE, RESIDENT_BYTES, format_size, give_back, rss
 from solver.retrograde import retrograde, settle_all_flags
 from solver.run import (
     RESIDENT_PARTIAL,
@@ -207,9 +207,10 @@ def solve(
     if _tiered(game, store, options):
         assert isinstance(store, TierStore)
         return _solve_tiered(game, root_key, store, options)
+    memory = limits.memory
     budget = resident_nodes
-    if budget is None and memory_limit is not None and _evicts(game, store, full):
-        budget = _resident_budget(memory_limit)
+    if budget is None and memory is not None and _evicts(game, store, full):
+        budget = memory.resident_nodes(rss())
     lazy_above = budget if budget is not None and _evicts(game, store, full) else None
     run = RunOptions(root_key, full, max_expansions, max_seconds, lazy_above=lazy_above)
     graph = store.open(game, run)
@@ -217,12 +218,11 @@ def solve(
         solver = _Solver(game, graph, root_key, store, run, limits, batch_size, progress, until)
         if budget is not None:
             assert isinstance(store, NodeSource)
-            from_limit = resident_nodes is None and memory_limit is not None
+            from_limit = memory if resident_nodes is None else None
             # a budget from the memory limit makes room for the stored keys' filter
             solver.cache = Cache(store, game, budget, RESIDENT_BYTES if from_limit else None)
-            if from_limit:
-                assert memory_limit is not None
-                store.limit_cache(_store_cache(memory_limit))
+            if from_limit is not None:
+                store.limit_cache(from_limit.store_cache)
         if graph.mapped:  # opened with its root alone (RunOptions.lazy_above)
             solver.start_mapped()
     except BaseException as exc:
@@ -272,21 +272,6 @@ def _evicts(game: Game, store: Store, full: bool) -> bool:
         and game.priority is None
         and game.facts.leak_order != "breadth"
     )
-
-
-def _store_cache(memory_limit: int) -> int:
-    """What an evicting run lets its store cache in RAM under *memory_limit*."""
-    if memory_limit < STORE_CACHE_LARGE:
-        return memory_limit // STORE_CACHE_SHARE
-    return min(STORE_CACHE_MAX, memory_limit // STORE_CACHE_LARGE_SHARE)
-
-
-def _resident_budget(memory_limit: int) -> int:
-    """The resident budget a memory limit gives an evicting run: the limit less what the
-    process holds now, the store's cache (held to a share of the limit) and the headroom,
-    at :data:`RESIDENT_BYTES` a node."""
-    room = memory_limit - rss() - _store_cache(memory_limit) - headroom(memory_limit)
-    return max(MIN_RESIDENT, room // RESIDENT_BYTES)
 
 
 def _root_key(game: Game, root: PositionKey | str | None) -> PositionKey:
@@ -996,25 +981,6 @@ class _Solver(NullWindowSearch):
 
 # -- the algorithms, as plain functions over a Graph ----------------------------------
 
-RESIDENT_BYTES = 600
-"""Bytes of a memory limit an evicting run counts per resident node: the graph's columns,
-key index and reverse edges, the nodes a batch adds, reads back and writes, and the
-first eviction's retrograde pass (measured on connect-four 5 x 4 into SQLite: 500-1,100
-bytes of peak RSS per resident node over the start, docs/performance.md)."""
-
-STORE_CACHE_SHARE = 16
-"""An evicting run holds its store's cache (SQLite's page cache, which counts in the
-process's memory) to this share of a memory limit below :data:`STORE_CACHE_LARGE`..."""
-
-STORE_CACHE_LARGE = 2**30
-STORE_CACHE_LARGE_SHARE = 8
-"""... and to this share of a larger one, at most :data:`STORE_CACHE_MAX`: a large limit
-is for a large solve, whose commits insert keys at random places in an index that
-outgrows the cache, and run faster the more of it stays cached (docs/performance.md,
-"Eviction"). SQLite's page cache of a solve is otherwise 64 MiB (db.session)."""
-
-STORE_CACHE_MAX = 2**30
-
 BATCH_SHARE = 32
 """A depth-first partial batch expands up to the graph's nodes / this (each batch one
 commit: into SQLite a commit's fixed cost and the rows it rewrites made 1/256 a third
@@ -1035,10 +1001,6 @@ nodes keep :data:`BATCH_CAP`."""
 LEAK_SHARE = 256
 """A batch of leaks chosen by walking the graph (games that expand by priority or
 breadth first, and the general search's fallback) takes up to its nodes / this."""
-
-MIN_RESIDENT = 1_000
-"""The least resident budget a memory limit gives (a limit too small for more still ends
-the run when the RSS reaches it)."""
 
 SEARCH_REFRESH_SMALL = 64
 """With the null-window search, exact refreshes run on every batch only while fewer nodes

@@ -21,7 +21,7 @@ from typing import Any, Literal, get_args
 
 from solver.errors import InvalidParameterError, NegagraphError, SolveError
 from solver.game import Game, PositionKey
-from solver.memory import check_memory_limit, headroom, rss
+from solver.memory import MemoryBudget, rss
 from solver.store import Progress, RunStatus
 from solver.values import NEG_INF, POS_INF, Bounds
 
@@ -42,7 +42,8 @@ class Limits:
     """A run's budgets: at most *max_expansions* expansions (exact: the batch that
     reaches it is cut short), *max_seconds* of wall time, *stop* (a request to stop,
     e.g. from a signal handler) and *memory_limit* (bytes of RSS, see
-    :mod:`solver.memory`); the last three are checked between batches.
+    :mod:`solver.memory`; its shares in :attr:`memory`); the last three are checked
+    between batches.
 
     >>> Limits(max_expansions=10).cap(64, done=7)
     3
@@ -56,6 +57,8 @@ class Limits:
     max_seconds: float | None = None
     stop: Callable[[], bool] | None = None
     memory_limit: int | None = None
+    memory: MemoryBudget | None = field(init=False, repr=False, compare=False)
+    """The memory limit's shares (``None`` without a limit), made once, here."""
 
     def __post_init__(self) -> None:
         n, s = self.max_expansions, self.max_seconds
@@ -63,8 +66,8 @@ class Limits:
             raise InvalidParameterError(f"max_expansions must be >= 0, not {n}")
         if s is not None and (s < 0 or math.isnan(s)):
             raise InvalidParameterError(f"max_seconds must be >= 0, not {s}")
-        if self.memory_limit is not None:
-            check_memory_limit(self.memory_limit)
+        limit = self.memory_limit
+        object.__setattr__(self, "memory", None if limit is None else MemoryBudget(limit))
 
     @property
     def unbounded(self) -> bool:
@@ -90,15 +93,15 @@ class Limits:
         """What ends the run now, after *done* expansions, if anything: a request, the
         expansion budget, the time budget, or the memory limit (the process's RSS plus
         *reserve*, the bytes its end still needs, plus the
-        :func:`~solver.memory.headroom` for the next batch, reaching it)."""
+        :attr:`~solver.memory.MemoryBudget.headroom` for the next batch, reaching it)."""
         if self.stop is not None and self.stop():
             return "request"
         if self.max_expansions is not None and done >= self.max_expansions:
             return "expansions"
         if deadline is not None and time.monotonic() >= deadline:
             return "seconds"
-        limit = self.memory_limit
-        if limit is not None and rss() + reserve + headroom(limit) >= limit:
+        memory = self.memory
+        if memory is not None and rss() + reserve + memory.headroom >= memory.limit:
             return "memory"
         return None
 

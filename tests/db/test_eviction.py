@@ -36,6 +36,7 @@ from solver.cache import Cache
 from solver.errors import InvalidParameterError
 from solver.game import Game
 from solver.games import get_game
+from solver.memory import MemoryBudget
 from solver.negamax import solve
 from solver.run import SolveResult
 from solver.search import NullWindowSearch
@@ -299,9 +300,9 @@ def test_a_large_memory_limit_gives_sqlite_a_larger_cache_and_log(
     # 1 GiB, and the write-ahead log grows as large between checkpoints: the writer's
     # connection carries both, but for the quarter of the cache that the connection
     # reading while batches are written behind gets.
-    assert solver.negamax._store_cache(512 * 2**20) == 32 * 2**20
-    assert solver.negamax._store_cache(4 * 2**30) == 512 * 2**20
-    assert solver.negamax._store_cache(64 * 2**30) == 2**30
+    assert MemoryBudget(512 * 2**20).store_cache == 32 * 2**20
+    assert MemoryBudget(4 * 2**30).store_cache == 512 * 2**20
+    assert MemoryBudget(64 * 2**30).store_cache == 2**30
     seen: list[tuple[int, int, int]] = []
     original = SqlStore.limit_cache
 

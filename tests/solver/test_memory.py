@@ -12,6 +12,7 @@ from solver.games import get_game
 from solver.memory import (
     MINIMUM,
     RESERVE_PER_NODE,
+    MemoryBudget,
     format_size,
     headroom,
     parse_size,
@@ -113,15 +114,13 @@ def test_large_blocks_are_mapped_on_glibc() -> None:
     ],
 )
 def test_a_memory_limit_is_shared_as_before(
-    limit: int, store_cache: int, resident_nodes: int, room: int, monkeypatch: pytest.MonkeyPatch
+    limit: int, store_cache: int, resident_nodes: int, room: int
 ) -> None:
     # What --memory-limit gives an evicting run's store cache and resident nodes, and the
     # headroom every run keeps below it, pinned.
-    import solver.negamax
-
-    monkeypatch.setattr(solver.negamax, "rss", lambda: 100 * 2**20)
-    assert solver.negamax._store_cache(limit) == store_cache
-    assert solver.negamax._resident_budget(limit) == resident_nodes
-    assert headroom(limit) == room
-    monkeypatch.setattr(solver.negamax, "rss", lambda: limit)  # no room left: the least
-    assert solver.negamax._resident_budget(limit) == 1_000
+    budget = MemoryBudget(limit)
+    assert Limits(memory_limit=limit).memory == budget
+    assert budget.store_cache == store_cache
+    assert budget.resident_nodes(100 * 2**20) == resident_nodes
+    assert budget.headroom == headroom(limit) == room
+    assert budget.resident_nodes(limit) == 1_000  # no room left: the least
