@@ -416,7 +416,7 @@ def _solve_tiered(
     )
 
 
-class _Solver(NullWindowSearch):
+class _Solver:
     """One run of the solver over one graph."""
 
     def __init__(
@@ -447,19 +447,19 @@ class _Solver(NullWindowSearch):
         """The RSS at the last memory check (what a batch adds is the next reserve)."""
         self.nodes_at_start = graph.total_nodes
         self.edges_at_start = graph.total_edges
-        self.canon = game.canonical if game.uses_symmetry else None
+        self.canon: Callable[[PositionKey], PositionKey] | None = (
+            game.canonical if game.uses_symmetry else None
+        )
         facts = game.facts
         self.facts = facts
         value_range = facts.value_range
         self.vmin: int = NEG_INF if value_range is None else value_range[0]
         self.vmax: int = POS_INF if value_range is None else value_range[1]
         self.until = until
-        self.seeds: list[NodeId] = []
-        """Nodes whose flags may follow locally from a search's expansions (pending)."""
         self.searching = game.priority is None and facts.leak_order != "breadth"
-        """Depth-first mode: leaks are chosen by :meth:`search`."""
+        """Depth-first mode: leaks are chosen by :attr:`null_window`."""
         self.acyclic = facts.acyclic
-        """The game never repeats a position: :meth:`search_acyclic` instead, and no
+        """The game never repeats a position: the acyclic search instead, and no
         periodic finality refreshes (flags propagated upwards are then exact)."""
         self.root = self._ensure_root(root_key)
         self._tally: tuple[int, int, int] | None = None
@@ -472,6 +472,8 @@ class _Solver(NullWindowSearch):
         self._mapped_frontier: tuple[int, int, int] | None = None
         """For :meth:`frontier_size` of a mapped graph: (unexpanded nodes, stored nodes,
         expansions) at its latest commit (or when it was mapped)."""
+        self.null_window = NullWindowSearch(self)
+        """The searches that choose the leaks in depth-first mode."""
 
     # -- bookkeeping ----------------------------------------------------------------
 
@@ -763,7 +765,8 @@ class _Solver(NullWindowSearch):
                 )
                 # exact; and a restarted search retraces
                 limit = self.limits.cap(limit, self.expansions)
-                done = self.search_acyclic(limit) if self.acyclic else self.search(limit)
+                search = self.null_window
+                done = search.search_acyclic(limit) if self.acyclic else search.search(limit)
                 self.check_terminals(before)
                 if done:
                     if not self.acyclic and refresh_due(
@@ -877,19 +880,6 @@ class _Solver(NullWindowSearch):
             keys = g.keys
             leaks.sort(key=lambda n: (prio(keys[n]), n))
         return leaks[: self.batch_size or max(1, g.num_nodes // 64, len(leaks) // 4)]
-
-    def grow(self, batch: list[NodeId]) -> list[NodeId]:
-        """Expand *batch* and update bounds; return the nodes whose bounds changed. The
-        flags that follow locally are set when :meth:`search` flushes :attr:`seeds`."""
-        g = self.g
-        self.expand(batch)
-        changed = update_bounds(g, batch)
-        seeds = self.seeds
-        seeds.extend(batch)
-        for n in changed:
-            seeds.append(n)
-            seeds.extend(g.parents(n))
-        return changed
 
     # -- full mode -------------------------------------------------------------------
 
