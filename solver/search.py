@@ -94,9 +94,9 @@ class Frame:
         self.end = end
         """One past the node's last edge."""
         self.decisive = _DECISIVE[kind]
-        """The outcome of a child's test that decides this one (its own outcome then): a
-        child at most ``-t`` makes a node at least ``t``, a child below ``t`` a node
-        above ``-t``."""
+        """The outcome of a child's test that decides this one, as its own outcome:
+        ``GE`` holds once a child's ``LE`` holds, ``LE`` fails once a child's ``GE``
+        fails."""
         self.exhausted = _EXHAUSTED[kind]
         """This test's outcome once every edge is tried without a decisive child:
         :attr:`Outcome.DEAD` once a child's test was undecided (dead)."""

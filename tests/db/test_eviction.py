@@ -26,7 +26,7 @@ from sqlalchemy import Engine, create_engine, inspect, make_url, text
 
 import db.keyindex
 import solver.cache
-import solver.negamax
+import solver.runners.partial
 import solver.search
 from bench.soak import graph_rows, stored_rows
 from db.migrate import upgrade
@@ -278,7 +278,7 @@ def test_a_large_budget_commits_in_larger_batches_and_stores_the_same(
     # once it has evicted (fewer, larger commits into a large index); only the commit
     # numbering differs from an unlimited run's. The cap is made small so that
     # connect-four 4 x 4 shows it.
-    monkeypatch.setattr(solver.negamax, "BATCH_CAP", 16)
+    monkeypatch.setattr(solver.runners.partial, "BATCH_CAP", 16)
     game = get_game("connect-four", width=4, height=4)
     run(game, fresh(template, tmp_path / "plain.db"), None)
     large_run = run(game, fresh(template, tmp_path / "large.db"), 2048)  # batches of 64
