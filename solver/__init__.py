@@ -14,7 +14,8 @@ from solver.errors import (
     UnknownGameError,
 )
 from solver.game import Game, Param, PositionKey
-from solver.negamax import SolveResult, solve
+from solver.negamax import solve
+from solver.run import SolveResult
 from solver.store import MemoryStore, Store
 from solver.values import Bounds
 

@@ -55,7 +55,7 @@ from solver.errors import ContractError, SolveError
 from solver.game import ChanceRules, Game, MoveLabel, PositionKey
 from solver.graph import Graph, NodeState
 from solver.memory import format_size, headroom, rss
-from solver.negamax import EndedBy, Limits, ProgressCallback, SolveResult
+from solver.run import EndedBy, Limits, ProgressCallback, SolveResult
 from solver.store import Batch, Progress, RunOptions, RunStatus, Store
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 

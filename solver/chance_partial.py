@@ -59,7 +59,7 @@ from solver.chance import (
 )
 from solver.game import Game, PositionKey
 from solver.graph import Graph, NodeState
-from solver.negamax import Limits
+from solver.run import Limits
 
 
 class Diverged(Exception):

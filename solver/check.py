@@ -35,7 +35,8 @@ from solver.game import (
     ParamValue,
     PositionKey,
 )
-from solver.negamax import SolveResult, solve
+from solver.negamax import solve
+from solver.run import SolveResult
 
 WITNESSES = 5
 """Violations of one kind reported with their witness (the rest are counted)."""

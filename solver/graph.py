@@ -218,8 +218,8 @@ class Graph:
         """The depths and finality flags (as committed) are those of a run's closing pass
         over this very graph: no batch was committed since a run last closed. A solve
         that finds its root decided while this is false finishes the closing pass that a
-        crash interrupted (see :meth:`solver.negamax._Solver.close_pass`). Stores keep it
-        with the graph; a new graph is trivially settled."""
+        crash interrupted (see :meth:`solver.runners.partial.PartialRun.close_pass`).
+        Stores keep it with the graph; a new graph is trivially settled."""
         self.after_crash = False
         """The last run on this graph died (killed, crashed, failed) instead of ending
         cleanly: a full solve then commits its first batch at once, so that a solve

@@ -20,6 +20,7 @@ import functools
 import re
 import resource
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 import psutil
@@ -144,6 +145,71 @@ def check_memory_limit(limit: int) -> int:
     return limit
 
 
+RESIDENT_BYTES = 600
+"""Bytes of a memory limit an evicting run counts per resident node: the graph's columns,
+key index and reverse edges, the nodes a batch adds, reads back and writes, and the
+first eviction's retrograde pass (measured on connect-four 5 x 4 into SQLite: 500-1,100
+bytes of peak RSS per resident node over the start, docs/performance.md)."""
+
+MIN_RESIDENT = 1_000
+"""The least resident budget a memory limit gives (a limit too small for more still ends
+the run when the RSS reaches it)."""
+
+STORE_CACHE_SHARE = 16
+"""An evicting run holds its store's cache (SQLite's page cache, which counts in the
+process's memory) to this share of a memory limit below :data:`STORE_CACHE_LARGE`..."""
+
+STORE_CACHE_LARGE = 2**30
+STORE_CACHE_LARGE_SHARE = 8
+"""... and to this share of a larger one, at most :data:`STORE_CACHE_MAX`: a large limit
+is for a large solve, whose commits insert keys at random places in an index that
+outgrows the cache, and run faster the more of it stays cached (docs/performance.md,
+"Eviction"). SQLite's page cache of a solve is otherwise 64 MiB (db.session)."""
+
+STORE_CACHE_MAX = 2**30
+
+
+@dataclass(frozen=True)
+class MemoryBudget:
+    """A run's memory limit, *limit* bytes of RSS, and the shares of it that the run's
+    parts take: the :attr:`headroom` every check keeps for the next batch, and, for a
+    run that evicts (:mod:`solver.cache`), its store's cache (:attr:`store_cache`) and
+    the nodes it keeps resident (:meth:`resident_nodes`).
+
+    >>> budget = MemoryBudget(4 * 2**30)
+    >>> format_size(budget.headroom), format_size(budget.store_cache)
+    ('81.9 MiB', '512 MiB')
+    >>> MemoryBudget(2**20)
+    Traceback (most recent call last):
+    ...
+    solver.errors.InvalidParameterError: memory limit must be at least 128 MiB, not 1 MiB
+    """
+
+    limit: int
+
+    def __post_init__(self) -> None:
+        check_memory_limit(self.limit)
+
+    @property
+    def headroom(self) -> int:
+        """Bytes kept free besides a run's end's reserve (:func:`headroom`)."""
+        return headroom(self.limit)
+
+    @property
+    def store_cache(self) -> int:
+        """What an evicting run lets its store cache in RAM."""
+        if self.limit < STORE_CACHE_LARGE:
+            return self.limit // STORE_CACHE_SHARE
+        return min(STORE_CACHE_MAX, self.limit // STORE_CACHE_LARGE_SHARE)
+
+    def resident_nodes(self, used: int) -> int:
+        """The resident budget of an evicting run whose process holds *used* bytes now:
+        the limit less that, the store's cache and the headroom, at
+        :data:`RESIDENT_BYTES` a node (at least :data:`MIN_RESIDENT`)."""
+        room = self.limit - used - self.store_cache - self.headroom
+        return max(MIN_RESIDENT, room // RESIDENT_BYTES)
+
+
 _process: psutil.Process | None = None
 
 
@@ -164,6 +230,7 @@ def peak_rss() -> int:
 
 __all__ = [
     "DEFAULT_FRACTION",
+    "MemoryBudget",
     "peak_rss",
     "HEADROOM",
     "MINIMUM",

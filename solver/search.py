@@ -7,7 +7,8 @@ descends into undecided children in move order until it meets a frontier node, e
 and goes on — alpha-beta's null-window search with the graph as its transposition table.
 :class:`NullWindowSearch` holds the three forms the solver runs: the general search
 (cycles allowed), the recursive one for acyclic games, and the same in C
-(:mod:`solver._native`, when built).
+(:mod:`solver._native`, when built). A partial run has one (it is not one): the search
+reads and grows the run's graph through :class:`SearchHost`.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import sys
 from array import array
 from collections.abc import Callable, MutableSequence
 from enum import IntEnum
-from typing import Any
+from typing import Any, Protocol
 
 from solver.expand import no_moves, repeats
-from solver.fixpoint import children_bounds, propagate_finality, update_depths
+from solver.fixpoint import children_bounds, propagate_finality, update_bounds, update_depths
 from solver.game import Game, PositionKey
 from solver.graph import EXPANDED, UNEXPANDED, Graph, NodeId, native
 
@@ -71,52 +72,93 @@ class NativeStatus(IntEnum):
     """A child's key does not fit 64 bits (the node is not expanded)."""
 
 
+_DECISIVE = (Outcome.HOLDS, Outcome.FAILS)
+"""A frame's decisive outcome by its :class:`Test` (see :attr:`Frame.decisive`)."""
+_EXHAUSTED = (Outcome.FAILS, Outcome.HOLDS)
+"""A frame's outcome once exhausted by its :class:`Test` (see :attr:`Frame.exhausted`)."""
+
+
 class Frame:
     """One level of the general search's explicit stack: a test on *node*."""
 
-    __slots__ = ("node", "kind", "edge", "end", "dead")
+    __slots__ = ("node", "kind", "key", "edge", "end", "decisive", "exhausted")
 
     def __init__(self, node: NodeId, kind: int, edge: int, end: int) -> None:
         self.node = node
         self.kind = kind
         """:class:`Test` (a plain int in the loop)."""
+        self.key = node * 2 + kind
+        """The test's key among those the search has entered."""
         self.edge = edge
         """The next edge to try."""
         self.end = end
         """One past the node's last edge."""
-        self.dead = False
-        """A child's test was undecided (dead): if none holds, neither is this one."""
+        self.decisive = _DECISIVE[kind]
+        """The outcome of a child's test that decides this one, as its own outcome:
+        ``GE`` holds once a child's ``LE`` holds, ``LE`` fails once a child's ``GE``
+        fails."""
+        self.exhausted = _EXHAUSTED[kind]
+        """This test's outcome once every edge is tried without a decisive child:
+        :attr:`Outcome.DEAD` once a child's test was undecided (dead)."""
 
 
-class NullWindowSearch:
-    """The searches of the depth-first partial mode, mixed into the solver's run (which
-    supplies the graph, the game, the root and the expansion primitives)."""
+class SearchHost(Protocol):
+    """What a search needs of the run it serves: the run's graph and root (an eviction
+    replaces them between searches), the game's bounds, and the run's expansions
+    (:meth:`expand` counts them in :attr:`expansions`, :meth:`expand_one` leaves the
+    counting to the caller)."""
 
-    g: Graph
     game: Game
+    g: Graph
     root: NodeId
     canon: Callable[[PositionKey], PositionKey] | None
     vmin: int
     vmax: int
-    seeds: list[NodeId]
     expansions: int
 
-    def grow(self, batch: list[NodeId]) -> list[NodeId]:
-        raise NotImplementedError
+    def expand(self, batch: list[NodeId]) -> None: ...
 
-    def expand_one(self, nid: NodeId) -> None:
-        raise NotImplementedError
+    def expand_one(self, nid: NodeId) -> None: ...
 
-    def target_reached(self) -> bool:
-        raise NotImplementedError
+    def target_reached(self) -> bool: ...
 
     def load_stub(self, nid: NodeId) -> None:
         """Make a mapped graph's stub *nid* expanded again (its stored edges resident)."""
-        raise NotImplementedError
+        ...
 
     def mapped_hooks(self) -> MappedHooks | None:
         """A mapped graph's hooks for the C loop, or ``None`` if it cannot run it."""
-        raise NotImplementedError
+        ...
+
+
+class NullWindowSearch:
+    """The searches of the depth-first partial mode over *host*'s graph."""
+
+    def __init__(self, host: SearchHost) -> None:
+        self.host = host
+        self.seeds: list[NodeId] = []
+        """Nodes whose flags may follow locally from a search's expansions (pending)."""
+
+    def grow(self, batch: list[NodeId]) -> list[NodeId]:
+        """Expand *batch* and update bounds; return the nodes whose bounds changed. The
+        flags that follow locally are set when :meth:`search` flushes :attr:`seeds`."""
+        g = self.host.g
+        self.host.expand(batch)
+        changed = update_bounds(g, batch)
+        seeds = self.seeds
+        seeds.extend(batch)
+        for n in changed:
+            seeds.append(n)
+            seeds.extend(g.parents(n))
+        return changed
+
+    def flush(self) -> None:
+        """Set the flags that follow locally from the pending :attr:`seeds`."""
+        seeds = self.seeds
+        if seeds:
+            host = self.host
+            propagate_finality(host.g, seeds, vmin=host.vmin, vmax=host.vmax)
+            seeds.clear()
 
     def search(self, limit: int) -> int:
         """Expand up to *limit* leaks chosen by null-window tests on the root; return how
@@ -136,109 +178,124 @@ class NullWindowSearch:
         The search starts afresh from the root on every call, so its choices depend only
         on the graph as the call finds it (committed, or freshly loaded on a resume).
         """
-        g = self.g
-        low, high, state = g.low, g.high, g.state
-        lf, hf = g.low_final, g.high_final
-        first_edge, child_count, edge_child = g.first_edge, g.child_count, g.edge_child
-        root = self.root
-        GE, LE = Test.GE, Test.LE
-        NONE, HOLDS, FAILS, DEAD = Outcome.NONE, Outcome.HOLDS, Outcome.FAILS, Outcome.DEAD
-        stub = g.stub if g.mapped else None
+        host = self.host
+        g, root = host.g, host.root
         done = 0
-        seeds = self.seeds
         while done < limit:
-            if seeds:
-                propagate_finality(g, seeds, vmin=self.vmin, vmax=self.vmax)
-                seeds.clear()
-            if self.target_reached():
+            self.flush()
+            if host.target_reached():
                 break
-            if state[root] == UNEXPANDED:
+            if g.state[root] == UNEXPANDED:
                 self.grow([root])
                 done += 1
                 continue
-            kind, t = root_test(g, root)
-            u = -t
-            start = done
-            f = first_edge[root]
-            stack = [Frame(root, kind, f, f + child_count[root])]
-            # the tests entered (node * 2 + kind): their outcome, DEAD while open (a cycle
-            # back to a test on the stack is a dead end)
-            seen = {root * 2 + kind: DEAD}
-            ret = NONE  # the outcome handed to the top frame
-            while stack:
-                fr = stack[-1]
-                if ret:
-                    if ret == DEAD:
-                        fr.dead = True
-                    elif (ret == HOLDS) == (fr.kind == GE):
-                        # a child decides its parent: OR succeeds / AND fails
-                        stack.pop()
-                        seen[fr.node * 2 + fr.kind] = ret
-                        continue
-                    ret = NONE
-                e = fr.edge
-                if e >= fr.end:
-                    stack.pop()
-                    ret = DEAD if fr.dead else (FAILS if fr.kind == GE else HOLDS)
-                    seen[fr.node * 2 + fr.kind] = ret
-                    continue
-                fr.edge = e + 1
-                c = edge_child[e]
-                if fr.kind == GE:
-                    ck = LE
-                    hc = high[c]
-                    if hc <= u:
-                        ret = HOLDS
-                        continue
-                    if low[c] > u or (hf[c] and hc > u):
-                        ret = FAILS
-                        continue
-                else:
-                    ck = GE
-                    lc = low[c]
-                    if lc >= t:
-                        ret = HOLDS
-                        continue
-                    if high[c] < t or (lf[c] and lc < t):
-                        ret = FAILS
-                        continue
-                key = c * 2 + ck
-                if key in seen:
-                    # decided earlier, a dead end, or on the stack (a cycle: dead too)
-                    ret = seen[key]
-                    continue
-                seen[key] = DEAD
-                if stub and stub[c]:
-                    self.load_stub(c)  # a mapped graph's node whose edges are stored
-                if state[c] == UNEXPANDED:
-                    changed = self.grow([c])
-                    done += 1
-                    f = first_edge[c]
-                    stack.append(Frame(c, ck, f, f + child_count[c]))
-                    cut, res = _decided_frame(stack, changed, low, high, t)
-                    if cut >= 0:
-                        # the new bounds decide a test on the stack: drop the frames above
-                        for fr2 in stack[cut + 1 :]:
-                            del seen[fr2.node * 2 + fr2.kind]
-                        fr2 = stack[cut]
-                        seen[fr2.node * 2 + fr2.kind] = res
-                        del stack[cut:]
-                        ret = res
-                    if done >= limit:
-                        break
-                    continue
-                f = first_edge[c]
-                stack.append(Frame(c, ck, f, f + child_count[c]))
-            else:
-                if done > start:
-                    continue
+            used = self._test_root(g, root, limit - done)
+            if not used:
                 # Decided (or dead) without an expansion: only the flags, which lag around
                 # cycles, can tell more; leave that to the caller.
-            break
-        if seeds:
-            propagate_finality(g, seeds, vmin=self.vmin, vmax=self.vmax)
-            seeds.clear()  # done: a resumed run starts without them too
+                break
+            done += used
+        self.flush()  # done: a resumed run starts without them too
         return done
+
+    def _test_root(self, g: Graph, root: NodeId, limit: int) -> int:
+        """One null-window test on *root* (:func:`root_test`), searched depth first with
+        an explicit stack until it is decided or *limit* expansions are done; returns
+        the expansions."""
+        low, high, state = g.low, g.high, g.state
+        lf, hf = g.low_final, g.high_final
+        first_edge, child_count, edge_child = g.first_edge, g.child_count, g.edge_child
+        GE, LE = Test.GE, Test.LE
+        NONE, HOLDS, FAILS, DEAD = Outcome.NONE, Outcome.HOLDS, Outcome.FAILS, Outcome.DEAD
+        host = self.host
+        stop_at = host.expansions + limit
+        kind, t = root_test(g, root)
+        u = -t
+        f = first_edge[root]
+        stack = [Frame(root, kind, f, f + child_count[root])]
+        # the tests entered (node * 2 + kind): their outcome, DEAD while open (a cycle
+        # back to a test on the stack is a dead end)
+        seen = {root * 2 + kind: DEAD}
+        ret = NONE  # the outcome handed to the top frame
+        started = host.expansions
+        while stack:
+            fr = stack[-1]
+            if ret == DEAD:
+                fr.exhausted = DEAD
+            elif ret == fr.decisive:
+                # a child decides its parent: OR succeeds / AND fails
+                stack.pop()
+                seen[fr.key] = ret
+                continue
+            e = fr.edge
+            if e >= fr.end:
+                stack.pop()
+                seen[fr.key] = ret = fr.exhausted
+                continue
+            fr.edge = e + 1
+            c = edge_child[e]
+            # The child's test, by its bounds where they decide it (a final bound that
+            # does not decide it rules it out).
+            if fr.kind == GE:
+                ck = LE
+                hc = high[c]
+                if hc <= u:
+                    ret = HOLDS
+                    continue
+                if low[c] > u or hf[c]:
+                    ret = FAILS
+                    continue
+            else:
+                ck = GE
+                lc = low[c]
+                if lc >= t:
+                    ret = HOLDS
+                    continue
+                if high[c] < t or lf[c]:
+                    ret = FAILS
+                    continue
+            key = c * 2 + ck
+            if key in seen:
+                # decided earlier, a dead end, or on the stack (a cycle: dead too)
+                ret = seen[key]
+                continue
+            seen[key] = DEAD
+            if state[c] == UNEXPANDED:
+                ret = self._enter_unexpanded(stack, seen, c, ck, t)
+                if host.expansions >= stop_at:
+                    break
+                continue
+            f = first_edge[c]
+            stack.append(Frame(c, ck, f, f + child_count[c]))
+            ret = NONE
+        return host.expansions - started
+
+    def _enter_unexpanded(
+        self, stack: list[Frame], seen: dict[int, Outcome], c: NodeId, kind: int, t: int
+    ) -> Outcome:
+        """Enter the test *kind* on *c*, a child that reads unexpanded: a mapped graph's
+        stub gets its stored edges back, anything else is expanded (its bounds, changed,
+        may decide a test on the stack: the frames above it go). Returns the outcome
+        handed to the top frame."""
+        host = self.host
+        g = host.g
+        if g.mapped and g.stub[c]:
+            host.load_stub(c)  # a mapped graph's node whose edges are stored
+            f = g.first_edge[c]
+            stack.append(Frame(c, kind, f, f + g.child_count[c]))
+            return Outcome.NONE
+        changed = self.grow([c])
+        f = g.first_edge[c]
+        stack.append(Frame(c, kind, f, f + g.child_count[c]))
+        cut, res = _decided_frame(stack, changed, g.low, g.high, t)
+        if cut < 0:
+            return Outcome.NONE
+        # the new bounds decide a test on the stack: drop the frames above
+        for fr in stack[cut + 1 :]:
+            del seen[fr.key]
+        seen[stack[cut].key] = res
+        del stack[cut:]
+        return res
 
     def search_acyclic(self, limit: int) -> int:
         """:meth:`search` for games that declare themselves acyclic: the same null-window
@@ -261,40 +318,42 @@ class NullWindowSearch:
 
         :raises SolveError: if a position repeats (the game is not acyclic after all).
         """
+        host = self.host
         done = 0
-        keys = self.g.keys
+        keys = host.g.keys
         if (
             acyclic_test is not None
             and isinstance(keys, array)
             and keys.typecode == "q"
-            and (not self.g.mapped or self.mapped_hooks() is not None)
+            and (not host.g.mapped or host.mapped_hooks() is not None)
         ):
             done, wide = self._search_native(limit)
             if not wide:
-                self.expansions += done
+                host.expansions += done
                 return done
         done += self._search_acyclic_py(limit - done)
-        self.expansions += done
+        host.expansions += done
         return done
 
     def _search_native(self, limit: int) -> tuple[int, bool]:
         """:meth:`_search_passes` with each root test run by :mod:`solver._native`;
         returns the expansions and whether a key beyond 64 bits stopped it (before the
         expansion that meets it: the Python search goes on from there)."""
-        g, game, root = self.g, self.game, self.root
+        host = self.host
+        g, game, root = host.g, host.game, host.root
         g.index  # noqa: B018  (built if dropped: the C loop reads and extends them)
         g.rev_head  # noqa: B018
-        children, terminal, canon = game.children, game.terminal_value, self.canon
+        children, terminal, canon = game.children, game.terminal_value, host.canon
         test = acyclic_test
         assert test is not None  # the caller chose the C path
-        hooks = self.mapped_hooks() if g.mapped else None
+        hooks = host.mapped_hooks() if g.mapped else None
         done = 0
         while done < limit:
             t = self._next_root_test()
             if t is None:
                 break
             code, used, node = test(
-                g, root, t, limit - done, children, terminal, canon, self.vmin, self.vmax,
+                g, root, t, limit - done, children, terminal, canon, host.vmin, host.vmax,
                 *(hooks or ()),
             )  # fmt: skip
             status = NativeStatus(code)
@@ -311,15 +370,16 @@ class NullWindowSearch:
 
     def _search_acyclic_py(self, limit: int) -> int:
         """:meth:`search_acyclic` in Python; returns the expansions (not counted in
-        :attr:`expansions`: the caller counts)."""
-        g = self.g
-        game = self.game
+        :attr:`SearchHost.expansions`: the caller counts)."""
+        host = self.host
+        g = host.g
+        game = host.game
         low, high, state = g.low, g.high, g.state
         lf, hf = g.low_final, g.high_final
         first_edge, child_count, edge_child = g.first_edge, g.child_count, g.edge_child
-        expand_one = self.expand_one
+        expand_one = host.expand_one
         stub = g.stub if g.mapped else None
-        load_stub = self.load_stub
+        load_stub = host.load_stub
         expanded: list[NodeId] = []
         changed: list[NodeId] = []
         path: set[NodeId] = set()
@@ -390,7 +450,7 @@ class NullWindowSearch:
     ) -> int:
         """Root tests of :meth:`search_acyclic` until *limit* expansions are done, the
         target is reached, or a test is decided without an expansion."""
-        root = self.root
+        root = self.host.root
         done = 0
         while done < limit:
             t = self._next_root_test()
@@ -408,9 +468,10 @@ class NullWindowSearch:
         """The *t* of the next root test of :meth:`search_acyclic` ("is the root's value
         at least *t*?"), or ``None`` when the target is reached or the root's bounds
         decide the test already (flags lag: the caller refreshes them)."""
-        if self.target_reached():
+        host = self.host
+        if host.target_reached():
             return None
-        g, root = self.g, self.root
+        g, root = host.g, host.root
         kind, t = root_test(g, root)
         if kind == Test.LE:
             t = 1 - t  # "value <= -t" is "not value >= 1 - t"
@@ -421,7 +482,8 @@ class NullWindowSearch:
     def _settle_search(self, expanded: list[NodeId], changed: list[NodeId]) -> None:
         """After a pass of :meth:`search_acyclic`: restore the bounds fixpoint from the
         *changed* nodes, then propagate flags from everything that moved; empties both."""
-        g = self.g
+        host = self.host
+        g = host.g
         low, high, state = g.low, g.high, g.state
         edge_parent, rev_head, rev_next = g.edge_parent, g.rev_head, g.rev_next
         committed, dirty = g.committed_nodes, g.dirty
@@ -452,7 +514,7 @@ class NullWindowSearch:
                         nxt.append(p)
             queued.clear()
             work = nxt
-        propagate_finality(g, seeds, vmin=self.vmin, vmax=self.vmax)
+        propagate_finality(g, seeds, vmin=host.vmin, vmax=host.vmax)
         if g.track_depths:
             update_depths(g, seeds)
         expanded.clear()

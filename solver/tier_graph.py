@@ -14,7 +14,7 @@ from solver.memory import format_size, rss
 
 Why = Callable[[int, int], str | None]
 """``(expansions, bytes the next step needs) -> why the run must end now`` (``None``:
-go on), as :meth:`solver.negamax.Limits.why`: ``"request"``, ``"memory"``, a budget."""
+go on), as :meth:`solver.run.Limits.why`: ``"request"``, ``"memory"``, a budget."""
 
 
 def tier_rules(game: Game) -> TieredRules:

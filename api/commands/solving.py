@@ -19,7 +19,8 @@ from db.session import database_url
 from db.store import SqlStore
 from solver.game import GameBase
 from solver.games import get_game
-from solver.negamax import SolveResult, Until, check_arguments, solve
+from solver.negamax import solve
+from solver.run import SolveResult, Until, check_arguments
 from solver.store import Progress, Store
 
 

@@ -9,7 +9,7 @@ from api.console.chance import chance_span, fraction_or_float, plies_text
 from api.console.text import number
 from solver.game import GameBase
 from solver.memory import format_size
-from solver.negamax import SolveResult
+from solver.run import SolveResult
 from solver.values import bound_text, public_to_json
 
 STOPPED = 130

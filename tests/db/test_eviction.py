@@ -26,7 +26,7 @@ from sqlalchemy import Engine, create_engine, inspect, make_url, text
 
 import db.backends.sqlite.keyindex
 import solver.cache
-import solver.negamax
+import solver.runners.partial
 import solver.search
 from bench.soak import graph_rows, stored_rows
 from db.migrate import upgrade
@@ -37,7 +37,9 @@ from solver.cache import Cache
 from solver.errors import InvalidParameterError
 from solver.game import Game
 from solver.games import get_game
-from solver.negamax import SolveResult, solve
+from solver.memory import MemoryBudget
+from solver.negamax import solve
+from solver.run import SolveResult
 from solver.search import NullWindowSearch
 from solver.store import MemoryStore
 from tests.db.helpers import _admin, pg_database
@@ -277,7 +279,7 @@ def test_a_large_budget_commits_in_larger_batches_and_stores_the_same(
     # once it has evicted (fewer, larger commits into a large index); only the commit
     # numbering differs from an unlimited run's. The cap is made small so that
     # connect-four 4 x 4 shows it.
-    monkeypatch.setattr(solver.negamax, "BATCH_CAP", 16)
+    monkeypatch.setattr(solver.runners.partial, "BATCH_CAP", 16)
     game = get_game("connect-four", width=4, height=4)
     run(game, fresh(template, tmp_path / "plain.db"), None)
     large_run = run(game, fresh(template, tmp_path / "large.db"), 2048)  # batches of 64
@@ -299,9 +301,9 @@ def test_a_large_memory_limit_gives_sqlite_a_larger_cache_and_log(
     # 1 GiB, and the write-ahead log grows as large between checkpoints: the writer's
     # connection carries both, but for the quarter of the cache that the connection
     # reading while batches are written behind gets.
-    assert solver.negamax._store_cache(512 * 2**20) == 32 * 2**20
-    assert solver.negamax._store_cache(4 * 2**30) == 512 * 2**20
-    assert solver.negamax._store_cache(64 * 2**30) == 2**30
+    assert MemoryBudget(512 * 2**20).store_cache == 32 * 2**20
+    assert MemoryBudget(4 * 2**30).store_cache == 512 * 2**20
+    assert MemoryBudget(64 * 2**30).store_cache == 2**30
     seen: list[tuple[int, int, int]] = []
     original = SqlStore.limit_cache
 

@@ -28,7 +28,7 @@ from solver.games.coin_nim import CoinNim
 from solver.games.dice_race import DiceRace
 from solver.games.pig import Pig
 from solver.graph import Graph
-from solver.negamax import SolveResult
+from solver.run import SolveResult
 from solver.store import MemoryStore
 from tests.oracles import ExplicitChanceGame, expectiminimax, stochastic_value, value_iteration
 

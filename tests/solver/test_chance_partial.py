@@ -20,7 +20,7 @@ from solver.errors import SolveError
 from solver.game import Game
 from solver.games.pig import Pig
 from solver.graph import Graph
-from solver.negamax import SolveResult
+from solver.run import SolveResult
 from solver.store import MemoryStore
 from tests.oracles import ExplicitChanceGame
 from tests.solver.test_chance import RANGE, chance_games

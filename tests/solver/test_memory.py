@@ -12,12 +12,14 @@ from solver.games import get_game
 from solver.memory import (
     MINIMUM,
     RESERVE_PER_NODE,
+    MemoryBudget,
     format_size,
     headroom,
     parse_size,
     rss,
 )
-from solver.negamax import Limits, solve
+from solver.negamax import solve
+from solver.run import Limits
 from solver.store import MemoryStore
 
 
@@ -100,3 +102,25 @@ def test_large_blocks_are_mapped_on_glibc() -> None:
     from solver.memory import map_large_blocks
 
     assert map_large_blocks() == (platform.libc_ver()[0] == "glibc")
+
+
+@pytest.mark.parametrize(
+    ("limit", "store_cache", "resident_nodes", "room"),
+    [
+        # limit: the store's cache, the resident nodes with the process at 100 MiB, headroom
+        (512 * 2**20, 32 * 2**20, 646_202, 10_737_418),
+        (4 * 2**30, 512 * 2**20, 5_945_565, 85_899_345),
+        (64 * 2**30, 2**30, 110_277_479, 1_374_389_534),
+    ],
+)
+def test_a_memory_limit_is_shared_as_before(
+    limit: int, store_cache: int, resident_nodes: int, room: int
+) -> None:
+    # What --memory-limit gives an evicting run's store cache and resident nodes, and the
+    # headroom every run keeps below it, pinned.
+    budget = MemoryBudget(limit)
+    assert Limits(memory_limit=limit).memory == budget
+    assert budget.store_cache == store_cache
+    assert budget.resident_nodes(100 * 2**20) == resident_nodes
+    assert budget.headroom == headroom(limit) == room
+    assert budget.resident_nodes(limit) == 1_000  # no room left: the least

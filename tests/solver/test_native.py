@@ -28,7 +28,8 @@ from solver.errors import SolveError
 from solver.game import Game
 from solver.games import get_game
 from solver.graph import UNEXPANDED, Graph, NodeState
-from solver.negamax import SolveResult, solve
+from solver.negamax import solve
+from solver.run import SolveResult
 from solver.store import Batch, MemoryStore, Progress
 from tests.oracles import ExplicitGame
 from tests.solver.test_negamax import dags

@@ -16,7 +16,8 @@ from solver.errors import InvalidParameterError, InvalidPositionError, SolveErro
 from solver.game import Game
 from solver.games import get_game
 from solver.graph import EXPANDED, TERMINAL, Graph
-from solver.negamax import UNTIL, Until, solve
+from solver.negamax import solve
+from solver.run import UNTIL, Until
 from solver.store import Batch, MemoryStore, Progress, RunOptions
 from solver.strategy import Child, choose
 from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp, from_public
