@@ -1,7 +1,7 @@
 """The optimal strategy of a game of chance, and the expected number of plies it takes.
 
 **The strategy** is the one the position answers rank first: at every decision node the
-best move of :meth:`~solver.chance.ChanceSolution.best_move` (the largest ``low`` seen
+best move of :meth:`~solver.chance.bounds.ChanceSolution.best_move` (the largest ``low`` seen
 from the mover, then the largest ``high``, then the game's move order); at a chance node
 every outcome, with its probability. When both players follow it, play is a Markov chain.
 
@@ -19,7 +19,7 @@ terminal position can be reached (a finite chain that ends almost surely ends wi
 finite expected time, so everywhere else ``E(n)`` is finite).
 
 :func:`expected_plies` computes it one level of the graph's components at a time,
-children first (the levels :func:`~solver.chance.solve_graph` solved the bounds by):
+children first (the levels :func:`~solver.chance.bounds.solve_graph` solved the bounds by):
 
 * a position on no cycle of the game's graph whose chosen children's expectations are
   exact gets the **exact** fraction;
@@ -53,14 +53,9 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
-from solver.chance import (
-    CHANCE,
-    DECISION,
-    FRONTIER,
-    TERMINAL,
-    ChanceSolution,
-    _layers,
-)
+from solver.chance.bounds import ChanceSolution
+from solver.chance.components import sweep_layers
+from solver.chance.graph import CHANCE, DECISION, FRONTIER, TERMINAL
 
 DEFAULT_PLIES_TOLERANCE = 1e-9
 """How far (relative to ``max(1, E)``) a stored expectation on a cycle may be from the
@@ -111,7 +106,7 @@ class ExpectedPlies:
 
 def best_edges(solution: ChanceSolution) -> npt.NDArray[np.int64]:
     """The edge index of every decision node's best move as
-    :meth:`~solver.chance.ChanceSolution.best_move` ranks them (-1 at other nodes), for
+    :meth:`~solver.chance.bounds.ChanceSolution.best_move` ranks them (-1 at other nodes), for
     all nodes at once."""
     g = solution.graph
     n = len(g)
@@ -329,7 +324,7 @@ def _layered(
     groups = np.split(order, cuts) if order.size else []
     rest = nodes[layer_of[nodes] < 0]
     if rest.size:
-        groups += _layers(rest, start, child)
+        groups += sweep_layers(rest, start, child)
     return groups
 
 
