@@ -31,7 +31,6 @@ greatest, whatever the tolerance; only their distance depends on it.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -39,15 +38,9 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
-from solver.chance.components import strongly_connected, sweep_layers
-from solver.chance.graph import (
-    CHANCE,
-    DECISION,
-    FRONTIER,
-    TERMINAL,
-    ChanceGraph,
-    value_range_of,
-)
+from solver.chance.components import component_levels, strongly_connected, sweep_layers
+from solver.chance.exact import ExactBounds
+from solver.chance.graph import CHANCE, DECISION, ChanceGraph, value_range_of
 from solver.game import MoveLabel
 
 UNIT_ROUNDOFF = 2.0**-53
@@ -145,18 +138,6 @@ class ChanceSolution:
         return moves[best][0]
 
 
-def round_down(q: Fraction) -> float:
-    """The largest float not above *q*."""
-    x = float(q)
-    return math.nextafter(x, -math.inf) if Fraction(x) > q else x
-
-
-def round_up(q: Fraction) -> float:
-    """The smallest float not below *q*."""
-    x = float(q)
-    return math.nextafter(x, math.inf) if Fraction(x) < q else x
-
-
 def _margins(
     weighted_abs: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]
 ) -> npt.NDArray[np.float64]:
@@ -183,127 +164,20 @@ def solve_graph(
     *tolerance* must be positive. *report* is called with the levels of components
     done and their number, after each level.
     """
-    game = graph.game
-    vmin, vmax = value_range_of(game)
+    vmin, vmax = value_range_of(graph.game)
     n = len(graph)
     finish = [0] * n
     comp, ncomp = strongly_connected(graph, finish)
-    start = graph.start
-    child = graph.child
-    sign = graph.sign
-    kind = graph.kind
-    probability = graph.probability
-
-    members: list[list[int]] = [[] for _ in range(ncomp)]
-    for v, c in enumerate(comp.tolist()):
-        members[c].append(v)
-    # Levels of the components' DAG: a component's level is one more than its children's
-    # highest, so the components of one level depend only on lower levels.
-    level = [0] * ncomp
-    cyclic = [False] * ncomp
-    has_chance = [False] * ncomp
-    comp_list = comp.tolist()
-    child_list = child.tolist()
-    start_list = start.tolist()
-    kind_list = kind.tolist()
-    for c in range(ncomp):
-        top = 0
-        nodes = members[c]
-        if len(nodes) > 1:
-            cyclic[c] = True
-        for v in nodes:
-            if kind_list[v] == CHANCE:
-                has_chance[c] = True
-            for e in range(start_list[v], start_list[v + 1]):
-                d = comp_list[child_list[e]]
-                if d == c:
-                    cyclic[c] = True
-                elif level[d] + 1 > top:
-                    top = level[d] + 1
-        level[c] = top
-    nlevels = max(level, default=-1) + 1
-    by_level: list[list[int]] = [[] for _ in range(nlevels)]
-    for c in range(ncomp):
-        by_level[level[c]].append(c)
-
     low = np.full(n, float(vmin))
     high = np.full(n, float(vmax))
     node_layer = np.full(n, -1, dtype=np.int32)
-    exact_low: list[Fraction | None] = [None] * n
-    exact_high: list[Fraction | None] = [None] * n
-    for v, value in graph.terminal.items():
-        exact_low[v] = exact_high[v] = Fraction(value)
-        low[v] = high[v] = float(value)
-    sign_list = sign.tolist()
-
-    def seen(e: int) -> tuple[Fraction | None, Fraction | None]:
-        """Edge *e*'s child's exact bounds (low side, high side) seen from the parent."""
-        c = child_list[e]
-        if sign_list[e] > 0:
-            return exact_low[c], exact_high[c]
-        lo, hi = exact_high[c], exact_low[c]
-        return (None if lo is None else -lo), (None if hi is None else -hi)
-
-    def combine(v: int, side: int) -> Fraction | None:
-        """The exact bound (0: low, 1: high) of *v* from its children's, if all known."""
-        if kind_list[v] == DECISION:
-            # The best exact bound, if every child whose bound is not known exactly is
-            # below it for sure (its float bound from above is no more: a move a
-            # partial solve left unexplored, or one on a chance cycle).
-            best: Fraction | None = None
-            above = -math.inf
-            for e in range(start_list[v], start_list[v + 1]):
-                x = seen(e)[side]
-                if x is None:
-                    c = child_list[e]
-                    top = high[c] if sign_list[e] > 0 else -low[c]
-                    above = max(above, float(top))
-                elif best is None or x > best:
-                    best = x
-            return None if best is None or above > best else best
-        values = []
-        for e in range(start_list[v], start_list[v + 1]):
-            x = seen(e)[side]
-            if x is None:
-                return None
-            values.append((x, e))
-        total = Fraction(0)
-        for x, e in values:
-            p = probability[e]
-            assert p is not None
-            total += p * x
-        return total
-
+    exact = ExactBounds(graph, low, high, (vmin, vmax))
+    levels = component_levels(comp.tolist(), ncomp, exact.start, exact.child, exact.kind)
+    nlevels = len(levels.by_level)
     sweeps = 0
-    float_nodes_by_level: list[list[int]] = []
-    for lvl in range(nlevels):
-        iterate: list[int] = []
-        for c in by_level[lvl]:
-            nodes = members[c]
-            if kind_list[nodes[0]] in (TERMINAL, FRONTIER):
-                continue  # terminal: exact; unexpanded: the value range's ends
-            if not cyclic[c]:
-                v = nodes[0]
-                for side in (0, 1):
-                    q = combine(v, side)
-                    if q is not None:
-                        if side == 0:
-                            exact_low[v] = q
-                        else:
-                            exact_high[v] = q
-                if exact_low[v] is not None and exact_high[v] is not None:
-                    low[v] = round_down(exact_low[v])  # type: ignore[arg-type]
-                    high[v] = round_up(exact_high[v])  # type: ignore[arg-type]
-                    continue
-                iterate.append(v)
-            elif not has_chance[c] and _exact_cycle(
-                nodes, start_list, combine, exact_low, exact_high, vmin, vmax
-            ):
-                for v in nodes:
-                    low[v] = round_down(exact_low[v])  # type: ignore[arg-type]
-                    high[v] = round_up(exact_high[v])  # type: ignore[arg-type]
-            else:
-                iterate.extend(nodes)
+    iterated: list[int] = []
+    for lvl, components in enumerate(levels.by_level):
+        iterate = exact.level(levels, components)
         if iterate:
             sweeps += _iterate(
                 graph,
@@ -312,29 +186,22 @@ def solve_graph(
                 high,
                 tolerance,
                 max_sweeps,
-                start_list,
-                child_list,
+                exact.start,
+                exact.child,
                 node_layer,
             )
-            # A node with one exact side (a chance-free node whose other side waits on an
-            # inexact child) keeps its exact side in the floats too.
-            for v in iterate:
-                if exact_low[v] is not None:
-                    low[v] = max(low[v], round_down(exact_low[v]))  # type: ignore[arg-type]
-                if exact_high[v] is not None:
-                    high[v] = min(high[v], round_up(exact_high[v]))  # type: ignore[arg-type]
-        float_nodes_by_level.append(iterate)
+            exact.keep(iterate)
+        iterated.extend(iterate)
         if report is not None:
             report(lvl + 1, nlevels)
-    wide = sum(
-        1 for nodes in float_nodes_by_level for v in nodes if not (high[v] - low[v] <= tolerance)
-    )
+    nodes = np.array(iterated, dtype=np.int64)
+    wide = int(np.count_nonzero(~(high[nodes] - low[nodes] <= tolerance)))
     return ChanceSolution(
         graph=graph,
         low=low,
         high=high,
-        exact_low=exact_low,
-        exact_high=exact_high,
+        exact_low=exact.exact_low,
+        exact_high=exact.exact_high,
         tolerance=tolerance,
         components=ncomp,
         levels=nlevels,
@@ -342,48 +209,10 @@ def solve_graph(
         wide=wide,
         component=comp,
         finish=np.array(finish, dtype=np.int64),
-        node_level=np.array(level, dtype=np.int64)[comp],
-        on_cycle=np.array(cyclic, dtype=np.bool_)[comp],
+        node_level=np.array(levels.level, dtype=np.int64)[comp],
+        on_cycle=np.array(levels.cyclic, dtype=np.bool_)[comp],
         node_layer=node_layer,
     )
-
-
-def _exact_cycle(
-    nodes: list[int],
-    start_list: list[int],
-    combine: Callable[[int, int], Fraction | None],
-    exact_low: list[Fraction | None],
-    exact_high: list[Fraction | None],
-    vmin: int,
-    vmax: int,
-) -> bool:
-    """Solve a component of decision nodes exactly, if its outside children are exact:
-    start at the range's ends and apply the equations until nothing changes (max and
-    negation only pick among finitely many values, so this ends). Returns whether it
-    could (on False nothing is written)."""
-    saved = [(exact_low[v], exact_high[v]) for v in nodes]
-    for v in nodes:
-        exact_low[v] = Fraction(vmin)
-        exact_high[v] = Fraction(vmax)
-    changed = True
-    while changed:
-        changed = False
-        for v in nodes:
-            lo = combine(v, 0)
-            hi = combine(v, 1)
-            if lo is None or hi is None:
-                for u, (a, b) in zip(nodes, saved, strict=True):
-                    exact_low[u], exact_high[u] = a, b
-                return False
-            low_now, high_now = exact_low[v], exact_high[v]
-            assert low_now is not None and high_now is not None  # set above, never cleared
-            if lo > low_now:
-                exact_low[v] = lo
-                changed = True
-            if hi < high_now:
-                exact_high[v] = hi
-                changed = True
-    return True
 
 
 @dataclass
@@ -484,7 +313,5 @@ __all__ = [
     "DEFAULT_MAX_SWEEPS",
     "DEFAULT_TOLERANCE",
     "ChanceSolution",
-    "round_down",
-    "round_up",
     "solve_graph",
 ]

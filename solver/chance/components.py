@@ -1,13 +1,16 @@
 """The structure of a chance graph that its solves go by: its strongly connected
-components, numbered children first (:func:`strongly_connected`), and the layers in which
-Gauss-Seidel sweeps update the positions of a cycle (:func:`sweep_layers`)."""
+components, numbered children first (:func:`strongly_connected`), their levels
+(:func:`component_levels`), and the layers in which Gauss-Seidel sweeps update the
+positions of a cycle (:func:`sweep_layers`)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from solver.chance.graph import ChanceGraph
+from solver.chance.graph import CHANCE, ChanceGraph
 
 
 def strongly_connected(
@@ -73,6 +76,51 @@ def strongly_connected(
     return np.array(comp, dtype=np.int64), ncomp
 
 
+@dataclass
+class Levels:
+    """The levels of the components' DAG: a component's level is one more than its
+    children's highest, so the components of one level depend only on lower levels."""
+
+    members: list[list[int]]
+    """Each component's nodes, ascending."""
+    level: list[int]
+    cyclic: list[bool]
+    """Whether each component has a cycle (more than one node, or a move to itself)."""
+    has_chance: list[bool]
+    """Whether each component holds a chance node."""
+    by_level: list[list[int]]
+    """Each level's components, ascending."""
+
+
+def component_levels(
+    comp: list[int], ncomp: int, start: list[int], child: list[int], kind: list[int]
+) -> Levels:
+    """The :class:`Levels` of the components *comp* (of :func:`strongly_connected`) of the
+    graph whose edges are *start* / *child* and whose kinds of position are *kind*."""
+    members: list[list[int]] = [[] for _ in range(ncomp)]
+    for v, c in enumerate(comp):
+        members[c].append(v)
+    level = [0] * ncomp
+    cyclic = [len(nodes) > 1 for nodes in members]
+    has_chance = [False] * ncomp
+    for c in range(ncomp):
+        top = 0
+        for v in members[c]:
+            if kind[v] == CHANCE:
+                has_chance[c] = True
+            for e in range(start[v], start[v + 1]):
+                d = comp[child[e]]
+                if d == c:
+                    cyclic[c] = True
+                elif level[d] + 1 > top:
+                    top = level[d] + 1
+        level[c] = top
+    by_level: list[list[int]] = [[] for _ in range(max(level, default=-1) + 1)]
+    for c in range(ncomp):
+        by_level[level[c]].append(c)
+    return Levels(members, level, cyclic, has_chance, by_level)
+
+
 def sweep_layers(
     nodes: npt.NDArray[np.int64], start: list[int], child: list[int]
 ) -> list[npt.NDArray[np.int64]]:
@@ -98,4 +146,4 @@ def sweep_layers(
     return [np.array(g, dtype=np.int64) for g in groups]
 
 
-__all__ = ["strongly_connected", "sweep_layers"]
+__all__ = ["Levels", "component_levels", "strongly_connected", "sweep_layers"]

@@ -12,9 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from solver import solve
-from solver.chance.bounds import round_down, round_up, solve_graph
+from solver.chance.bounds import solve_graph
 from solver.chance.build import expand_all
 from solver.chance.components import strongly_connected
+from solver.chance.exact import round_down, round_up
 from solver.chance.graph import CHANCE, DECISION, TERMINAL
 from solver.errors import ContractError, InvalidPositionError, SolveError
 from solver.game import GameBase
