@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
@@ -15,12 +15,13 @@ import numpy.typing as npt
 from solver.chance.bounds import DEFAULT_TOLERANCE, ChanceSolution, solve_graph
 from solver.chance.build import PEAK_FACTOR, seeded_builder
 from solver.chance.frontier import final_nodes
-from solver.chance.graph import FRONTIER, KIND_NAMES
+from solver.chance.graph import FRONTIER, KIND_NAMES, ChanceGraph
 from solver.chance.partial import Expansion, Schedule, solve_partial
-from solver.chance.plies import expected_plies
+from solver.chance.plies import ExpectedPlies, expected_plies
 from solver.chance.rows import fraction_text, to_graph
 from solver.errors import SolveError
 from solver.game import Game, PositionKey
+from solver.graph import Graph
 from solver.memory import format_size, headroom, rss
 from solver.negamax import EndedBy, Limits, ProgressCallback, SolveResult
 from solver.store import Progress, RunOptions, RunStatus, Store
@@ -88,15 +89,51 @@ def solve_chance(
     """
     started = time.monotonic()
     limits = Limits() if limits is None else limits
-    memory_limit = limits.memory_limit
-    budget = Limits(limits.max_expansions, limits.max_seconds, limits.stop)
-    deadline = budget.deadline(started)
-    run = RunOptions(root_key, full, limits.max_expansions, limits.max_seconds)
-    graph = store.open(game, run)
-    peak = 0
-    run_of = Expansion()  # the builder, and how many of its expansions are replayed
+    graph = store.open(game, RunOptions(root_key, full, limits.max_expansions, limits.max_seconds))
+    run = _Run(game, limits, progress, started, graph)
+    try:
+        run.report(run.stored, run.stored_edges, "expanding")
+        expand = _expand_full if full else _expand_partial
+        solved = expand(game, root_key, graph, run, tolerance)
+        result, plies = _write(store, graph, solved, run)
+    except BaseException as exc:
+        failed: RunStatus = "stopped" if isinstance(exc, KeyboardInterrupt) else "failed"
+        store.close(run.snapshot(failed, run.stored, run.stored_edges, 0, 0))
+        raise
+    store.close(result)
+    if progress is not None:
+        progress(result)
+    return _result(game, root_key, full, solved, plies, result, run)
+
+
+class _Run:
+    """One run of :func:`solve_chance`: its clock, budget and memory watch, its progress
+    reports, and the hooks it gives the expansion (:meth:`stop`, :meth:`expanding`,
+    :meth:`check`, :meth:`between`)."""
+
+    def __init__(
+        self,
+        game: Game,
+        limits: Limits,
+        progress: ProgressCallback | None,
+        started: float,
+        stored: Graph,
+    ) -> None:
+        self.game = game
+        self.progress = progress
+        self.started = started
+        self.memory_limit = limits.memory_limit
+        self.budget = Limits(limits.max_expansions, limits.max_seconds, limits.stop)
+        self.deadline = self.budget.deadline(started)
+        self.expansion = Expansion()  # the builder, and how many of its expansions are replayed
+        self.ended_by: EndedBy | None = None
+        self.peak = 0
+        self.stored = stored.num_nodes
+        self.stored_edges = stored.total_edges
+        self.before = rss()
 
     def snapshot(
+        self,
         status: RunStatus,
         nodes: int,
         edges: int,
@@ -109,12 +146,12 @@ def solve_chance(
         phase: str = "expanding",
         frontier: int = 0,
     ) -> Progress:
-        nonlocal peak
+        """The run's progress now (its peak RSS noted)."""
         used = rss()
-        peak = max(peak, used)
+        self.peak = max(self.peak, used)
         return Progress(
             status=status,
-            expansions=max(0, run_of.done),
+            expansions=max(0, self.expansion.done),
             nodes=nodes,
             edges=edges,
             nodes_added=added,
@@ -124,140 +161,179 @@ def solve_chance(
             root_high=high,
             root_low_final=low_final,
             root_high_final=high_final,
-            seconds=time.monotonic() - started,
+            seconds=time.monotonic() - self.started,
             rss=used,
             resident_nodes=nodes,
             phase=phase,
         )
 
-    stored = graph.num_nodes
-    stored_edges = graph.total_edges
-    before = rss()
+    def report(
+        self,
+        nodes: int,
+        edges: int,
+        phase: str,
+        low: int = NEG_INF,
+        high: int = POS_INF,
+        frontier: int = 0,
+    ) -> None:
+        """Report the running *phase*, if the run reports progress."""
+        if self.progress is not None:
+            args = (nodes, edges, 0, 0, low, high)
+            self.progress(self.snapshot("running", *args, phase=phase, frontier=frontier))
 
-    def check(step: str, found: int, factor: float = 1.0, reserve: int = 0) -> None:
+    def check(self, step: str, found: int, factor: float = 1.0, reserve: int = 0) -> None:
         """End the solve if *step*'s projected peak (*factor* times the growth so far,
         plus *reserve*) reaches the memory limit, with *found* positions in the graph."""
+        memory_limit = self.memory_limit
         if memory_limit is None:
             return
         used = rss()
-        need = before + int((used - before) * factor) + reserve
+        need = self.before + int((used - self.before) * factor) + reserve
         if need + headroom(memory_limit) >= memory_limit:
             raise SolveError(
-                f"{game.name}: a game of chance is solved with its whole graph in memory, "
+                f"{self.game.name}: a game of chance is solved with its whole graph in memory, "
                 f"and {step} at {found:,} positions it would need about {format_size(need)}"
                 f" or more (now {format_size(used)}), past the {format_size(memory_limit)} "
                 "--memory-limit: give a larger one (nothing was written)"
             )
 
-    def expanding(done: int, found: int) -> None:
-        check("expanding", found, PEAK_FACTOR)
-        if progress is not None:
-            phase = f"expanding: {max(0, run_of.done):,} expanded"
-            if run_of.replaying:
-                phase = f"replaying the stored solve's batches: {found:,} positions"
-            edges = 0 if run_of.builder is None else len(run_of.builder.child)
-            progress(snapshot("running", found, edges, 0, 0, phase=phase))
+    def stop(self) -> bool:
+        """Whether the run ends now (noting why)."""
+        self.ended_by = self.budget.why(self.expansion.done, self.deadline)
+        return self.ended_by is not None
 
-    ended_by: EndedBy | None = None
+    def status(self, complete: bool) -> RunStatus:
+        """How the run ends: *complete*, else stopped by a request or a budget."""
+        if complete:
+            return "complete"
+        return "stopped" if self.ended_by == "request" else "budget"
 
-    def stop() -> bool:
-        nonlocal ended_by
-        ended_by = budget.why(run_of.done, deadline)
-        return ended_by is not None
+    def expanding(self, done: int, found: int) -> None:
+        """Called every so often while expanding, with the expansions and positions."""
+        self.check("expanding", found, PEAK_FACTOR)
+        if self.progress is None:
+            return
+        run_of = self.expansion
+        phase = f"expanding: {max(0, run_of.done):,} expanded"
+        if run_of.replaying:
+            phase = f"replaying the stored solve's batches: {found:,} positions"
+        edges = 0 if run_of.builder is None else len(run_of.builder.child)
+        self.report(found, edges, phase)
 
-    def between(solution: ChanceSolution, todo_nodes: npt.NDArray[np.int64]) -> None:
-        if progress is None:
+    def between(self, solution: ChanceSolution, todo_nodes: npt.NDArray[np.int64]) -> None:
+        """Called before each batch of a partial solve."""
+        if self.progress is None:
             return
         lo, hi = math.floor(solution.low[0]), math.ceil(solution.high[0])
         phase = (
-            f"partial: {max(0, run_of.done):,} expanded, root "
+            f"partial: {max(0, self.expansion.done):,} expanded, root "
             f"[{solution.low[0]:.6g}, {solution.high[0]:.6g}], "
             f"{todo_nodes.size:,} positions to expand next"
         )
-        if run_of.replaying:
+        if self.expansion.replaying:
             phase = f"replaying the stored solve's batches: {len(solution.low):,} positions"
-        args = (len(solution.low), solution.graph.edges, 0, 0, lo, hi)
-        progress(snapshot("running", *args, phase=phase, frontier=todo_nodes.size))
+        self.report(len(solution.low), solution.graph.edges, phase, lo, hi, todo_nodes.size)
 
-    try:
-        if progress is not None:
-            progress(snapshot("running", stored, stored_edges, 0, 0, phase="expanding"))
-        known: npt.NDArray[np.bool_] | None = None  # positions whose value is known
-        if full:
-            builder = run_of.builder = seeded_builder(game, root_key, graph)
-            todo = [v for v, k in enumerate(builder.kinds) if k == FRONTIER]
-            if not stop():
-                builder.grow(todo, budget.max_expansions, stop, expanding)
-                stop()
-            chance_graph = builder.graph()
-            builder.release()
-            check("expanding", len(chance_graph), PEAK_FACTOR)
-            if progress is not None:
-                progress(
-                    snapshot(
-                        "running", len(chance_graph), chance_graph.edges, 0, 0, phase="solving"
-                    )
-                )
-            solution = solve_graph(chance_graph, tolerance=tolerance)
-            finished = True  # (complete where the root is final)
-        else:
-            schedule = Schedule(
-                tolerance, FIRST_BATCH, ROUGH_SWEEPS, budget, stop, expanding, check, between
-            )
-            partial = solve_partial(game, root_key, graph, schedule, run_of)
-            chance_graph, solution = partial.graph, partial.solution
-            known, finished = partial.known, partial.finished
-            if not finished and ended_by is None:
-                stop()  # (a batch cut short by the expansion budget, which grow checks)
-            partial.builder.release()
-            del partial
-        size = len(chance_graph)
-        grown = rss() - before  # what the expansion took
-        plies = expected_plies(solution)
-        check("solving", size)
-        final = final_nodes(solution, known)
-        solved = to_graph(solution, graph, plies, final)
-        check("writing", size, reserve=int(COMMIT_SHARE * grown))  # the commit's rows
-        low = int(solved.low[0])
-        high = int(solved.high[0])
-        root_final = bool(final[0])
-        status: RunStatus = (
-            "complete"
-            if root_final and finished
-            else "stopped"
-            if ended_by == "request"
-            else "budget"
-        )
-        frontier = int(np.count_nonzero(chance_graph.kind == FRONTIER))
-        added, added_edges = size - stored, solved.num_edges - stored_edges
-        result = snapshot(
-            status,
-            size,
-            solved.total_edges,
-            added,
-            added_edges,
-            low,
-            high,
-            root_final,
-            root_final,
-            frontier=frontier,
-        )
-        if added or solved.chance.changed:
-            if progress is not None:
-                phase = f"committing {added:,} nodes, {len(solved.chance.changed):,} updated"
-                progress(replace(result, status="running", phase=phase))
-            solved.settled = True
-            store.commit(solved, result)
-    except BaseException as exc:
-        failed: RunStatus = "stopped" if isinstance(exc, KeyboardInterrupt) else "failed"
-        store.close(snapshot(failed, stored, stored_edges, 0, 0))
-        raise
-    store.close(result)
-    if progress is not None:
-        progress(result)
-    lo_q, hi_q = solution.bounds(0)
-    value = solution.value(0)
-    exact = solution.exact(0)
+
+@dataclass
+class _Solved:
+    """What a run expanded, solved."""
+
+    graph: ChanceGraph
+    solution: ChanceSolution
+    known: npt.NDArray[np.bool_] | None
+    """The positions whose value is known (a partial solve's), else ``None``."""
+    finished: bool
+    """Whether the run ends where the uninterrupted solve ends (complete where the
+    root is final)."""
+
+
+def _expand_full(
+    game: Game, root_key: PositionKey, stored: Graph, run: _Run, tolerance: float
+) -> _Solved:
+    """Expand everything reachable (from the stored graph on), under the run's budget,
+    and solve it."""
+    builder = run.expansion.builder = seeded_builder(game, root_key, stored)
+    todo = [v for v, k in enumerate(builder.kinds) if k == FRONTIER]
+    if not run.stop():
+        builder.grow(todo, run.budget.max_expansions, run.stop, run.expanding)
+        run.stop()
+    graph = builder.graph()
+    builder.release()
+    run.check("expanding", len(graph), PEAK_FACTOR)
+    run.report(len(graph), graph.edges, "solving")
+    return _Solved(graph, solve_graph(graph, tolerance=tolerance), None, True)
+
+
+def _expand_partial(
+    game: Game, root_key: PositionKey, stored: Graph, run: _Run, tolerance: float
+) -> _Solved:
+    """Run a partial solve's schedule (:func:`~solver.chance.partial.solve_partial`)."""
+    schedule = Schedule(
+        tolerance,
+        FIRST_BATCH,
+        ROUGH_SWEEPS,
+        run.budget,
+        run.stop,
+        run.expanding,
+        run.check,
+        run.between,
+    )
+    partial = solve_partial(game, root_key, stored, schedule, run.expansion)
+    if not partial.finished and run.ended_by is None:
+        run.stop()  # (a batch cut short by the expansion budget, which grow checks)
+    partial.builder.release()
+    return _Solved(partial.graph, partial.solution, partial.known, partial.finished)
+
+
+def _write(
+    store: Store, stored: Graph, solved: _Solved, run: _Run
+) -> tuple[Progress, ExpectedPlies]:
+    """Lay the solved graph out as rows over *stored* and commit them, if anything is
+    new; the run's result and the expected plies."""
+    graph, solution = solved.graph, solved.solution
+    size = len(graph)
+    grown = rss() - run.before  # what the expansion took
+    plies = expected_plies(solution)
+    run.check("solving", size)
+    final = final_nodes(solution, solved.known)
+    rows = to_graph(solution, stored, plies, final)
+    run.check("writing", size, reserve=int(COMMIT_SHARE * grown))  # the commit's rows
+    root_final = bool(final[0])
+    added, added_edges = size - run.stored, rows.num_edges - run.stored_edges
+    result = run.snapshot(
+        run.status(root_final and solved.finished),
+        size,
+        rows.total_edges,
+        added,
+        added_edges,
+        int(rows.low[0]),
+        int(rows.high[0]),
+        root_final,
+        root_final,
+        frontier=int(np.count_nonzero(graph.kind == FRONTIER)),
+    )
+    if added or rows.chance.changed:
+        if run.progress is not None:
+            phase = f"committing {added:,} nodes, {len(rows.chance.changed):,} updated"
+            run.progress(replace(result, status="running", phase=phase))
+        rows.settled = True
+        store.commit(rows, result)
+    return result, plies
+
+
+def _result(
+    game: Game,
+    root_key: PositionKey,
+    full: bool,
+    solved: _Solved,
+    plies: ExpectedPlies,
+    result: Progress,
+    run: _Run,
+) -> SolveResult:
+    """The run's :class:`~solver.negamax.SolveResult`."""
+    solution = solved.solution
+    root_final = result.root_low_final
     return SolveResult(
         game=game.name,
         params=dict(game.params),
@@ -272,31 +348,36 @@ def solve_chance(
         expansions=result.expansions,
         nodes=result.nodes,
         edges=result.edges,
-        status=status,
-        seconds=time.monotonic() - started,
+        status=result.status,
+        seconds=time.monotonic() - run.started,
         full=full,
-        peak_rss=peak,
-        ended_by=None if status == "complete" else ended_by,
-        extra={
-            "chance": {
-                "low_exact": fraction_text(lo_q) if isinstance(lo_q, Fraction) else None,
-                "high_exact": fraction_text(hi_q) if isinstance(hi_q, Fraction) else None,
-                "exact": exact,
-                "value": float(value),
-                "tolerance": tolerance,
-                "wide": solution.wide,
-                "components": solution.components,
-                "levels": solution.levels,
-                "sweeps": solution.sweeps,
-                "player": int(chance_graph.player[0]),
-                "kind": KIND_NAMES[int(chance_graph.kind[0])],
-                "best_move": solution.best_move(0),
-                "plies": _json_number(plies.value(0)),
-                "plies_exact": fraction_text(plies.exact[0]),
-                "unexpanded": frontier,
-            }
-        },
+        peak_rss=run.peak,
+        ended_by=None if result.status == "complete" else run.ended_by,
+        extra={"chance": _root_values(solved, plies, result.frontier)},
     )
+
+
+def _root_values(solved: _Solved, plies: ExpectedPlies, frontier: int) -> dict[str, object]:
+    """The root's chance values, for :attr:`SolveResult.extra` (``"chance"``)."""
+    solution, graph = solved.solution, solved.graph
+    lo_q, hi_q = solution.bounds(0)
+    return {
+        "low_exact": fraction_text(lo_q) if isinstance(lo_q, Fraction) else None,
+        "high_exact": fraction_text(hi_q) if isinstance(hi_q, Fraction) else None,
+        "exact": solution.exact(0),
+        "value": float(solution.value(0)),
+        "tolerance": solution.tolerance,
+        "wide": solution.wide,
+        "components": solution.components,
+        "levels": solution.levels,
+        "sweeps": solution.sweeps,
+        "player": int(graph.player[0]),
+        "kind": KIND_NAMES[int(graph.kind[0])],
+        "best_move": solution.best_move(0),
+        "plies": _json_number(plies.value(0)),
+        "plies_exact": fraction_text(plies.exact[0]),
+        "unexpanded": frontier,
+    }
 
 
 def _json_number(x: Fraction | float | None) -> float | None:
