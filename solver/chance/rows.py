@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from solver.chance.bounds import ChanceSolution
 from solver.chance.frontier import final_nodes
-from solver.chance.graph import CHANCE, FRONTIER, TERMINAL, edge_parents
+from solver.chance.graph import CHANCE, FRONTIER, TERMINAL, ChanceGraph, edge_parents
 from solver.chance.plies import ExpectedPlies, expected_plies
 from solver.graph import Graph, NodeState
 from solver.values import DEPTH_INF
@@ -82,8 +82,26 @@ def to_graph(
     n = len(g)
     graph = Graph() if graph is None else graph
     old = graph.num_nodes
+    columns = _node_columns(solution, final)
+    fresh = np.zeros(n, dtype=np.bool_)  # positions whose moves are not in *graph*
+    fresh[old:] = True
+    changed = _rewrite(graph, columns, fresh) if old else np.zeros(0, dtype=np.int64)
+    if n > old:
+        graph.append_keys(g.keys[old:])
+        graph.append_nodes(n - old, {name: v[old:].tobytes() for name, v in columns.items()})
+    edges_from = graph.num_edges
+    new_edges = _append_edges(graph, g, fresh if old else None)
+    graph.chance = _chance_columns(solution, plies, new_edges, edges_from, changed)
+    return graph
+
+
+def _node_columns(
+    solution: ChanceSolution, final: npt.NDArray[np.bool_]
+) -> dict[str, npt.NDArray[Any]]:
+    """The graph's own columns of every position, by name."""
+    g = solution.graph
     kind = g.kind
-    columns: dict[str, npt.NDArray[Any]] = {
+    return {
         "state": np.select(
             [kind == TERMINAL, kind == FRONTIER],
             [int(NodeState.TERMINAL), int(NodeState.UNEXPANDED)],
@@ -97,59 +115,75 @@ def to_graph(
         "depth_high": np.where(kind == TERMINAL, 0, DEPTH_INF).astype(np.int32),
         "dist": g.dist.astype(np.int32),
     }
-    fresh = np.zeros(n, dtype=np.bool_)  # positions whose moves are not in *graph*
-    fresh[old:] = True
-    changed = np.zeros(0, dtype=np.int64)
-    if old:
-        state = np.frombuffer(graph.state, dtype=np.uint8)
-        fresh[:old] = state == int(NodeState.UNEXPANDED)
-        done = np.frombuffer(graph.low_final, dtype=np.uint8) & np.frombuffer(
-            graph.high_final, dtype=np.uint8
-        )
-        changed = np.flatnonzero(done == 0)
-        del state, done
-        for name, values in columns.items():
-            if name != "dist":
-                target = np.frombuffer(getattr(graph, name), dtype=values.dtype)
-                target[changed] = values[changed]
-                del target
-        graph.dirty.update(changed.tolist())
-    if n > old:
-        graph.append_keys(g.keys[old:])
-        graph.append_nodes(n - old, {name: v[old:].tobytes() for name, v in columns.items()})
-    edges_from = graph.num_edges
-    every = not old  # every edge is new (no copies)
-    if every:
-        new_edges = np.zeros(0, dtype=np.int64)  # (all of them: not used)
-        at: list[int] = []
-        parents = np.repeat(np.arange(n, dtype=np.int32), np.diff(g.start))
+
+
+def _rewrite(
+    graph: Graph, columns: dict[str, npt.NDArray[Any]], fresh: npt.NDArray[np.bool_]
+) -> npt.NDArray[np.int64]:
+    """Rewrite the stored positions of *graph* whose flags were not final from
+    *columns* (marked dirty), and mark in *fresh* those it has not expanded; returns the
+    rewritten ones."""
+    old = graph.num_nodes
+    state = np.frombuffer(graph.state, dtype=np.uint8)
+    fresh[:old] = state == int(NodeState.UNEXPANDED)
+    done = np.frombuffer(graph.low_final, dtype=np.uint8) & np.frombuffer(
+        graph.high_final, dtype=np.uint8
+    )
+    changed = np.flatnonzero(done == 0)
+    del state, done
+    for name, values in columns.items():
+        if name != "dist":
+            target = np.frombuffer(getattr(graph, name), dtype=values.dtype)
+            target[changed] = values[changed]
+            del target
+    graph.dirty.update(changed.tolist())
+    return changed
+
+
+def _append_edges(
+    graph: Graph, g: ChanceGraph, fresh: npt.NDArray[np.bool_] | None
+) -> npt.NDArray[np.int64] | None:
+    """Append to *graph* the edges of *g*'s *fresh* positions, or every edge if *fresh* is
+    ``None`` (*graph* holds none); returns their indices (``None``: every edge)."""
+    if fresh is None:
+        parents = np.repeat(np.arange(len(g), dtype=np.int32), np.diff(g.start))
         graph.append_edges(parents, g.child.astype(np.int32), g.labels)
-        del parents
-    else:
-        parent = edge_parents(g)
-        new_edges = np.flatnonzero(fresh[parent])
-        at = new_edges.tolist()
-        graph.append_edges(
-            parent[new_edges].astype(np.int32),
-            g.child[new_edges].astype(np.int32),
-            [g.labels[e] for e in at],
-        )
-        del parent
-    graph.chance = ChanceColumns(
+        return None
+    parent = edge_parents(g)
+    new_edges = np.flatnonzero(fresh[parent])
+    graph.append_edges(
+        parent[new_edges].astype(np.int32),
+        g.child[new_edges].astype(np.int32),
+        [g.labels[e] for e in new_edges.tolist()],
+    )
+    return new_edges
+
+
+def _chance_columns(
+    solution: ChanceSolution,
+    plies: ExpectedPlies,
+    new_edges: npt.NDArray[np.int64] | None,
+    edges_from: int,
+    changed: npt.NDArray[np.int64],
+) -> ChanceColumns:
+    """The chance columns of every position and of the edges *new_edges* (``None``:
+    every edge)."""
+    g = solution.graph
+    at = range(g.edges) if new_edges is None else new_edges.tolist()
+    return ChanceColumns(
         low=solution.low,
         high=solution.high,
         low_exact=[fraction_text(q) for q in solution.exact_low],
         high_exact=[fraction_text(q) for q in solution.exact_high],
         player=g.player,
-        chance=kind == CHANCE,
-        probability=[fraction_text(g.probability[e]) for e in (range(g.edges) if every else at)],
-        keeps_turn=g.sign > 0 if every else g.sign[new_edges] > 0,
+        chance=g.kind == CHANCE,
+        probability=[fraction_text(g.probability[e]) for e in at],
+        keeps_turn=g.sign > 0 if new_edges is None else g.sign[new_edges] > 0,
         plies=[None if math.isinf(x) else x for x in plies.plies.tolist()],
         plies_exact=[fraction_text(q) for q in plies.exact],
         edges_from=edges_from,
         changed=changed.tolist(),
     )
-    return graph
 
 
 __all__ = ["ChanceColumns", "fraction_text", "to_graph"]
