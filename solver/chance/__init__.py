@@ -16,6 +16,7 @@ on those listed before it:
   and the kinds of position;
 * :mod:`solver.chance.components`: strongly connected components and sweep layers;
 * :mod:`solver.chance.build`: expanding a game into a graph, checking the chance contract;
+* :mod:`solver.chance.exact`: the bounds that are exact fractions, and outward rounding;
 * :mod:`solver.chance.bounds`: every position's bounds (:func:`~solver.chance.bounds.solve_graph`);
 * :mod:`solver.chance.frontier`: what a partial graph leaves to expand, and what is final;
 * :mod:`solver.chance.plies`: the optimal strategy and its expected number of plies;

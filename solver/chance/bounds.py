@@ -18,7 +18,8 @@ a time, children first:
 
 * a position outside every cycle, or on cycles of decision nodes only, gets its **exact**
   bounds as fractions (Python's :class:`~fractions.Fraction`) whenever its children's are
-  exact: without a chance node on a cycle the iteration settles after finitely many steps;
+  exact: without a chance node on a cycle the iteration settles after finitely many steps
+  (:class:`~solver.chance.exact.ExactBounds`);
 * on a cycle through a chance node the iteration converges only in the limit: it runs in
   floating point, rounding every chance node's sum outwards by a proven bound on its
   error (:func:`_margins`), until both bounds of every position of the component are
