@@ -232,7 +232,7 @@ class Graph:
         self.edge_loader: Callable[[Graph], None] | None = None
 
         self.chance: Any = None
-        """A game of chance's own columns (:class:`solver.chance.ChanceColumns`), which
+        """A game of chance's own columns (:class:`solver.chance.rows.ChanceColumns`), which
         a store writes with the graph's first commit; ``None`` for other games."""
 
         self.gid: array[int] | None = None

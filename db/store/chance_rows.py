@@ -1,6 +1,6 @@
 """A game of chance's own rows (``chance_nodes``, ``chance_edges``), written with the
 nodes and edges of a ``chance`` batch (:class:`solver.store.Batch`) from the graph's
-chance columns (:class:`solver.chance.ChanceColumns`)."""
+chance columns (:class:`solver.chance.rows.ChanceColumns`)."""
 
 from __future__ import annotations
 

@@ -19,8 +19,10 @@ import pytest
 from sqlalchemy import text
 
 from db.session import make_engine
-from solver.chance import expand_all, fraction_text, solve_graph
-from solver.chance_plies import expected_plies
+from solver.chance.bounds import solve_graph
+from solver.chance.build import expand_all
+from solver.chance.plies import expected_plies
+from solver.chance.rows import fraction_text
 from solver.games import get_game
 from tests.db.test_solve_cli import WAIT, last_run_id, run, start_solve
 

@@ -10,8 +10,9 @@ import pytest
 from sqlalchemy import Engine, text
 
 from db.store import SqlStore
-from solver.chance import expand_all, solve_graph
-from solver.chance_plies import expected_plies
+from solver.chance.bounds import solve_graph
+from solver.chance.build import expand_all
+from solver.chance.plies import expected_plies
 from solver.games import get_game
 from solver.negamax import solve
 

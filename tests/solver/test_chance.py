@@ -1,4 +1,4 @@
-"""Chance nodes (solver/chance.py) against independent oracles: the lecture notes'
+"""Chance nodes (solver/chance/) against independent oracles: the lecture notes'
 expectiminimax recursion on random acyclic games (exact fractions), exhaustive stationary
 strategies with exact Markov-chain values on random cyclic ones (the solver's float bounds
 must bracket them), and the built-in games of chance."""
@@ -12,16 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from solver import solve
-from solver.chance import (
-    CHANCE,
-    DECISION,
-    TERMINAL,
-    expand_all,
-    round_down,
-    round_up,
-    solve_graph,
-    strongly_connected,
-)
+from solver.chance.bounds import solve_graph
+from solver.chance.build import expand_all
+from solver.chance.components import strongly_connected
+from solver.chance.exact import round_down, round_up
+from solver.chance.graph import CHANCE, DECISION, TERMINAL
 from solver.errors import ContractError, InvalidPositionError, SolveError
 from solver.game import GameBase
 from solver.games.coin_nim import CoinNim
@@ -177,7 +172,7 @@ def test_dice_race_has_chance_inside_cycles() -> None:
 
 
 def _explicit(game: DiceRace | Pig | CoinNim, graph: object) -> ExplicitChanceGame:
-    from solver.chance import ChanceGraph
+    from solver.chance.graph import ChanceGraph
 
     assert isinstance(graph, ChanceGraph)
     succ = [[int(graph.child[e]) for e in graph.moves(v)] for v in range(len(graph))]
@@ -290,7 +285,7 @@ def test_a_partial_solve_finds_the_exact_root_value_and_final_flags_are_final(
     full = solve(game, full=True)
     store = MemoryStore()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("solver.chance.FIRST_BATCH", 1)
+        mp.setattr("solver.chance.solve.FIRST_BATCH", 1)
         part = solve(game, store=store)
     assert part.complete and part.low_final and part.high_final
     assert _exact_root(part) == _exact_root(full) != (None, None)
@@ -322,8 +317,8 @@ def test_a_partial_solve_of_a_cyclic_game_brackets_the_true_bounds(
     batches are cut to one sweep a level: the roughest bounds they can give.)"""
     store = MemoryStore()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("solver.chance.FIRST_BATCH", 1)
-        mp.setattr("solver.chance.ROUGH_SWEEPS", 1)
+        mp.setattr("solver.chance.solve.FIRST_BATCH", 1)
+        mp.setattr("solver.chance.solve.ROUGH_SWEEPS", 1)
         part = solve(game, store=store)
     assert part.complete
     graph = _stored(store)
@@ -350,7 +345,7 @@ def test_budgeted_runs_continue_each_other_to_the_full_graph(
     store = MemoryStore()
     part = None
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("solver.chance.FIRST_BATCH", 1)
+        mp.setattr("solver.chance.solve.FIRST_BATCH", 1)
         for _ in range(100):
             part = solve(game, store=store, max_expansions=budget)
             assert part.expansions <= budget
@@ -423,7 +418,7 @@ def test_a_partial_solve_leaves_provably_worse_moves_unexplored() -> None:
     full = solve(game, full=True)
     store = MemoryStore()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("solver.chance.FIRST_BATCH", 1)
+        mp.setattr("solver.chance.solve.FIRST_BATCH", 1)
         part = solve(game, store=store)
     assert _exact_root(part) == _exact_root(full) != (None, None)
     assert part.complete and part.extra["chance"]["best_move"] == "1:44"  # the long toss

@@ -1,5 +1,5 @@
 """A partial chance solve stopped by budgets and continued retraces the uninterrupted one
-(solver/chance_partial.py): the same positions with the same ids, states, bounds, flags,
+(solver/chance/partial.py): the same positions with the same ids, states, bounds, flags,
 exact fractions, expected plies and moves, on random games (with and without cycles)
 and on Pig; a stored graph the schedule did not make is continued as it is."""
 
@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from solver import solve
-from solver.chance import _seeded, expand_all, solve_graph
+from solver.chance.bounds import solve_graph
+from solver.chance.build import expand_all, seeded_builder
 from solver.errors import SolveError
 from solver.game import Game
 from solver.games.pig import Pig
@@ -55,7 +56,7 @@ def snapshot(store: MemoryStore) -> tuple[Any, ...]:
 def first_batch(size: int | None) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as mp:
         if size is not None:
-            mp.setattr("solver.chance.FIRST_BATCH", size)
+            mp.setattr("solver.chance.solve.FIRST_BATCH", size)
         yield
 
 
@@ -136,9 +137,9 @@ def test_a_stored_graph_the_schedule_did_not_make_is_continued_as_it_is(
 
     def counted(game: Game, root: Any, graph: Graph) -> Any:
         seeded.append(graph.num_nodes)
-        return _seeded(game, root, graph)
+        return seeded_builder(game, root, graph)
 
-    monkeypatch.setattr("solver.chance_partial._seeded", counted)
+    monkeypatch.setattr("solver.chance.partial.seeded_builder", counted)
     store = MemoryStore()
     cut = solve(Pig(target=10), store=store, full=True, max_expansions=budget)
     assert cut.status == "budget" and cut.expansions == budget

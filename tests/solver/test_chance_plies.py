@@ -1,4 +1,4 @@
-"""The optimal strategy of a game of chance and its expected plies (solver/chance_plies.py)
+"""The optimal strategy of a game of chance and its expected plies (solver/chance/plies.py)
 against an independent oracle: the strategy is the best move the solution ranks first at
 every decision node, and the expected plies under it equal the exact solution of the
 strategy's Markov chain (reachability, then Gaussian elimination over the rationals) on
@@ -12,8 +12,10 @@ from fractions import Fraction
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from solver.chance import DECISION, ChanceGraph, ChanceSolution, expand_all, solve_graph
-from solver.chance_plies import ExpectedPlies, best_edges, expected_plies
+from solver.chance.bounds import ChanceSolution, solve_graph
+from solver.chance.build import expand_all
+from solver.chance.graph import DECISION, ChanceGraph
+from solver.chance.plies import ExpectedPlies, best_edges, expected_plies
 from solver.games.coin_nim import CoinNim
 from solver.games.dice_race import DiceRace
 from solver.games.pig import Pig

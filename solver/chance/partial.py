@@ -3,7 +3,7 @@ expansions between solves of the graph, and how a later run continues them exact
 
 **The schedule.** A partial solve solves the graph expanded so far, then expands a batch
 breadth first from the relevant unexpanded positions
-(:func:`~solver.chance.relevant_frontier`), solves again, and so on until none is left.
+(:func:`~solver.chance.frontier.relevant_frontier`), solves again, and so on until none is left.
 The first batch is *first_batch* expansions, each later one as large as everything
 expanded before it. The solves between batches are rough (a few sweeps a level: sound
 but looser bounds); when a rough solve leaves nothing to expand, a tight one looks again.
@@ -29,7 +29,7 @@ uninterrupted solve: stopped and continued any number of times, a partial solve 
 with the uninterrupted one's positions, ids, bounds and flags. A stored graph that is not
 the schedule's (a full solve's, one an earlier version or another tolerance made) is
 noticed where the replay departs from it, and the run goes on from the stored graph as
-it is (:func:`~solver.chance._seeded`).
+it is (:func:`~solver.chance.build.seeded_builder`).
 
 A run ends **complete** only where the uninterrupted solve ends: after a batch that was
 not cut short, with nothing relevant left under a tight solve after a rough one. A run
@@ -45,18 +45,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from solver.chance import (
-    DEFAULT_MAX_SWEEPS,
-    PEAK_FACTOR,
-    TERMINAL,
-    ChanceGraph,
-    ChanceSolution,
-    _Builder,
-    _seeded,
-    relevant_frontier,
-    settled,
-    solve_graph,
-)
+from solver.chance.bounds import DEFAULT_MAX_SWEEPS, ChanceSolution, solve_graph
+from solver.chance.build import PEAK_FACTOR, Builder, seeded_builder
+from solver.chance.frontier import relevant_frontier, settled
+from solver.chance.graph import TERMINAL, ChanceGraph
 from solver.game import Game, PositionKey
 from solver.graph import Graph, NodeState
 from solver.run import Limits
@@ -66,7 +58,7 @@ class Diverged(Exception):
     """The replayed schedule left the stored graph: it is not this schedule's."""
 
 
-class _Replaying(_Builder):
+class _Replaying(Builder):
     """A builder from the root that checks every step against the stored graph *stored*:
     while stored expansions are left to make again, each position it finds must be the
     stored one of that id and each expansion a stored expanded position's, with the stored
@@ -121,7 +113,7 @@ class Expansion:
     """A run's builder, once made, and how many of its expansions are stored ones made
     again (the run's own are the rest)."""
 
-    builder: _Builder | None = None
+    builder: Builder | None = None
     base: int = 0
 
     @property
@@ -139,7 +131,7 @@ class Partial:
     """Where a partial solve's schedule ended: the graph and its last (tight) solution,
     and whether the schedule is *finished* (where the uninterrupted solve ends)."""
 
-    builder: _Builder
+    builder: Builder
     graph: ChanceGraph
     solution: ChanceSolution
     known: npt.NDArray[np.bool_]
@@ -173,14 +165,14 @@ def solve_partial(
     from the stored graph as it is; *run* holds the builder in use.
 
     :raises SolveError: if the stored graph is not the one the rules give, or its root is
-        another position (:func:`~solver.chance._seeded`).
+        another position (:func:`~solver.chance.build.seeded_builder`).
     """
     if stored.num_nodes:
         done = _replayed(game, root_key, stored, schedule, run)
         if done is not None:
             return done
     run.builder, run.base = None, 0  # (the replay's builder goes)
-    builder = _seeded(game, root_key, stored)
+    builder = seeded_builder(game, root_key, stored)
     run.builder = builder
     return _run(builder, schedule, run)
 
@@ -198,7 +190,7 @@ def _replayed(
         return None
 
 
-def _run(builder: _Builder, schedule: Schedule, run: Expansion) -> Partial:
+def _run(builder: Builder, schedule: Schedule, run: Expansion) -> Partial:
     """The schedule from *builder*'s graph: solve, expand a batch, and again, until nothing
     relevant is left or the run is to stop (see the module docstring).
 

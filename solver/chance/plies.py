@@ -1,7 +1,7 @@
 """The optimal strategy of a game of chance, and the expected number of plies it takes.
 
 **The strategy** is the one the position answers rank first: at every decision node the
-best move of :meth:`~solver.chance.ChanceSolution.best_move` (the largest ``low`` seen
+best move of :meth:`~solver.chance.bounds.ChanceSolution.best_move` (the largest ``low`` seen
 from the mover, then the largest ``high``, then the game's move order); at a chance node
 every outcome, with its probability. When both players follow it, play is a Markov chain.
 
@@ -19,7 +19,7 @@ terminal position can be reached (a finite chain that ends almost surely ends wi
 finite expected time, so everywhere else ``E(n)`` is finite).
 
 :func:`expected_plies` computes it one level of the graph's components at a time,
-children first (the levels :func:`~solver.chance.solve_graph` solved the bounds by):
+children first (the levels :func:`~solver.chance.bounds.solve_graph` solved the bounds by):
 
 * a position on no cycle of the game's graph whose chosen children's expectations are
   exact gets the **exact** fraction;
@@ -53,14 +53,9 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
-from solver.chance import (
-    CHANCE,
-    DECISION,
-    FRONTIER,
-    TERMINAL,
-    ChanceSolution,
-    _layers,
-)
+from solver.chance.bounds import ChanceSolution
+from solver.chance.components import sweep_layers
+from solver.chance.graph import CHANCE, DECISION, FRONTIER, TERMINAL
 
 DEFAULT_PLIES_TOLERANCE = 1e-9
 """How far (relative to ``max(1, E)``) a stored expectation on a cycle may be from the
@@ -111,7 +106,7 @@ class ExpectedPlies:
 
 def best_edges(solution: ChanceSolution) -> npt.NDArray[np.int64]:
     """The edge index of every decision node's best move as
-    :meth:`~solver.chance.ChanceSolution.best_move` ranks them (-1 at other nodes), for
+    :meth:`~solver.chance.bounds.ChanceSolution.best_move` ranks them (-1 at other nodes), for
     all nodes at once."""
     g = solution.graph
     n = len(g)
@@ -202,116 +197,199 @@ def expected_plies(
     if not tolerance > 0:
         raise ValueError(f"the tolerance must be positive, not {tolerance!r}")
     g = solution.graph
-    n = len(g)
     kind = g.kind
     choice = best_edges(solution)
-
-    # The chain: every outcome of a chance node, the chosen move of a decision node.
-    counts = np.diff(g.start)
-    parent = np.repeat(np.arange(n, dtype=np.int64), counts)
-    keep = kind[parent] == CHANCE
-    keep[choice[choice >= 0]] = True
-    chain_edges = np.flatnonzero(keep)
-    start = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(parent[chain_edges], minlength=n), out=start[1:])
-    child = g.child[chain_edges]
-    weight = np.where(kind[parent[chain_edges]] == DECISION, 1.0, g.weight[chain_edges])
-    cost = (kind == DECISION).astype(np.float64)
-
-    node_level, on_cycle = solution.node_level, solution.on_cycle
-    layer_of, component, finish = solution.node_layer, solution.component, solution.finish
-    if (
-        node_level is None
-        or on_cycle is None
-        or layer_of is None
-        or component is None
-        or finish is None
-    ):
-        raise ValueError("expected_plies() needs the components of solve_graph()'s solution")
-    levels = int(node_level.max()) + 1 if n else 0
+    structure = _Structure.of(solution)
+    node_level, on_cycle = structure.level, structure.on_cycle
+    levels = int(node_level.max()) + 1 if len(g) else 0
+    chain = _Chain.of(solution, choice)
+    state = _Expectations(solution, chain, structure)
     per_level = tolerance / max(levels, 1)
-
-    ends = kind == TERMINAL  # can reach a terminal position
-    endless = np.zeros(n, dtype=np.bool_)  # can reach a position that cannot end
-    # Column 0: the expected plies; column 1 (scratch, 0 outside the level being
-    # iterated): the expected moves before the chain leaves the component.
-    values = np.zeros((n, 2), dtype=np.float64)
-    plies = values[:, 0]
-    spans = values[:, 1]
-    inside = np.zeros(n, dtype=np.bool_)
-    exact: list[Fraction | None] = [None] * n
-    for v in np.flatnonzero(ends).tolist():
-        exact[v] = Fraction(0)
-    # Unexpanded positions (a partial solve's): not known to end, counted as endless.
-    unexpanded = kind == FRONTIER
-    endless[unexpanded] = True
-    plies[unexpanded] = np.inf
-    is_exact = ends.copy()
-    sweeps = 0
-    loose = 0
-
-    start_list, child_list = start.tolist(), child.tolist()
     order = np.argsort(node_level, kind="stable")
     bounds = np.searchsorted(node_level[order], np.arange(levels + 1))
     for lvl in range(levels):
         nodes = order[bounds[lvl] : bounds[lvl + 1]]
         nodes = nodes[(kind[nodes] != TERMINAL) & (kind[nodes] != FRONTIER)]
-        if nodes.size == 0:
-            continue
         flat = nodes[~on_cycle[nodes]]
         if flat.size:
-            rows = _Rows.of(start, child, weight, flat)
-            ends[flat] = rows.any(ends)
-            endless[flat] = ~ends[flat] | rows.any(endless)
-            plies[flat] = rows.expect(cost, plies)
-            plies[flat[endless[flat]]] = np.inf
-            sure = np.logical_and.reduceat(is_exact[rows.kids], rows.offsets) & ~endless[flat]
-            is_exact[flat] = sure
-            for v in flat[sure].tolist():
-                total = Fraction(int(cost[v]))
-                for e in range(int(start[v]), int(start[v + 1])):
-                    q = exact[int(child[e])]
-                    assert q is not None
-                    p = g.probability[int(chain_edges[e])]
-                    total += q if p is None else p * q
-                exact[v] = total
-                plies[v] = float(total)
+            state.flat(flat)
         ring = nodes[on_cycle[nodes]]
-        if ring.size == 0:
-            continue
-        groups = _layered(ring, layer_of, start_list, child_list)
-        layers = [_Rows.of(start, child, weight, group) for group in groups]
-        _sweep_until_stable(layers, ends, None)
-        _sweep_until_stable(layers, endless, ~ends)
-        plies[ring[endless[ring]]] = np.inf
-        finite = ring[~endless[ring]]
-        if finite.size == 0:
-            continue
-        inside[finite] = True
-        groups = [group[~endless[group]] for group in groups]
-        layers = [_Rows.of(start, child, weight, group) for group in groups if group.size]
-        direct = solve_directly and _solve_directly(
-            finite,
-            lambda group: _Rows.of(start, child, weight, group),
-            _feedback_order(finite, finish, start_list, child_list),
-            component,
-            inside,
-            values,
-            cost,
-        )
-        done, wide = _iterate(layers, inside, values, cost, per_level, max_sweeps, direct)
-        sweeps += done
-        loose += wide
-        inside[finite] = False
-        spans[finite] = 0.0
+        if ring.size:
+            state.ring(ring, per_level, max_sweeps, solve_directly)
     return ExpectedPlies(
         choice=choice,
-        plies=plies.copy(),
-        exact=exact,
+        plies=state.plies.copy(),
+        exact=state.exact,
         tolerance=tolerance,
-        sweeps=sweeps,
-        loose=loose,
+        sweeps=state.sweeps,
+        loose=state.loose,
     )
+
+
+@dataclass
+class _Structure:
+    """What :func:`~solver.chance.bounds.solve_graph` found of the graph's components,
+    by node (:class:`~solver.chance.bounds.ChanceSolution`'s fields of the same names)."""
+
+    level: npt.NDArray[np.int64]
+    on_cycle: npt.NDArray[np.bool_]
+    layer: npt.NDArray[np.int32]
+    component: npt.NDArray[np.int64]
+    finish: npt.NDArray[np.int64]
+
+    @classmethod
+    def of(cls, solution: ChanceSolution) -> _Structure:
+        """*solution*'s.
+
+        :raises ValueError: if it does not know them."""
+        level, on_cycle, layer = solution.node_level, solution.on_cycle, solution.node_layer
+        component, finish = solution.component, solution.finish
+        if (
+            level is None
+            or on_cycle is None
+            or layer is None
+            or component is None
+            or finish is None
+        ):
+            raise ValueError("expected_plies() needs the components of solve_graph()'s solution")
+        return cls(level, on_cycle, layer, component, finish)
+
+
+@dataclass
+class _Chain:
+    """The Markov chain of the strategy: every outcome of a chance node, the chosen move
+    of a decision node, grouped by parent as a graph's edges are."""
+
+    start: npt.NDArray[np.int64]
+    child: npt.NDArray[np.int64]
+    weight: npt.NDArray[np.float64]
+    """The outcome's probability; 1 for a decision node's move."""
+    edges: npt.NDArray[np.int64]
+    """Each move's edge index in the graph."""
+    cost: npt.NDArray[np.float64]
+    """The plies a node's move takes: 1 at a decision node, else 0."""
+    start_list: list[int]
+    child_list: list[int]
+
+    @classmethod
+    def of(cls, solution: ChanceSolution, choice: npt.NDArray[np.int64]) -> _Chain:
+        """The chain of the decision nodes' chosen edges *choice*."""
+        g = solution.graph
+        n = len(g)
+        kind = g.kind
+        counts = np.diff(g.start)
+        parent = np.repeat(np.arange(n, dtype=np.int64), counts)
+        keep = kind[parent] == CHANCE
+        keep[choice[choice >= 0]] = True
+        chain_edges = np.flatnonzero(keep)
+        start = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(parent[chain_edges], minlength=n), out=start[1:])
+        child = g.child[chain_edges]
+        weight = np.where(kind[parent[chain_edges]] == DECISION, 1.0, g.weight[chain_edges])
+        cost = (kind == DECISION).astype(np.float64)
+        return cls(start, child, weight, chain_edges, cost, start.tolist(), child.tolist())
+
+    def rows(self, nodes: npt.NDArray[np.int64]) -> _Rows:
+        """The moves of *nodes*."""
+        return _Rows.of(self.start, self.child, self.weight, nodes)
+
+
+class _Expectations:
+    """The expected plies as :func:`expected_plies` solves them, level by level, and
+    what it knows of each position so far."""
+
+    def __init__(self, solution: ChanceSolution, chain: _Chain, structure: _Structure) -> None:
+        g = solution.graph
+        n = len(g)
+        kind = g.kind
+        self.probability = g.probability
+        self.chain = chain
+        self.structure = structure
+        self.ends = kind == TERMINAL
+        """Can reach a terminal position."""
+        self.endless = np.zeros(n, dtype=np.bool_)
+        """Can reach a position that cannot end."""
+        self.values = np.zeros((n, 2), dtype=np.float64)
+        """Column 0: the expected plies; column 1 (scratch, 0 outside the level being
+        iterated): the expected moves before the chain leaves the component."""
+        self.plies = self.values[:, 0]
+        self.inside = np.zeros(n, dtype=np.bool_)
+        self.exact: list[Fraction | None] = [None] * n
+        for v in np.flatnonzero(self.ends).tolist():
+            self.exact[v] = Fraction(0)
+        # Unexpanded positions (a partial solve's): not known to end, counted as endless.
+        unexpanded = kind == FRONTIER
+        self.endless[unexpanded] = True
+        self.plies[unexpanded] = np.inf
+        self.is_exact = self.ends.copy()
+        self.sweeps = 0
+        self.loose = 0
+
+    def flat(self, nodes: npt.NDArray[np.int64]) -> None:
+        """Solve one level's positions on no cycle (their children are solved)."""
+        ends, endless, plies, is_exact = self.ends, self.endless, self.plies, self.is_exact
+        flat = nodes
+        rows = self.chain.rows(flat)
+        ends[flat] = rows.any(ends)
+        endless[flat] = ~ends[flat] | rows.any(endless)
+        plies[flat] = rows.expect(self.chain.cost, plies)
+        plies[flat[endless[flat]]] = np.inf
+        sure = np.logical_and.reduceat(is_exact[rows.kids], rows.offsets) & ~endless[flat]
+        is_exact[flat] = sure
+        self._exact(flat[sure].tolist())
+
+    def _exact(self, nodes: list[int]) -> None:
+        """The exact expectations of *nodes*, whose chosen children's are exact."""
+        chain, exact, probability, plies = self.chain, self.exact, self.probability, self.plies
+        start, child, edges, cost = chain.start, chain.child, chain.edges, chain.cost
+        for v in nodes:
+            total = Fraction(int(cost[v]))
+            for e in range(int(start[v]), int(start[v + 1])):
+                q = exact[int(child[e])]
+                assert q is not None
+                p = probability[int(edges[e])]
+                total += q if p is None else p * q
+            exact[v] = total
+            plies[v] = float(total)
+
+    def ring(
+        self,
+        ring: npt.NDArray[np.int64],
+        tolerance: float,
+        max_sweeps: int,
+        solve_directly: bool,
+    ) -> None:
+        """Solve one level's positions on cycles (see the module docstring) within
+        *tolerance*."""
+        chain, s = self.chain, self.structure
+        ends, endless, inside = self.ends, self.endless, self.inside
+        groups = _layered(ring, s.layer, chain.start_list, chain.child_list)
+        layers = [chain.rows(group) for group in groups]
+        _sweep_until_stable(layers, ends, None)
+        _sweep_until_stable(layers, endless, ~ends)
+        self.plies[ring[endless[ring]]] = np.inf
+        finite = ring[~endless[ring]]
+        if finite.size == 0:
+            return
+        inside[finite] = True
+        groups = [group[~endless[group]] for group in groups]
+        layers = [chain.rows(group) for group in groups if group.size]
+        direct = solve_directly and _solve_directly(
+            finite,
+            chain.rows,
+            _feedback_order(finite, s.finish, chain.start_list, chain.child_list),
+            s.component,
+            inside,
+            self.values,
+            chain.cost,
+        )
+        done, wide = _iterate(
+            layers, inside, self.values, chain.cost, tolerance, max_sweeps, direct
+        )
+        self.sweeps += done
+        self.loose += wide
+        inside[finite] = False
+        self.values[finite, 1] = 0.0
 
 
 def _layered(
@@ -329,7 +407,7 @@ def _layered(
     groups = np.split(order, cuts) if order.size else []
     rest = nodes[layer_of[nodes] < 0]
     if rest.size:
-        groups += _layers(rest, start, child)
+        groups += sweep_layers(rest, start, child)
     return groups
 
 
