@@ -44,10 +44,10 @@ from solver.graph import (
     NODE_VALUES,
     UNEXPANDED,
     Graph,
-    Labels,
     NodeId,
-    native,
 )
+from solver.keytable import native
+from solver.labels import Labels
 
 if TYPE_CHECKING:
     from solver._native import KeyFilter
