@@ -27,7 +27,7 @@ from db.migrate import upgrade
 from db.repository import stored_positions
 from db.session import make_engine
 from db.store import CRASH_ENV, SqlStore
-from solver import tiered
+from solver import tier_discovery, tiered
 from solver.errors import ContractError, InvalidParameterError, SolveError
 from solver.game import GameBase, Param, PositionKey
 from solver.games import get_game
@@ -677,9 +677,9 @@ def test_a_tier_s_discovery_reports_what_it_has_found(
     game: Any = get_game("chess", material="KQvK")
     large = sqlite_url(tmp_path, "large-batches.db")
     full_solve(game, large, tiers=True)
-    monkeypatch.setattr(tiered, "DISCOVERY_REPORT", 0.0)  # report every batch
-    monkeypatch.setattr(tiered, "FIRST_DISCOVERY_BATCH", 256)
-    monkeypatch.setattr(tiered, "DISCOVERY_BATCH", 256)  # never larger
+    monkeypatch.setattr(tier_discovery, "DISCOVERY_REPORT", 0.0)  # report every batch
+    monkeypatch.setattr(tier_discovery, "FIRST_DISCOVERY_BATCH", 256)
+    monkeypatch.setattr(tier_discovery, "DISCOVERY_BATCH", 256)  # never larger
     phases: list[str] = []
     small = sqlite_url(tmp_path, "small-batches.db")
     full_solve(game, small, tiers=True, progress=lambda p: phases.append(p.phase))
