@@ -10,7 +10,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from solver.check import check_game, find_cycle
+from solver.check import check_game
+from solver.check_base import find_cycle
 from solver.errors import ContractError, SolveError
 from solver.games import get_game
 from solver.games.chess_endgame import material_of_tier, tier_of_material
