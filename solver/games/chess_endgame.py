@@ -766,53 +766,64 @@ class ChessGame(GameBase):
             + [_code(_TYPE_OF_LETTER[c], False) for c in black]
         )
         has_pawns = any(c in _PAWN_CODES for c in codes)
-        if not self.uses_symmetry:
-            king_squares = list(range(64))
-        elif has_pawns:
-            king_squares = [sq for sq in range(64) if sq & 7 < 4]
-        else:
-            king_squares = sorted({min(m[sq] for m in SQUARE_MAPS) for sq in range(64)})
         others = codes[:-1]  # the white king is the largest code
         runs = [(code, len(list(grp))) for code, grp in itertools.groupby(others)]
         options: list[list[tuple[int, ...]]] = []
         for code, count in runs:
             allowed = [sq for sq in range(64) if code not in _PAWN_CODES or 8 <= sq < 56]
             options.append(list(itertools.combinations(allowed, count)))
-        board = self._board
-        for wk in king_squares:
-            wk_group = (_WHITE_KING << 6) | wk
+        for wk in self._white_king_squares(has_pawns):
             for combo in itertools.product(*options):
-                used = {wk}
-                groups = [wk_group]
-                clash = False
-                for (code, _), squares in zip(runs, combo, strict=True):
-                    for sq in squares:
-                        if sq in used:
-                            clash = True
-                            break
-                        used.add(sq)
-                        groups.append((code << 6) | sq)
-                    if clash:
-                        break
-                if clash:
-                    continue
-                if chess.square_distance(wk, _black_king(groups)) <= 1:
-                    continue
-                groups.sort()
-                body = _pack(groups) << HEADER_BITS
-                for header in (0, _BLACK_TO_MOVE):
-                    key = body | header
-                    self._load(key)
-                    # Kings, pawn ranks, castling and en passant are right by
-                    # construction: only checks can make the position illegal.
-                    if board.was_into_check():
-                        continue
-                    checkers = board.checkers_mask()
-                    if checkers & (checkers - 1) and board.status() != chess.STATUS_VALID:
-                        continue
-                    if self.uses_symmetry and self.canonical(key) != key:
-                        continue
-                    yield key
+                groups = _placed(wk, runs, combo)
+                if groups is not None:
+                    yield from self._legal_keys(_pack(groups) << HEADER_BITS)
+
+    def _white_king_squares(self, has_pawns: bool) -> list[int]:
+        """The white king's squares :meth:`tablebase_positions` enumerates: all, or with
+        symmetry the a1-d1-d4 triangle (files a-d with pawns)."""
+        if not self.uses_symmetry:
+            return list(range(64))
+        if has_pawns:
+            return [sq for sq in range(64) if sq & 7 < 4]
+        return sorted({min(m[sq] for m in SQUARE_MAPS) for sq in range(64)})
+
+    def _legal_keys(self, body: int) -> Iterator[PositionKey]:
+        """The keys of the placement *body* (white to move, then black) that are legal
+        (and canonical, with symmetry)."""
+        board = self._board
+        for header in (0, _BLACK_TO_MOVE):
+            key = body | header
+            self._load(key)
+            # Kings, pawn ranks, castling and en passant are right by
+            # construction: only checks can make the position illegal.
+            if board.was_into_check():
+                continue
+            checkers = board.checkers_mask()
+            if checkers & (checkers - 1) and board.status() != chess.STATUS_VALID:
+                continue
+            if self.uses_symmetry and self.canonical(key) != key:
+                continue
+            yield key
+
+
+def _placed(
+    wk: int, runs: Sequence[tuple[int, int]], combo: Sequence[tuple[int, ...]]
+) -> list[int] | None:
+    """The piece groups, sorted, of the white king on *wk* and the pieces of *runs* (each
+    code with its count) on the squares *combo*; ``None`` if two pieces share a square
+    or the kings are adjacent."""
+    used = {wk}
+    groups = [(_WHITE_KING << 6) | wk]
+    for (code, _), squares in zip(runs, combo, strict=True):
+        for sq in squares:
+            if sq in used:
+                return None
+            used.add(sq)
+            groups.append((code << 6) | sq)
+    if chess.square_distance(wk, _black_king(groups)) <= 1:
+        return None
+    groups.sort()
+    return groups
 
 
 def _black_king(groups: Sequence[int]) -> int:

@@ -70,41 +70,49 @@ class _Tables:
         self.terminal: list[int | None] = [None] * KEYS
         self.children: list[tuple[tuple[MoveLabel, PositionKey], ...]] = [()] * KEYS
         for k, cells in enumerate(digits):
-            nx = cells.count(1)
-            no = cells.count(2)
-            self.x_count[k] = nx
-            self.o_count[k] = no
-            xl = any(cells[a] == cells[b] == cells[c] == 1 for a, b, c in LINES)
-            ol = any(cells[a] == cells[b] == cells[c] == 2 for a, b, c in LINES)
-            self.x_line[k] = xl
-            self.o_line[k] = ol
-            if xl or ol:
-                self.terminal[k] = -1
-            elif nx + no == SIZE:
-                self.terminal[k] = 0
-            else:
-                stone = 1 if nx == no else 2
-                self.children[k] = tuple(
-                    (CELL_LABELS[i], k + stone * _POW3[i]) for i in range(SIZE) if cells[i] == 0
-                )
-        # Canonical keys: a transformed key is the sum of three row lookups.
-        row_tables: list[tuple[list[int], list[int], list[int]]] = []
-        for target in _cell_symmetries():
-            rows: list[list[int]] = []
-            for r in range(3):
-                table = []
-                for v in range(27):
-                    total = 0
-                    for j in range(3):
-                        total += ((v // 3**j) % 3) * _POW3[target[3 * r + j]]
-                    table.append(total)
-                rows.append(table)
-            row_tables.append((rows[0], rows[1], rows[2]))
-        self.canonical = [
-            min(t0[k % 27] + t1[(k // 27) % 27] + t2[k // 729] for t0, t1, t2 in row_tables)
-            for k in range(KEYS)
-        ]
+            self._add(k, cells)
+        self.canonical = _canonical_table()
         logger.debug("tic-tac-toe tables built")
+
+    def _add(self, k: PositionKey, cells: tuple[int, ...]) -> None:
+        """The entries of key *k*, whose cells are *cells* (0 empty, 1 X, 2 O)."""
+        nx = cells.count(1)
+        no = cells.count(2)
+        self.x_count[k] = nx
+        self.o_count[k] = no
+        xl = any(cells[a] == cells[b] == cells[c] == 1 for a, b, c in LINES)
+        ol = any(cells[a] == cells[b] == cells[c] == 2 for a, b, c in LINES)
+        self.x_line[k] = xl
+        self.o_line[k] = ol
+        if xl or ol:
+            self.terminal[k] = -1
+        elif nx + no == SIZE:
+            self.terminal[k] = 0
+        else:
+            stone = 1 if nx == no else 2
+            self.children[k] = tuple(
+                (CELL_LABELS[i], k + stone * _POW3[i]) for i in range(SIZE) if cells[i] == 0
+            )
+
+
+def _canonical_table() -> list[PositionKey]:
+    """Every key's canonical key: a transformed key is the sum of three row lookups."""
+    row_tables: list[tuple[list[int], list[int], list[int]]] = []
+    for target in _cell_symmetries():
+        rows: list[list[int]] = []
+        for r in range(3):
+            table = []
+            for v in range(27):
+                total = 0
+                for j in range(3):
+                    total += ((v // 3**j) % 3) * _POW3[target[3 * r + j]]
+                table.append(total)
+            rows.append(table)
+        row_tables.append((rows[0], rows[1], rows[2]))
+    return [
+        min(t0[k % 27] + t1[(k // 27) % 27] + t2[k // 729] for t0, t1, t2 in row_tables)
+        for k in range(KEYS)
+    ]
 
 
 _tables: _Tables | None = None
@@ -171,24 +179,7 @@ class TicTacToe(GameBase):
         return key
 
     def parse(self, text: str) -> PositionKey:
-        s = text.strip().lower()
-        if not s:
-            raise InvalidPositionError("empty position: expected 9 cells like 'x.o/.x./..o'")
-        if "/" in s:
-            rows = s.split("/")
-            if len(rows) != 3 or any(len(row) != 3 for row in rows):
-                raise InvalidPositionError(
-                    f"expected 3 rows of 3 cells separated by '/', not {text!r}"
-                )
-            s = "".join(rows)
-        if len(s) != SIZE:
-            raise InvalidPositionError(f"expected 9 cells, got {len(s)} in {text!r}")
-        key = 0
-        for i, ch in enumerate(s):
-            v = _CHARS.find(ch)
-            if v < 0:
-                raise InvalidPositionError(f"invalid cell {ch!r} in {text!r}: use 'x', 'o' or '.'")
-            key += v * _POW3[i]
+        key = _read_cells(text)
         tables = _get_tables()
         nx, no = tables.x_count[key], tables.o_count[key]
         if not (nx == no or nx == no + 1):
@@ -214,6 +205,28 @@ class TicTacToe(GameBase):
     def format(self, key: PositionKey) -> str:
         cells = [_CHARS[(key // _POW3[i]) % 3] for i in range(SIZE)]
         return "/".join("".join(cells[r * 3 : r * 3 + 3]) for r in range(3))
+
+
+def _read_cells(text: str) -> PositionKey:
+    """The key of the nine cells *text* gives (``x.o/.x./..o`` or without the ``/``),
+    reachable or not."""
+    s = text.strip().lower()
+    if not s:
+        raise InvalidPositionError("empty position: expected 9 cells like 'x.o/.x./..o'")
+    if "/" in s:
+        rows = s.split("/")
+        if len(rows) != 3 or any(len(row) != 3 for row in rows):
+            raise InvalidPositionError(f"expected 3 rows of 3 cells separated by '/', not {text!r}")
+        s = "".join(rows)
+    if len(s) != SIZE:
+        raise InvalidPositionError(f"expected 9 cells, got {len(s)} in {text!r}")
+    key = 0
+    for i, ch in enumerate(s):
+        v = _CHARS.find(ch)
+        if v < 0:
+            raise InvalidPositionError(f"invalid cell {ch!r} in {text!r}: use 'x', 'o' or '.'")
+        key += v * _POW3[i]
+    return key
 
 
 __all__ = ["CELL_LABELS", "LINES", "TicTacToe"]
