@@ -44,10 +44,10 @@ from solver.graph import (
     NODE_VALUES,
     UNEXPANDED,
     Graph,
-    Labels,
     NodeId,
-    native,
 )
+from solver.keytable import native
+from solver.labels import Labels
 
 if TYPE_CHECKING:
     from solver._native import KeyFilter
@@ -284,11 +284,31 @@ class Cache:
         self._remember(g)
         assert g.gid is not None
         keep_n = max(1, keep)
+        order, slot = self._kept_nodes(g, root, keep_n)
+        new = _kept_graph(g, order, slot)
+        self.source.swap(g, new)
+        self.attach(new)
+        self.evictions += 1
+        log.info(
+            "evicted: %d of %d nodes resident, %d of %d edges",
+            new.num_nodes,
+            new.total_nodes,
+            new.num_edges,
+            new.total_edges,
+        )
+        return new, 0
+
+    def _kept_nodes(
+        self, g: Graph, root: NodeId, keep_n: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The nodes :meth:`evict` keeps, in their new order, and each node's place in it
+        (``-1``: evicted): the first *keep_n* breadth first from *root*, then the nodes of
+        a batch still being written and their children."""
+        assert g.gid is not None
         state = np.frombuffer(g.state, dtype=np.uint8)
         first = np.frombuffer(g.first_edge, dtype=np.int32)
         count = np.frombuffer(g.child_count, dtype=np.int32)
         edge_child = np.frombuffer(g.edge_child, dtype=np.int32)
-        edge_parent = np.frombuffer(g.edge_parent, dtype=np.int32)
         # breadth first, a level at a time: each level's children in move order, first
         # occurrences only, cut where the count reaches keep_n (the root's children whole)
         slot = np.full(g.num_nodes, -1, dtype=np.int64)
@@ -316,79 +336,8 @@ class Cache:
             extra = np.unique(np.concatenate([pinned, below.astype(np.int64)]))
             extra = extra[slot[extra] < 0]
             slot[extra] = np.arange(size, size + extra.size)
-            size += extra.size
             levels.append(extra)
-        order = np.concatenate(levels)
-        kept = slot >= 0
-        # the kept nodes that keep their edges: expanded, every child kept
-        expanded = order[state[order] == EXPANDED]
-        edges = _edges_of(expanded, first, count)
-        sizes = count[expanded]
-        starts = np.cumsum(sizes) - sizes
-        whole = (
-            np.add.reduceat(kept[edge_child[edges]].astype(np.int64), starts) == sizes
-            if expanded.size
-            else np.zeros(0, dtype=bool)
-        )
-        with_edges = expanded[whole]
-        keeps = np.zeros(g.num_nodes, dtype=bool)
-        keeps[with_edges] = True
-        # hidden: a kept node some of whose resident parents lose their edges
-        hidden = np.frombuffer(g.hidden, dtype=np.uint8)[order].astype(bool)
-        lost = kept[edge_child] & ~keeps[edge_parent]
-        hidden[slot[edge_child[lost]]] = True
-        stubs = np.frombuffer(g.stub, dtype=np.uint8)[order].astype(bool) | (
-            (state[order] == EXPANDED) & ~keeps[order]
-        )
-        new = Graph()
-        keys = g.keys
-        if isinstance(keys, array) and keys.typecode == "q":
-            new.append_keys(np.frombuffer(keys, dtype=np.int64)[order])
-        else:
-            new.append_keys([keys[n] for n in order.tolist()])
-        columns: dict[str, bytes | list[int]] = {}
-        for name, code in NODE_VALUES:
-            column = getattr(g, name)
-            dtype = np.dtype(code) if code != "B" else np.uint8
-            columns[name] = np.frombuffer(column, dtype=dtype)[order].tobytes()
-        new_state = state[order].copy()
-        new_state[stubs] = UNEXPANDED
-        columns["state"] = new_state.tobytes()
-        new.append_nodes(len(order), columns)
-        kept_edges = _edges_of(with_edges, first, count)
-        moves: Labels | list[MoveLabel]
-        if isinstance(g.edge_move, Labels):
-            data = g.edge_move.data
-            codes = np.frombuffer(data, dtype=np.dtype(data.typecode))[kept_edges]
-            moves = Labels.from_codes(g.edge_move.names, codes)
-        else:
-            moves = [g.edge_move[e] for e in kept_edges.tolist()]
-        # append_edges wants parents ascending: with_edges follows order, slots ascend
-        new.append_edges(
-            slot[edge_parent[kept_edges]].astype(np.int32),
-            slot[edge_child[kept_edges]].astype(np.int32),
-            moves,
-        )
-        new.gid = array("q", np.frombuffer(g.gid, dtype=np.int64)[order].tobytes())
-        new.stub = bytearray(stubs.astype(np.uint8).tobytes())
-        new.hidden = bytearray(hidden.astype(np.uint8).tobytes())
-        new.outside_nodes = g.total_nodes - len(order)
-        new.outside_edges = g.total_edges - kept_edges.size
-        new.settled = g.settled
-        new.after_crash = g.after_crash
-        new.mark_committed()
-        del state, first, count, edge_child, edge_parent  # views of g's columns
-        self.source.swap(g, new)
-        self.attach(new)
-        self.evictions += 1
-        log.info(
-            "evicted: %d of %d nodes resident, %d of %d edges",
-            new.num_nodes,
-            new.total_nodes,
-            new.num_edges,
-            new.total_edges,
-        )
-        return new, 0
+        return np.concatenate(levels), slot
 
     def unmap(self, g: Graph, root_key: PositionKey) -> tuple[Graph, NodeId]:
         """The whole committed graph in place of mapped *g* (for the run's closing pass),
@@ -398,6 +347,87 @@ class Cache:
         root = whole.find(root_key)
         assert root is not None
         return whole, root
+
+
+def _kept_graph(g: Graph, order: npt.NDArray[np.int64], slot: npt.NDArray[np.int64]) -> Graph:
+    """The mapped graph of *g*'s nodes *order* (node ``order[i]`` becoming node ``i``;
+    *slot* the reverse, ``-1`` for the others), all committed: a kept node keeps its
+    edges when all its children are kept, else becomes a stub."""
+    assert g.gid is not None
+    state = np.frombuffer(g.state, dtype=np.uint8)
+    first = np.frombuffer(g.first_edge, dtype=np.int32)
+    count = np.frombuffer(g.child_count, dtype=np.int32)
+    edge_child = np.frombuffer(g.edge_child, dtype=np.int32)
+    edge_parent = np.frombuffer(g.edge_parent, dtype=np.int32)
+    kept = slot >= 0
+    # the kept nodes that keep their edges: expanded, every child kept
+    expanded = order[state[order] == EXPANDED]
+    edges = _edges_of(expanded, first, count)
+    sizes = count[expanded]
+    starts = np.cumsum(sizes) - sizes
+    whole = (
+        np.add.reduceat(kept[edge_child[edges]].astype(np.int64), starts) == sizes
+        if expanded.size
+        else np.zeros(0, dtype=bool)
+    )
+    with_edges = expanded[whole]
+    keeps = np.zeros(g.num_nodes, dtype=bool)
+    keeps[with_edges] = True
+    # hidden: a kept node some of whose resident parents lose their edges
+    hidden = np.frombuffer(g.hidden, dtype=np.uint8)[order].astype(bool)
+    lost = kept[edge_child] & ~keeps[edge_parent]
+    hidden[slot[edge_child[lost]]] = True
+    stubs = np.frombuffer(g.stub, dtype=np.uint8)[order].astype(bool) | (
+        (state[order] == EXPANDED) & ~keeps[order]
+    )
+    new = Graph()
+    _copy_nodes(g, new, order, stubs)
+    kept_edges = _edges_of(with_edges, first, count)
+    # append_edges wants parents ascending: with_edges follows order, slots ascend
+    new.append_edges(
+        slot[edge_parent[kept_edges]].astype(np.int32),
+        slot[edge_child[kept_edges]].astype(np.int32),
+        _moves_of(g, kept_edges),
+    )
+    new.gid = array("q", np.frombuffer(g.gid, dtype=np.int64)[order].tobytes())
+    new.stub = bytearray(stubs.astype(np.uint8).tobytes())
+    new.hidden = bytearray(hidden.astype(np.uint8).tobytes())
+    new.outside_nodes = g.total_nodes - len(order)
+    new.outside_edges = g.total_edges - kept_edges.size
+    new.settled = g.settled
+    new.after_crash = g.after_crash
+    new.mark_committed()
+    return new
+
+
+def _copy_nodes(
+    g: Graph, new: Graph, order: npt.NDArray[np.int64], stubs: npt.NDArray[np.bool_]
+) -> None:
+    """Append to *new* the nodes *order* of *g*: keys and every column, *stubs* reading
+    unexpanded."""
+    keys = g.keys
+    if isinstance(keys, array) and keys.typecode == "q":
+        new.append_keys(np.frombuffer(keys, dtype=np.int64)[order])
+    else:
+        new.append_keys([keys[n] for n in order.tolist()])
+    columns: dict[str, bytes | list[int]] = {}
+    for name, code in NODE_VALUES:
+        column = getattr(g, name)
+        dtype = np.dtype(code) if code != "B" else np.uint8
+        columns[name] = np.frombuffer(column, dtype=dtype)[order].tobytes()
+    new_state = np.frombuffer(g.state, dtype=np.uint8)[order].copy()
+    new_state[stubs] = UNEXPANDED
+    columns["state"] = new_state.tobytes()
+    new.append_nodes(len(order), columns)
+
+
+def _moves_of(g: Graph, edges: npt.NDArray[np.int64]) -> Labels | list[MoveLabel]:
+    """The move labels of *g*'s *edges*."""
+    if isinstance(g.edge_move, Labels):
+        data = g.edge_move.data
+        codes = np.frombuffer(data, dtype=np.dtype(data.typecode))[edges]
+        return Labels.from_codes(g.edge_move.names, codes)
+    return [g.edge_move[e] for e in edges.tolist()]
 
 
 def _edges_of(

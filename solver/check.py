@@ -22,7 +22,9 @@ from typing import Any, ClassVar, cast
 
 import numpy as np
 
+from solver.check_base import INT64, Violation, find_cycle, first_of, witness
 from solver.check_sample import late, safe_moves, sample_positions
+from solver.check_tiers import check_position_tiers, check_tiers
 from solver.errors import NegagraphError
 from solver.game import (
     BatchedNotation,
@@ -40,22 +42,6 @@ from solver.run import SolveResult
 
 WITNESSES = 5
 """Violations of one kind reported with their witness (the rest are counted)."""
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One broken promise, with a position that shows it."""
-
-    check: str
-    """Which check: ``notation``, ``moves``, ``terminal``, ``range``, ``determinism``,
-    ``canonical``, ``symmetry``, ``acyclic``, ``finite``, ``tiers``, ``chance`` or
-    ``error``."""
-    message: str
-    witness: str
-    """The position in the game's notation (its key if it cannot be written)."""
-
-    def __str__(self) -> str:
-        return f"{self.check}: {self.message} (witness: {self.witness})"
 
 
 @dataclass
@@ -107,15 +93,6 @@ class CheckReport:
         }
 
 
-def witness(game: Game, key: PositionKey) -> str:
-    """*key* as a violation's witness: in the game's notation (its key if it cannot be
-    written)."""
-    try:
-        return game.format(key)
-    except Exception:
-        return f"key {key}"
-
-
 def _fresh(game: Game) -> Game | None:
     """Another instance of *game*'s variant, to compare against (``None`` if the game is
     not built on :class:`GameBase`, whose constructor takes the parameters)."""
@@ -143,59 +120,88 @@ def check_position(
     facts = game.facts if facts is None else facts
     out: list[Violation] = []
 
-    def bad(check: str, message: str, at: PositionKey = key) -> None:
-        out.append(Violation(check, message, witness(game, at)))
+    def bad(check: str, message: str) -> None:
+        out.append(Violation(check, message, witness(game, key)))
 
     try:
-        text = game.format(key)
-        if not isinstance(text, str) or not text:
-            bad("notation", f"format() gave {text!r}, not a non-empty text")
-        elif (back := game.parse(text)) != key:
-            out.append(
-                Violation(
-                    "notation",
-                    f"parse(format(key)) is key {back}, not {key}",
-                    f"key {key} (written {text!r})",
-                )
-            )
+        _check_notation(game, key, out)
         children = list(game.children(key))
         value = game.terminal_value(key)
-        if value is None and not children:
-            bad("terminal", "no moves but terminal_value() is None")
-        elif value is not None and children:
-            bad("terminal", f"terminal_value() is {value} but there are {len(children)} moves")
-        if value is not None:
-            if not isinstance(value, int) or isinstance(value, bool):
-                bad("terminal", f"terminal_value() is {value!r}, not an integer")
-            elif facts.value_range is not None and not (
-                facts.value_range[0] <= value <= facts.value_range[1]
-            ):
-                bad(
-                    "range",
-                    f"terminal value {value} is outside the declared value_range "
-                    f"{facts.value_range}",
-                )
-        labels = [label for label, _ in children]
-        if len(set(labels)) != len(labels):
-            bad("moves", "two moves have the same label")
-        if not all(isinstance(label, str) and label for label in labels):
-            bad("moves", "a move label is not a non-empty text")
-        if list(game.children(key)) != children:
-            bad("determinism", "children() gave different moves on a second call")
-        if other is not None and list(other.children(key)) != children:
-            bad("determinism", "children() differs between two instances of the variant")
+        _check_terminal(value, len(children), facts, bad)
+        _check_moves(game, key, children, other, bad)
         if facts.uses_symmetry:
             out.extend(_check_canonical(game, key, value, children))
         elif game.canonical(key) != key:
             bad("canonical", "canonical() changes the key but uses_symmetry is false")
         if facts.tiers:
-            out.extend(_check_tiers(game, key, children, facts.uses_symmetry))
+            out.extend(check_position_tiers(game, key, children, facts.uses_symmetry))
         if facts.chance:
             for message in _chance_problems(game, key, len(children)):
                 bad("chance", message)
     except Exception as e:
         bad("error", f"{type(e).__name__}: {e}")
     return out
+
+
+def _check_notation(game: Game, key: PositionKey, out: list[Violation]) -> None:
+    """``format`` writes *key* as a non-empty text that ``parse`` reads back."""
+    text = game.format(key)
+    if not isinstance(text, str) or not text:
+        out.append(
+            Violation(
+                "notation", f"format() gave {text!r}, not a non-empty text", witness(game, key)
+            )
+        )
+    elif (back := game.parse(text)) != key:
+        out.append(
+            Violation(
+                "notation",
+                f"parse(format(key)) is key {back}, not {key}",
+                f"key {key} (written {text!r})",
+            )
+        )
+
+
+def _check_terminal(
+    value: int | None, moves: int, facts: GameFacts, bad: Callable[[str, str], None]
+) -> None:
+    """A position is terminal iff it has no moves (of *moves*), and its terminal *value*
+    is an integer within the declared range."""
+    if value is None and not moves:
+        bad("terminal", "no moves but terminal_value() is None")
+    elif value is not None and moves:
+        bad("terminal", f"terminal_value() is {value} but there are {moves} moves")
+    if value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool):
+        bad("terminal", f"terminal_value() is {value!r}, not an integer")
+    elif facts.value_range is not None and not (
+        facts.value_range[0] <= value <= facts.value_range[1]
+    ):
+        bad(
+            "range",
+            f"terminal value {value} is outside the declared value_range {facts.value_range}",
+        )
+
+
+def _check_moves(
+    game: Game,
+    key: PositionKey,
+    children: list[tuple[MoveLabel, PositionKey]],
+    other: Game | None,
+    bad: Callable[[str, str], None],
+) -> None:
+    """The move labels of *children* (*key*'s moves) are distinct non-empty texts, and
+    ``children`` gives the same moves again (and in *other*, another instance)."""
+    labels = [label for label, _ in children]
+    if len(set(labels)) != len(labels):
+        bad("moves", "two moves have the same label")
+    if not all(isinstance(label, str) and label for label in labels):
+        bad("moves", "a move label is not a non-empty text")
+    if list(game.children(key)) != children:
+        bad("determinism", "children() gave different moves on a second call")
+    if other is not None and list(other.children(key)) != children:
+        bad("determinism", "children() differs between two instances of the variant")
 
 
 def _chance_problems(game: Game, key: PositionKey, moves: int) -> list[str]:
@@ -216,71 +222,6 @@ def _chance_problems(game: Game, key: PositionKey, moves: int) -> list[str]:
     if len(probs) != moves:
         out.append(f"{len(probs)} probabilities for {moves} outcomes")
     return out
-
-
-def _check_tiers(
-    game: Game,
-    key: PositionKey,
-    children: Sequence[tuple[MoveLabel, PositionKey]],
-    symmetry: bool,
-) -> list[Violation]:
-    """The tier promises at *key* (see :attr:`~solver.game.GameFacts.tiers`)."""
-    out: list[Violation] = []
-    hooks: Any = game  # the tier hooks are not part of the Game protocol
-    tier = hooks.tier(key)
-    if not isinstance(tier, int) or isinstance(tier, bool):
-        return [Violation("tiers", f"tier() is {tier!r}, not an integer", witness(game, key))]
-    name = hooks.tier_name(tier)
-    if not isinstance(name, str) or not name:
-        out.append(
-            Violation("tiers", f"tier_name({tier}) is {name!r}, not a name", witness(game, key))
-        )
-    below = list(hooks.child_tiers(tier))
-    if tier in below:
-        out.append(
-            Violation(
-                "tiers",
-                f"child_tiers({tier}) lists the tier itself (moves within a tier need no "
-                "declaring)",
-                witness(game, key),
-            )
-        )
-    for label, child in children:
-        c = game.canonical(child) if symmetry else child
-        t = hooks.tier(c)
-        if t != tier and t not in below:
-            out.append(
-                Violation(
-                    "tiers",
-                    f"move {label} goes from tier {tier} to tier {t}, which child_tiers({tier}) "
-                    f"= {below} does not list",
-                    witness(game, key),
-                )
-            )
-            break
-    if symmetry and hooks.tier(game.canonical(key)) != tier:
-        out.append(
-            Violation(
-                "tiers",
-                "the canonical image is in another tier than the position",
-                witness(game, key),
-            )
-        )
-    return out
-
-
-INT64 = range(-(2**63), 2**63)
-"""The keys the batched rules take (numpy int64)."""
-
-
-def first_of(game: Game, check: str, wrong: list[tuple[PositionKey, str]]) -> list[Violation]:
-    """A violation of *check* at the first of the sampled positions *wrong* (each with
-    what is wrong there), counting the others."""
-    if not wrong:
-        return []
-    key, message = wrong[0]
-    more = f" (and at {len(wrong) - 1} more sampled positions)" if len(wrong) > 1 else ""
-    return [Violation(check, message + more, witness(game, key))]
 
 
 def check_format_batch(game: Game, keys: Sequence[PositionKey]) -> list[Violation]:
@@ -345,31 +286,6 @@ def _check_canonical(
             )
         )
     return out
-
-
-def find_cycle(edges: Mapping[PositionKey, Iterable[PositionKey]]) -> list[PositionKey] | None:
-    """A cycle of the graph *edges* (keys of a cycle, first repeated last), or ``None``."""
-    colour: dict[PositionKey, int] = {}  # 1: on the stack, 2: done
-    for root in edges:
-        if root in colour:
-            continue
-        colour[root] = 1
-        path = [root]
-        stack = [iter(edges.get(root, ()))]
-        while stack:
-            child = next(stack[-1], None)
-            if child is None:
-                colour[path.pop()] = 2
-                stack.pop()
-                continue
-            state = colour.get(child)
-            if state == 1:
-                return [*path[path.index(child) :], child]
-            if state is None and child in edges:
-                colour[child] = 1
-                path.append(child)
-                stack.append(iter(edges[child]))
-    return None
 
 
 def _without_symmetry(game: Game) -> Game:
@@ -512,6 +428,31 @@ def check_game(
         return report
     report.positions, report.exhausted = len(keys), exhausted is True
     sampled = len(keys)
+    keys = _check_positions(game, keys, facts, deadline, report)
+    if facts.acyclic:  # on the positions themselves: a wrong symmetry is reported apart
+        report.violations.extend(_check_acyclic(game, keys))
+    report.violations.extend(check_format_batch(game, keys))
+    if facts.tiers:
+        _check_sample_tiers(game, keys, deadline, report)
+    _note_finite(report, facts, exhausted, len(keys), sampled)
+    if facts.uses_symmetry and facts.chance:
+        report.notes.append("the symmetry of a game of chance is not checked by solving yet")
+    elif facts.uses_symmetry and symmetry_pairs > 0:
+        _check_sample_symmetry(game, keys, symmetry_pairs, solve_expansions, deadline, report)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _check_positions(
+    game: Game,
+    keys: list[PositionKey],
+    facts: GameFacts,
+    deadline: float | None,
+    report: CheckReport,
+) -> list[PositionKey]:
+    """:func:`check_position` at each of *keys* until *deadline*, into *report* (the
+    first :data:`WITNESSES` violations of each check, the others counted); returns the
+    keys checked."""
     other = _fresh(game)
     counts: dict[str, int] = {}
     for i, key in enumerate(keys):
@@ -530,34 +471,49 @@ def check_game(
         if n > WITNESSES:
             report.unlisted += n - WITNESSES
             report.notes.append(f"{n - WITNESSES} more {check} violations not shown")
-    if facts.acyclic:  # on the positions themselves: a wrong symmetry is reported apart
-        try:
-            edges = {key: [c for _, c in safe_moves(game, key)] for key in keys}
-        except Exception:  # reported per position already
-            edges = {}
-        cycle = find_cycle(edges)
-        if cycle is not None:
-            path = " -> ".join(witness(game, k) for k in cycle)
-            report.violations.append(
-                Violation(
-                    "acyclic",
-                    f"the game declares acyclic but play repeats: {path}",
-                    witness(game, cycle[0]),
-                )
-            )
-    report.violations.extend(check_format_batch(game, keys))
-    if facts.tiers:
-        from solver.check_tiers import check_tiers  # it imports this module
+    return keys
 
-        try:
-            found, notes = check_tiers(game, keys, deadline=deadline)
-            report.violations.extend(found)
-            report.notes.extend(notes)
-        except Exception as e:
-            report.violations.append(Violation("error", f"tiers: {type(e).__name__}: {e}", "-"))
+
+def _check_acyclic(game: Game, keys: Sequence[PositionKey]) -> list[Violation]:
+    """No line of play among the sampled *keys* repeats a position."""
+    try:
+        edges = {key: [c for _, c in safe_moves(game, key)] for key in keys}
+    except Exception:  # reported per position already
+        edges = {}
+    cycle = find_cycle(edges)
+    if cycle is None:
+        return []
+    path = " -> ".join(witness(game, k) for k in cycle)
+    return [
+        Violation(
+            "acyclic",
+            f"the game declares acyclic but play repeats: {path}",
+            witness(game, cycle[0]),
+        )
+    ]
+
+
+def _check_sample_tiers(
+    game: Game, keys: Sequence[PositionKey], deadline: float | None, report: CheckReport
+) -> None:
+    """:func:`~solver.check_tiers.check_tiers` over the sampled *keys*, into *report*."""
+    try:
+        found, notes = check_tiers(game, keys, deadline=deadline)
+        report.violations.extend(found)
+        report.notes.extend(notes)
+    except Exception as e:
+        report.violations.append(Violation("error", f"tiers: {type(e).__name__}: {e}", "-"))
+
+
+def _note_finite(
+    report: CheckReport, facts: GameFacts, exhausted: bool | None, checked: int, sampled: int
+) -> None:
+    """Note what the sample says of the declared ``finite``: every reachable position
+    was seen (*exhausted*) though the game says it is infinite, or the game says it is
+    finite and the sample could not confirm it."""
     if exhausted and not facts.finite:
         report.notes.append(
-            f"finite is false but only {len(keys)} positions are reachable: "
+            f"finite is false but only {checked} positions are reachable: "
             "declaring finite=True allows full solves without a budget"
         )
     if exhausted is not True and facts.finite:
@@ -569,32 +525,36 @@ def check_game(
                 else "the time budget ran out before every reachable position was seen"
             )
         )
-    if facts.uses_symmetry and facts.chance:
-        report.notes.append("the symmetry of a game of chance is not checked by solving yet")
-    elif facts.uses_symmetry and symmetry_pairs > 0:
-        found, report.symmetry_pairs = check_symmetry(  # the playouts' deep positions first
-            game,
-            keys[::-1],
-            pairs=symmetry_pairs,
-            max_expansions=solve_expansions,
-            deadline=deadline,
+
+
+def _check_sample_symmetry(
+    game: Game,
+    keys: Sequence[PositionKey],
+    pairs: int,
+    max_expansions: int,
+    deadline: float | None,
+    report: CheckReport,
+) -> None:
+    """:func:`check_symmetry` over the sampled *keys*, deep ones first, into *report*."""
+    found, report.symmetry_pairs = check_symmetry(  # the playouts' deep positions first
+        game,
+        keys[::-1],
+        pairs=pairs,
+        max_expansions=max_expansions,
+        deadline=deadline,
+    )
+    report.violations.extend(found)
+    if report.symmetry_pairs == 0:
+        report.notes.append(
+            "symmetry not checked: no sampled position with another "
+            "canonical image was solved within the budget"
         )
-        report.violations.extend(found)
-        if report.symmetry_pairs == 0:
-            report.notes.append(
-                "symmetry not checked: no sampled position with another "
-                "canonical image was solved within the budget"
-            )
-    report.seconds = time.monotonic() - started
-    return report
 
 
 __all__ = [
     "CheckReport",
-    "Violation",
     "check_game",
     "check_position",
     "check_symmetry",
-    "find_cycle",
     "sample_positions",
 ]

@@ -1,9 +1,9 @@
-"""The tier checks of :func:`solver.check.check_game` over the sample as a whole: the
-child-tier relation from the initial position's tier ends (it reaches at most
-:data:`~solver.tier_graph.TIER_LIMIT` tiers, as a tiered solve needs) and has no cycle,
-``tier_positions`` lists each sampled tier's positions, and ``tiers_batch`` agrees with
-``tier``. (Each position's own tier promises are checked by
-:func:`solver.check.check_position`.)
+"""The tier checks of :func:`solver.check.check_game`: each sampled position's tier
+promises (:func:`check_position_tiers`, which :func:`solver.check.check_position` runs),
+and, over the sample as a whole (:func:`check_tiers`): the child-tier relation from the
+initial position's tier ends (it reaches at most :data:`~solver.tier_graph.TIER_LIMIT`
+tiers, as a tiered solve needs) and has no cycle, ``tier_positions`` lists each sampled
+tier's positions, and ``tiers_batch`` agrees with ``tier``.
 
 >>> from solver.games import get_game
 >>> game = get_game("tic-tac-toe")
@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from solver.check import INT64, Violation, find_cycle, first_of, witness
-from solver.game import BatchedRules, Game, PositionKey
+from solver.check_base import INT64, Violation, find_cycle, first_of, witness
+from solver.game import BatchedRules, Game, MoveLabel, PositionKey
 from solver.tier_graph import TIER_LIMIT
 
 TIER_GRAPH_LIMIT = TIER_LIMIT
@@ -53,6 +53,57 @@ def _walk(
         edges[t] = [c for c in islice(hooks.child_tiers(t), TIER_GRAPH_LIMIT + 1) if c != t]
         todo.extend(c for c in edges[t] if c not in edges)
     return edges, None, False
+
+
+def check_position_tiers(
+    game: Game,
+    key: PositionKey,
+    children: Sequence[tuple[MoveLabel, PositionKey]],
+    symmetry: bool,
+) -> list[Violation]:
+    """The tier promises at *key* (see :attr:`~solver.game.GameFacts.tiers`)."""
+    out: list[Violation] = []
+    hooks: Any = game  # the tier hooks are not part of the Game protocol
+    tier = hooks.tier(key)
+    if not isinstance(tier, int) or isinstance(tier, bool):
+        return [Violation("tiers", f"tier() is {tier!r}, not an integer", witness(game, key))]
+    name = hooks.tier_name(tier)
+    if not isinstance(name, str) or not name:
+        out.append(
+            Violation("tiers", f"tier_name({tier}) is {name!r}, not a name", witness(game, key))
+        )
+    below = list(hooks.child_tiers(tier))
+    if tier in below:
+        out.append(
+            Violation(
+                "tiers",
+                f"child_tiers({tier}) lists the tier itself (moves within a tier need no "
+                "declaring)",
+                witness(game, key),
+            )
+        )
+    for label, child in children:
+        c = game.canonical(child) if symmetry else child
+        t = hooks.tier(c)
+        if t != tier and t not in below:
+            out.append(
+                Violation(
+                    "tiers",
+                    f"move {label} goes from tier {tier} to tier {t}, which child_tiers({tier}) "
+                    f"= {below} does not list",
+                    witness(game, key),
+                )
+            )
+            break
+    if symmetry and hooks.tier(game.canonical(key)) != tier:
+        out.append(
+            Violation(
+                "tiers",
+                "the canonical image is in another tier than the position",
+                witness(game, key),
+            )
+        )
+    return out
 
 
 def check_tiers(
@@ -162,4 +213,4 @@ def _check_tiers_batch(
     return first_of(game, "tiers", wrong)
 
 
-__all__ = ["TIER_GRAPH_LIMIT", "TIER_SAMPLE", "check_tiers"]
+__all__ = ["TIER_GRAPH_LIMIT", "TIER_SAMPLE", "check_position_tiers", "check_tiers"]

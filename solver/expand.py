@@ -29,7 +29,8 @@ import numpy.typing as npt
 
 from solver.errors import ContractError, SolveError
 from solver.game import BatchedRules, Game, MoveLabel, PositionKey
-from solver.graph import TERMINAL, UNEXPANDED, Graph, KeyTable, NodeId
+from solver.graph import TERMINAL, UNEXPANDED, Graph, NodeId
+from solver.keytable import KeyTable
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 

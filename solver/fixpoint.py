@@ -203,7 +203,6 @@ def propagate_finality(
     state = g.state
     lf, hf = g.low_final, g.high_final
     child_count = g.child_count
-    edge_parent, rev_head, rev_next = g.edge_parent, g.rev_head, g.rev_next
     committed, dirty = g.committed_nodes, g.dirty
     reveal, hidden = g.reveal, g.hidden
     queue = deque(n for n in dict.fromkeys(seeds) if state[n] == EXPANDED)
@@ -227,14 +226,21 @@ def propagate_finality(
                 dirty.add(n)
             if reveal is not None and hidden[n]:
                 reveal(n)
-            e = rev_head[n]
-            while e >= 0:
-                p = edge_parent[e]
-                if p not in queued and state[p] == EXPANDED:
-                    queued.add(p)
-                    queue.append(p)
-                e = rev_next[e]
+            _queue_expanded_parents(g, n, queue, queued)
     return work
+
+
+def _queue_expanded_parents(g: Graph, n: NodeId, queue: deque[NodeId], queued: set[NodeId]) -> None:
+    """Queue the expanded parents of *n* not in *queued* (whose rules read *n*'s flags,
+    which just turned final)."""
+    state, edge_parent, rev_next = g.state, g.edge_parent, g.rev_next
+    e = g.rev_head[n]
+    while e >= 0:
+        p = edge_parent[e]
+        if p not in queued and state[p] == EXPANDED:
+            queued.add(p)
+            queue.append(p)
+        e = rev_next[e]
 
 
 def update_finality(
@@ -256,15 +262,10 @@ def update_finality(
 
     The rules are :func:`low_final_by_rules` and :func:`high_final_by_rules`.
     """
-    low, high, state = g.low, g.high, g.state
+    low, high = g.low, g.high
     lf, hf = g.low_final, g.high_final
-    edge_parent, rev_head, rev_next = g.edge_parent, g.rev_head, g.rev_next
-    lows = {n for n in low_candidates if state[n] == EXPANDED and not lf[n]}
-    highs = {n for n in high_candidates if state[n] == EXPANDED and not hf[n]}
-    for n in lows:
-        lf[n] = 1
-    for n in highs:
-        hf[n] = 1
+    lows = _assume_final(g, lf, low_candidates)
+    highs = _assume_final(g, hf, high_candidates)
     order = sorted(lows | highs)
     queue = deque(order)
     queued = set(order)
@@ -276,27 +277,48 @@ def update_finality(
         if lf[n] and n in lows and not low_final_by_rules(g, n, vmax):
             lf[n] = 0
             # parents' high-finality reads this low flag
-            e2 = rev_head[n]
-            while e2 >= 0:
-                p = edge_parent[e2]
-                if hf[p] and p in highs and p not in queued:
-                    queued.add(p)
-                    queue.append(p)
-                e2 = rev_next[e2]
+            _queue_readers(g, n, hf, highs, queue, queued)
         if hf[n] and n in highs and not high_final_by_rules(g, n, vmin):
             hf[n] = 0
             # parents' low-finality reads this high flag
-            e2 = rev_head[n]
-            while e2 >= 0:
-                p = edge_parent[e2]
-                if lf[p] and p in lows and p not in queued:
-                    queued.add(p)
-                    queue.append(p)
-                e2 = rev_next[e2]
+            _queue_readers(g, n, lf, lows, queue, queued)
+    _touch_final(g, lf, lows)
+    _touch_final(g, hf, highs)
+
+
+def _assume_final(g: Graph, flags: bytearray, candidates: Iterable[NodeId]) -> set[NodeId]:
+    """The expanded nodes of *candidates* whose flag in *flags* is not final, each flag
+    set final (the greatest fixpoint's start)."""
+    state = g.state
+    out = {n for n in candidates if state[n] == EXPANDED and not flags[n]}
+    for n in out:
+        flags[n] = 1
+    return out
+
+
+def _queue_readers(
+    g: Graph,
+    n: NodeId,
+    flags: bytearray,
+    members: set[NodeId],
+    queue: deque[NodeId],
+    queued: set[NodeId],
+) -> None:
+    """Queue the parents of *n* in *members* not in *queued* whose flag in *flags* is
+    still final: their rule reads the flag of *n* that just dropped."""
+    edge_parent, rev_next = g.edge_parent, g.rev_next
+    e = g.rev_head[n]
+    while e >= 0:
+        p = edge_parent[e]
+        if flags[p] and p in members and p not in queued:
+            queued.add(p)
+            queue.append(p)
+        e = rev_next[e]
+
+
+def _touch_final(g: Graph, flags: bytearray, candidates: set[NodeId]) -> None:
+    """Note as changed the committed *candidates* whose flag in *flags* stayed final."""
     committed, dirty = g.committed_nodes, g.dirty
-    for n in lows:
-        if lf[n] and n < committed:
-            dirty.add(n)
-    for n in highs:
-        if hf[n] and n < committed:
+    for n in candidates:
+        if flags[n] and n < committed:
             dirty.add(n)

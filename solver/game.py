@@ -88,48 +88,51 @@ class Param:
 
         :raises InvalidParameterError: if *raw* has the wrong type or is out of range.
         """
-        value: ParamValue
         if self.type is bool:
-            if isinstance(raw, bool):
-                value = raw
-            elif isinstance(raw, str) and raw.strip().lower() in _TRUE | _FALSE:
-                value = raw.strip().lower() in _TRUE
-            elif isinstance(raw, int) and raw in (0, 1):
-                value = bool(raw)
-            else:
-                raise InvalidParameterError(
-                    f"parameter {self.name!r} must be true or false, not {raw!r}"
-                )
-        elif self.type is int:
-            if isinstance(raw, bool):
+            return self._convert_bool(raw)
+        if self.type is int:
+            return self._convert_int(raw)
+        return self._convert_str(raw)
+
+    def _convert_bool(self, raw: object) -> bool:
+        if isinstance(raw, bool):
+            return raw
+        if isinstance(raw, str) and raw.strip().lower() in _TRUE | _FALSE:
+            return raw.strip().lower() in _TRUE
+        if isinstance(raw, int) and raw in (0, 1):
+            return bool(raw)
+        raise InvalidParameterError(f"parameter {self.name!r} must be true or false, not {raw!r}")
+
+    def _convert_int(self, raw: object) -> int:
+        if isinstance(raw, bool):
+            raise InvalidParameterError(f"parameter {self.name!r} must be an integer, not {raw!r}")
+        if isinstance(raw, int):
+            value = raw
+        else:
+            try:
+                value = int(str(raw).strip())
+            except ValueError:
                 raise InvalidParameterError(
                     f"parameter {self.name!r} must be an integer, not {raw!r}"
-                )
-            if isinstance(raw, int):
-                value = raw
-            else:
-                try:
-                    value = int(str(raw).strip())
-                except ValueError:
-                    raise InvalidParameterError(
-                        f"parameter {self.name!r} must be an integer, not {raw!r}"
-                    ) from None
-            if self.min is not None and value < self.min:
-                raise InvalidParameterError(
-                    f"parameter {self.name!r} must be at least {self.min}, not {value}"
-                )
-            if self.max is not None and value > self.max:
-                raise InvalidParameterError(
-                    f"parameter {self.name!r} must be at most {self.max}, not {value}"
-                )
-        else:
-            if not isinstance(raw, str):
-                raise InvalidParameterError(f"parameter {self.name!r} must be text, not {raw!r}")
-            value = raw.strip()
-            if self.choices is not None and value not in self.choices:
-                raise InvalidParameterError(
-                    f"parameter {self.name!r} must be one of {', '.join(self.choices)}, not {raw!r}"
-                )
+                ) from None
+        if self.min is not None and value < self.min:
+            raise InvalidParameterError(
+                f"parameter {self.name!r} must be at least {self.min}, not {value}"
+            )
+        if self.max is not None and value > self.max:
+            raise InvalidParameterError(
+                f"parameter {self.name!r} must be at most {self.max}, not {value}"
+            )
+        return value
+
+    def _convert_str(self, raw: object) -> str:
+        if not isinstance(raw, str):
+            raise InvalidParameterError(f"parameter {self.name!r} must be text, not {raw!r}")
+        value = raw.strip()
+        if self.choices is not None and value not in self.choices:
+            raise InvalidParameterError(
+                f"parameter {self.name!r} must be one of {', '.join(self.choices)}, not {raw!r}"
+            )
         return value
 
     def describe(self) -> dict[str, Any]:
@@ -206,6 +209,13 @@ class GameFacts:
     endgame's its material."""
 
     def __post_init__(self) -> None:
+        self._check_values()
+        self._check_declarations()
+        if self.chance:
+            self._check_chance()
+
+    def _check_values(self) -> None:
+        """``value_range`` and ``repetition_value`` are integers (low <= high)."""
         if self.value_range is not None:
             lo, hi = (
                 self.value_range
@@ -221,6 +231,10 @@ class GameFacts:
             raise ContractError(
                 f"repetition_value must be an integer or None, not {self.repetition_value!r}"
             )
+
+    def _check_declarations(self) -> None:
+        """``players`` are two names, ``leak_order`` is one of :data:`LEAK_ORDERS`, and
+        the flags are booleans."""
         if not (
             isinstance(self.players, tuple)
             and len(self.players) == 2
@@ -241,14 +255,16 @@ class GameFacts:
         for name, flag in flags.items():
             if not isinstance(flag, bool):
                 raise ContractError(f"{name} must be true or false, not {flag!r}")
-        if self.chance:
-            if self.value_range is None or self.value_range[0] != -self.value_range[1]:
-                raise ContractError(
-                    "a game with chance nodes must declare a value_range (-r, r), "
-                    f"not {self.value_range!r}"
-                )
-            if self.tiers:
-                raise ContractError("a game with chance nodes cannot declare tiers (yet)")
+
+    def _check_chance(self) -> None:
+        """A game with chance nodes declares a symmetric value range, and no tiers."""
+        if self.value_range is None or self.value_range[0] != -self.value_range[1]:
+            raise ContractError(
+                "a game with chance nodes must declare a value_range (-r, r), "
+                f"not {self.value_range!r}"
+            )
+        if self.tiers:
+            raise ContractError("a game with chance nodes cannot declare tiers (yet)")
 
 
 def _is_int(value: object) -> TypeGuard[int]:

@@ -23,49 +23,20 @@ them did), which is what a store writes per batch.
 from __future__ import annotations
 
 import operator
-import os
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from enum import IntEnum
-from typing import Any, Literal, get_args, overload
+from typing import Any, Literal, get_args
 
 import numpy as np
 import numpy.typing as npt
 
 from solver.game import MoveLabel, PositionKey
+from solver.keytable import KeyMap, new_index
+from solver.labels import Labels
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 NodeId = int
-
-KeyMap = MutableMapping[PositionKey, NodeId]
-"""A graph's key index: position key -> node id."""
-
-
-def native(name: str) -> Any:
-    """:mod:`solver._native`'s *name*, or ``None`` when the C module is not built (no C
-    compiler at install) or ``NEGAGRAPH_PURE_PYTHON`` is set: its callers then take their
-    Python path, with the same results."""
-    if os.environ.get("NEGAGRAPH_PURE_PYTHON"):
-        return None
-    try:
-        from solver import _native
-    except ImportError:
-        return None
-    return getattr(_native, name)
-
-
-KeyTable: Any = native("KeyTable")
-""":class:`solver._native.KeyTable`, or ``None`` when the C module is not built or
-``NEGAGRAPH_PURE_PYTHON`` is set (then the index is a dict: same results)."""
-
-
-def new_index(keys: array[int] | list[PositionKey] | None = None) -> KeyMap:
-    """The key index of *keys* (key i -> i; empty without *keys*): a KeyTable while the
-    keys fit 64 bits and the C module is there, else a dict."""
-    if KeyTable is not None and (keys is None or isinstance(keys, array)):
-        table: KeyMap = KeyTable() if keys is None else KeyTable.from_keys(keys)
-        return table
-    return {} if keys is None else {k: i for i, k in enumerate(keys)}
 
 
 class NodeState(IntEnum):
@@ -86,85 +57,6 @@ NodeStateName = Literal["unexpanded", "expanded", "terminal"]
 """A state as the API and the CLI spell it."""
 STATE_NAMES: tuple[NodeStateName, ...] = get_args(NodeStateName)
 """The names by code: ``STATE_NAMES[state]``."""
-
-
-class Labels(Sequence[MoveLabel]):
-    """A list of move labels stored as one byte (or two) per entry: an index into the
-    distinct labels seen so far. Reads like a list of strings."""
-
-    def __init__(self, labels: Iterable[MoveLabel] = ()) -> None:
-        self.names: list[MoveLabel] = []
-        self.codes: dict[MoveLabel, int] = {}
-        self.data = array("B")
-        self.extend(labels)
-
-    @classmethod
-    def from_codes(cls, names: Sequence[MoveLabel], codes: npt.NDArray[Any]) -> Labels:
-        """Labels already encoded: *codes* index *names*.
-
-        :raises ValueError: if a code is out of range.
-        """
-        out = cls()
-        out.names = list(names)
-        out.codes = {m: i for i, m in enumerate(out.names)}
-        kinds = len(out.names)
-        if codes.size and (codes.min() < 0 or codes.max() >= kinds):
-            raise ValueError("a move label is out of range")
-        typecode = "B" if kinds <= 256 else "H" if kinds <= 65_536 else "l"
-        out.data = array(typecode, codes.astype(np.dtype(typecode)).tobytes())
-        return out
-
-    def _code(self, label: MoveLabel) -> int:
-        code = self.codes.get(label)
-        if code is None:
-            code = self.codes[label] = len(self.names)
-            self.names.append(label)
-            if code == 256 and self.data.typecode == "B":
-                self.data = array("H", self.data)
-            elif code == 65_536 and self.data.typecode == "H":
-                self.data = array("l", self.data)
-        return code
-
-    def append(self, label: MoveLabel) -> None:
-        self.data.append(self._code(label))
-
-    def extend(self, labels: Iterable[MoveLabel]) -> None:
-        labels = labels if isinstance(labels, list) else list(labels)
-        codes = self.codes
-        try:
-            new = list(map(codes.__getitem__, labels))  # labels seen before: the rule
-        except KeyError:
-            code = self._code
-            new = [codes[m] if m in codes else code(m) for m in labels]
-        self.data.extend(new)  # after the codes: they may have widened the array
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-    @overload
-    def __getitem__(self, i: int) -> MoveLabel: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[MoveLabel]: ...
-    def __getitem__(self, i: int | slice) -> MoveLabel | list[MoveLabel]:
-        if isinstance(i, slice):
-            return list(map(self.names.__getitem__, self.data[i]))
-        return self.names[self.data[i]]
-
-    def __iter__(self) -> Iterator[MoveLabel]:
-        names = self.names
-        return (names[c] for c in self.data)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Labels):
-            return list(self) == list(other)
-        if isinstance(other, list):
-            return list(self) == other
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"Labels({list(self)!r})"
 
 
 NODE_VALUES: tuple[tuple[str, str], ...] = (
@@ -518,19 +410,26 @@ class Graph:
 
     def set_children(self, parent: NodeId, children: list[tuple[MoveLabel, NodeId]]) -> None:
         """Record *parent*'s children (in move order) and mark it expanded."""
-        first = len(self.edge_child)
-        self.first_edge[parent] = first
-        self.child_count[parent] = len(children)
-        self.edge_parent.extend([parent] * len(children))
-        self.edge_child.extend([c for _, c in children])
-        self.edge_move.extend([m for m, _ in children])
+        self._link_children(parent, [c for _, c in children], [m for m, _ in children])
+
+    def _link_children(self, parent: NodeId, kids: list[NodeId], labels: list[MoveLabel]) -> None:
+        """Append *parent*'s edges to *kids* (in move order, labelled *labels*), thread
+        them onto the reverse edges when those are kept, and mark *parent* expanded (and
+        changed)."""
+        edge_child = self.edge_child
+        e = first = len(edge_child)
+        edge_child.extend(kids)
         rev_head, rev_next = self._rev_head, self._rev_next
         if rev_head is not None and rev_next is not None:
-            e = first
-            for _, child in children:
-                rev_next.append(rev_head[child])
-                rev_head[child] = e
+            for c in kids:
+                rev_next.append(rev_head[c])
+                rev_head[c] = e
                 e += 1
+        n = len(kids)
+        self.edge_parent.extend([parent] * n)
+        self.edge_move.extend(labels)
+        self.first_edge[parent] = first
+        self.child_count[parent] = n
         self.state[parent] = EXPANDED
         if parent < self.committed_nodes:
             self.dirty.add(parent)
@@ -549,8 +448,7 @@ class Graph:
         edges are recorded as :meth:`set_children` records them. The two in one pass, a
         column at a time: this is the partial solver's innermost step."""
         get = self.index.get
-        state = self.state
-        nid = len(state)
+        nid = len(self.state)
         kids: list[NodeId] = []
         fresh: dict[PositionKey, NodeId] = {}
         for _, ck in moves:
@@ -561,69 +459,73 @@ class Graph:
                     c = fresh[ck] = nid + len(fresh)
             kids.append(c)
         if fresh:
-            # Everything that can fail (the game's terminal_value, a key beyond 64 bits)
-            # before anything changes: a failed expansion leaves the graph as it was.
-            new = list(fresh)
-            values = list(map(terminal_value, new))
-            terminal = values.count(None) != len(values)
-            if terminal:
-                array("q", [v for v in values if v is not None])  # 64-bit integers?
-            keys = self.keys
-            if isinstance(keys, array):
-                try:
-                    keys.frombytes(array("q", new).tobytes())
-                except (OverflowError, TypeError):
-                    keys = self.keys = list(keys)  # beyond 64 bits: a list from now on
-                    keys.extend(new)
-                    self._widen_index()
-            else:
-                keys.extend(new)
-            self.index.update(fresh)
-            m = len(new)
-            if self.gid is not None:
-                self._new_mapped(m)
-            self.dist.extend([self.dist[parent] + 1] * m)
-            self.first_edge.extend([-1] * m)
-            self.child_count.extend([0] * m)
-            if self._rev_head is not None:
-                self._rev_head.extend([-1] * m)
-            if not terminal:
-                state.extend(bytes(m))  # UNEXPANDED
-                self.low.extend([NEG_INF] * m)
-                self.high.extend([POS_INF] * m)
-                self.low_final.extend(bytes(m))
-                self.high_final.extend(bytes(m))
-                self.depth_low.extend([DEPTH_INF] * m)
-                self.depth_high.extend([DEPTH_INF] * m)
-            else:
-                final = bytes(0 if v is None else 1 for v in values)
-                state.extend(bytes(UNEXPANDED if v is None else TERMINAL for v in values))
-                self.low.extend([NEG_INF if v is None else v for v in values])
-                self.high.extend([POS_INF if v is None else v for v in values])
-                self.low_final.extend(final)
-                self.high_final.extend(final)
-                depths = [DEPTH_INF if v is None else 0 for v in values]
-                self.depth_low.extend(depths)
-                self.depth_high.extend(depths)
-        edge_child = self.edge_child
-        e = first = len(edge_child)
-        edge_child.extend(kids)
-        rev_head, rev_next = self._rev_head, self._rev_next
-        if rev_head is not None and rev_next is not None:
-            for c in kids:
-                rev_next.append(rev_head[c])
-                rev_head[c] = e
-                e += 1
-        n = len(kids)
-        self.edge_parent.extend([parent] * n)
-        self.edge_move.extend([m for m, _ in moves])
-        self.first_edge[parent] = first
-        self.child_count[parent] = n
-        state[parent] = EXPANDED
-        if parent < self.committed_nodes:
-            self.dirty.add(parent)
+            self._add_fresh(parent, fresh, terminal_value)
+        self._link_children(parent, kids, [m for m, _ in moves])
+
+    def _add_fresh(
+        self,
+        parent: NodeId,
+        fresh: dict[PositionKey, NodeId],
+        terminal_value: Callable[[PositionKey], int | None],
+    ) -> None:
+        """Append the nodes of :meth:`expand_with`'s new children *fresh* (key -> the id
+        it gets, the next ones in order), one step further from the root than *parent*."""
+        # Everything that can fail (the game's terminal_value, a key beyond 64 bits)
+        # before anything changes: a failed expansion leaves the graph as it was.
+        new = list(fresh)
+        values = list(map(terminal_value, new))
+        terminal = values.count(None) != len(values)
+        if terminal:
+            array("q", [v for v in values if v is not None])  # 64-bit integers?
+        self._extend_keys(new)
+        self.index.update(fresh)
+        m = len(new)
         if self.gid is not None:
-            self.fresh_parents.append(parent)
+            self._new_mapped(m)
+        self.dist.extend([self.dist[parent] + 1] * m)
+        self.first_edge.extend([-1] * m)
+        self.child_count.extend([0] * m)
+        if self._rev_head is not None:
+            self._rev_head.extend([-1] * m)
+        if terminal:
+            self._extend_values(values)
+        else:
+            self._extend_open(m)
+
+    def _extend_keys(self, new: list[PositionKey]) -> None:
+        """Append the keys *new* (the keys go to a list from the first beyond 64 bits)."""
+        keys = self.keys
+        if isinstance(keys, array):
+            try:
+                keys.frombytes(array("q", new).tobytes())
+            except (OverflowError, TypeError):
+                keys = self.keys = list(keys)  # beyond 64 bits: a list from now on
+                keys.extend(new)
+                self._widen_index()
+        else:
+            keys.extend(new)
+
+    def _extend_open(self, m: int) -> None:
+        """The value columns of *m* new unexpanded nodes: bounds and depths unknown."""
+        self.state.extend(bytes(m))  # UNEXPANDED
+        self.low.extend([NEG_INF] * m)
+        self.high.extend([POS_INF] * m)
+        self.low_final.extend(bytes(m))
+        self.high_final.extend(bytes(m))
+        self.depth_low.extend([DEPTH_INF] * m)
+        self.depth_high.extend([DEPTH_INF] * m)
+
+    def _extend_values(self, values: list[int | None]) -> None:
+        """The value columns of new nodes with terminal *values* (``None``: unexpanded)."""
+        final = bytes(0 if v is None else 1 for v in values)
+        self.state.extend(bytes(UNEXPANDED if v is None else TERMINAL for v in values))
+        self.low.extend([NEG_INF if v is None else v for v in values])
+        self.high.extend([POS_INF if v is None else v for v in values])
+        self.low_final.extend(final)
+        self.high_final.extend(final)
+        depths = [DEPTH_INF if v is None else 0 for v in values]
+        self.depth_low.extend(depths)
+        self.depth_high.extend(depths)
 
     def _new_mapped(self, count: int) -> None:
         """Stored ids for *count* new nodes of a mapped graph (the next ones)."""

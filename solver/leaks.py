@@ -78,9 +78,8 @@ def first_leaks(g: Graph, root: NodeId, limit: int) -> tuple[list[NodeId], int]:
     no longer asks for ``high(c)``): this is alpha-beta's refutation, and it is usually far
     cheaper than finalising ``high(c)``.
     """
-    low, high, state = g.low, g.high, g.state
+    state = g.state
     lf, hf = g.low_final, g.high_final
-    first_edge, child_count, edge_child = g.first_edge, g.child_count, g.edge_child
     seen_low: set[NodeId] = set()
     seen_high: set[NodeId] = set()
     leaks: list[NodeId] = []
@@ -103,26 +102,50 @@ def first_leaks(g: Graph, root: NodeId, limit: int) -> tuple[list[NodeId], int]:
                 if len(leaks) >= limit:
                     break
             continue
-        f = first_edge[n]
         if is_low:
-            lo = low[n]
-            for e in range(f + child_count[n] - 1, f - 1, -1):
-                c = edge_child[e]
-                if not hf[c] and -low[c] > lo:
-                    if c not in seen_high:
-                        seen_high.add(c)
-                        stack.append((c, False))
-                    if not lf[c] and c not in seen_low:
-                        seen_low.add(c)
-                        stack.append((c, True))
+            _push_low_side(g, n, seen_low, seen_high, stack)
         else:
-            hi = high[n]
-            for e in range(f + child_count[n] - 1, f - 1, -1):
-                c = edge_child[e]
-                if not lf[c] and -low[c] == hi and c not in seen_low:
-                    seen_low.add(c)
-                    stack.append((c, True))
+            _push_high_side(g, n, seen_low, stack)
     return leaks, visited
+
+
+def _push_low_side(
+    g: Graph,
+    n: NodeId,
+    seen_low: set[NodeId],
+    seen_high: set[NodeId],
+    stack: list[tuple[NodeId, bool]],
+) -> None:
+    """:func:`first_leaks`' step from ``low(n)``: push, last move first (so the first is
+    walked first), the children that could still raise it, on their high side and, when
+    not final, their low side (the refutation)."""
+    low, lf, hf, edge_child = g.low, g.low_final, g.high_final, g.edge_child
+    lo = low[n]
+    f = g.first_edge[n]
+    for e in range(f + g.child_count[n] - 1, f - 1, -1):
+        c = edge_child[e]
+        if not hf[c] and -low[c] > lo:
+            if c not in seen_high:
+                seen_high.add(c)
+                stack.append((c, False))
+            if not lf[c] and c not in seen_low:
+                seen_low.add(c)
+                stack.append((c, True))
+
+
+def _push_high_side(
+    g: Graph, n: NodeId, seen_low: set[NodeId], stack: list[tuple[NodeId, bool]]
+) -> None:
+    """:func:`first_leaks`' step from ``high(n)``: push, last move first, the children
+    that could make it final (their low side)."""
+    low, lf, edge_child = g.low, g.low_final, g.edge_child
+    hi = g.high[n]
+    f = g.first_edge[n]
+    for e in range(f + g.child_count[n] - 1, f - 1, -1):
+        c = edge_child[e]
+        if not lf[c] and -low[c] == hi and c not in seen_low:
+            seen_low.add(c)
+            stack.append((c, True))
 
 
 def find_leaks(g: Graph, root: NodeId) -> list[NodeId]:

@@ -80,6 +80,25 @@ def retrograde(g: Graph) -> None:
             g.dirty.update(ids.tolist())
 
 
+def _reverse_edges(
+    n: int,
+    edge_parent: npt.NDArray[np.integer[Any]],
+    edge_child: npt.NDArray[np.integer[Any]],
+    child_count: npt.NDArray[np.int32],
+) -> tuple[npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[np.int32]]:
+    """The parents grouped by child (``rev_parent[rev_ptr[c]:rev_ptr[c + 1]]``) of the
+    *n* nodes' edges, and each node's counter of children (its out-degree)."""
+    m = int(edge_child.size)
+    if not m:
+        return np.zeros(0, dtype=np.int32), np.zeros(n + 1, dtype=np.int32), np.zeros(n, np.int32)
+    rev_parent = np.asarray(edge_parent)[np.argsort(edge_child, kind="stable")].astype(
+        np.int32 if n < _INT32.max else np.int64, copy=False
+    )
+    rev_ptr = np.zeros(n + 1, dtype=np.int32 if m < 1 << 31 else np.int64)
+    np.cumsum(np.bincount(edge_child, minlength=n), out=rev_ptr[1:])
+    return rev_parent, rev_ptr, np.array(child_count, dtype=np.int32)
+
+
 def retrograde_arrays(
     num_nodes: int,
     edge_parent: npt.NDArray[np.integer[Any]],
@@ -112,20 +131,9 @@ def retrograde_arrays(
     largest ``depth_low`` over all children. Nodes that are neither fixed nor have edges
     (a partial graph's frontier) never join a set.
     """
-    n, m = num_nodes, int(edge_child.size)
+    n = num_nodes
     fixed = np.asarray(fixed, dtype=np.int64)
-    # Parents grouped by child: rev_parent[rev_ptr[c]:rev_ptr[c + 1]].
-    if m:
-        rev_parent = np.asarray(edge_parent)[np.argsort(edge_child, kind="stable")].astype(
-            np.int32 if n < _INT32.max else np.int64, copy=False
-        )
-        rev_ptr = np.zeros(n + 1, dtype=np.int32 if m < 1 << 31 else np.int64)
-        np.cumsum(np.bincount(edge_child, minlength=n), out=rev_ptr[1:])
-        counter = np.array(child_count, dtype=np.int32)
-    else:
-        rev_parent = np.zeros(0, dtype=np.int32)
-        rev_ptr = np.zeros(n + 1, dtype=np.int32)
-        counter = np.zeros(n, np.int32)
+    rev_parent, rev_ptr, counter = _reverse_edges(n, edge_parent, edge_child, child_count)
     # Depths in 32 bits (-1: infinite while computing); bounds too while the values fit
     # (the 32-bit extremes standing for the infinities), else in 64.
     finite_low = fixed_low != NEG_INF

@@ -22,7 +22,8 @@ from typing import Any, Protocol
 from solver.expand import no_moves, repeats
 from solver.fixpoint import children_bounds, propagate_finality, update_bounds, update_depths
 from solver.game import Game, PositionKey
-from solver.graph import EXPANDED, UNEXPANDED, Graph, NodeId, native
+from solver.graph import EXPANDED, UNEXPANDED, Graph, NodeId
+from solver.keytable import native
 
 AcyclicTest = Callable[..., tuple[int, int, int]]
 """The C loop's entry point (see ``solver/_native.pyi``)."""

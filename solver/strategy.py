@@ -192,17 +192,29 @@ def principal_line(
             return Line(steps, "max_plies")
         low, high = bounds(node)
         plays = value_side(low, high, repetition) if per_node else side
-        if plays == "value":
-            assert repetition is not None
-            pick = _keeping(children(node), repetition, seen)
-        else:
-            pick = choose(children(node), plays, low if plays == "low" else high, seen)
+        pick = _pick(children(node), plays, low, high, repetition, seen)
         if pick is None:
             return Line(steps, "repetition")
         steps.append(LineStep(pick.move, pick.node, plays))
         seen.add(pick.node)
         node = pick.node
         side = "high" if side == "low" else "low"
+
+
+def _pick(
+    children: Sequence[Child[N]],
+    plays: Bound,
+    low: int,
+    high: int,
+    repetition: int | None,
+    seen: set[N],
+) -> Child[N] | None:
+    """The move :func:`principal_line` plays for *plays* at a node of bounds *low* and
+    *high*, never to a node in *seen*."""
+    if plays == "value":
+        assert repetition is not None
+        return _keeping(children, repetition, seen)
+    return choose(children, plays, low if plays == "low" else high, seen)
 
 
 def _keeping(

@@ -109,28 +109,7 @@ def check_game_class(obj: object) -> type[GameBase]:
     if inspect.isabstract(cls):
         missing = ", ".join(sorted(cls.__abstractmethods__))
         raise ContractError(f"class {cls.__name__} does not implement {missing}")
-    name: object = cls.__dict__.get("name") or next(
-        (c.__dict__["name"] for c in cls.__mro__ if "name" in c.__dict__), None
-    )
-    if not isinstance(name, str) or not GAME_NAME.match(name):
-        raise ContractError(
-            f"class {cls.__name__} needs a name of lowercase letters, digits, '-' and '_' "
-            f"(not {name!r})"
-        )
-    if not isinstance(cls.version, int) or isinstance(cls.version, bool) or cls.version < 1:
-        raise ContractError(f"game {name!r}: version must be a positive integer")
-    if not isinstance(cls.contract, int) or cls.contract > CONTRACT_VERSION:
-        raise ContractError(
-            f"game {name!r} is written for Game contract {cls.contract!r}; "
-            f"this negagraph implements contract {CONTRACT_VERSION}"
-        )
-    if not isinstance(cls.parameters, tuple) or not all(
-        isinstance(p, Param) for p in cls.parameters
-    ):
-        raise ContractError(f"game {name!r}: parameters must be a tuple of Param")
-    for attr, text in (("description", cls.description), ("notation", cls.notation)):
-        if not isinstance(text, str):
-            raise ContractError(f"game {name!r}: {attr} must be text")
+    name = _checked_identity(cls)
     try:
         GameFacts(
             finite=cls.finite,
@@ -145,27 +124,77 @@ def check_game_class(obj: object) -> type[GameBase]:
     except ContractError as e:
         raise ContractError(f"game {name!r}: {e}") from None
     if cls.tiers:
-        hooks = [h for h in ("tier", "child_tiers") if getattr(cls, h) is getattr(GameBase, h)]
-        if hooks:
-            raise ContractError(
-                f"game {name!r} declares tiers but does not implement {', '.join(hooks)}"
-            )
-        if cls.contract < 2:
-            raise ContractError(
-                f"game {name!r} declares tiers, which Game contract 2 added; "
-                f"it says it is written for contract {cls.contract}"
-            )
+        _check_tier_hooks(cls, name)
     if cls.chance:
-        if cls.contract < 3:
-            raise ContractError(
-                f"game {name!r} declares chance nodes, which Game contract 3 added; "
-                f"it says it is written for contract {cls.contract}"
-            )
-        if cls.probabilities is GameBase.probabilities:
-            raise ContractError(
-                f"game {name!r} declares chance nodes but does not implement probabilities"
-            )
+        _check_chance_hooks(cls, name)
     return cls
+
+
+def _checked_identity(cls: type[GameBase]) -> str:
+    """The name of the game class *cls*, once its name, version, contract version,
+    parameters, description and notation are well formed.
+
+    :raises ContractError: naming what is wrong."""
+    name = _checked_name(cls)
+    if not isinstance(cls.version, int) or isinstance(cls.version, bool) or cls.version < 1:
+        raise ContractError(f"game {name!r}: version must be a positive integer")
+    if not isinstance(cls.contract, int) or cls.contract > CONTRACT_VERSION:
+        raise ContractError(
+            f"game {name!r} is written for Game contract {cls.contract!r}; "
+            f"this negagraph implements contract {CONTRACT_VERSION}"
+        )
+    if not isinstance(cls.parameters, tuple) or not all(
+        isinstance(p, Param) for p in cls.parameters
+    ):
+        raise ContractError(f"game {name!r}: parameters must be a tuple of Param")
+    for attr, text in (("description", cls.description), ("notation", cls.notation)):
+        if not isinstance(text, str):
+            raise ContractError(f"game {name!r}: {attr} must be text")
+    return name
+
+
+def _checked_name(cls: type[GameBase]) -> str:
+    """The registry name the game class *cls* declares (itself or a base class).
+
+    :raises ContractError: if it is not lowercase letters, digits, '-' and '_'."""
+    name: object = cls.__dict__.get("name") or next(
+        (c.__dict__["name"] for c in cls.__mro__ if "name" in c.__dict__), None
+    )
+    if not isinstance(name, str) or not GAME_NAME.match(name):
+        raise ContractError(
+            f"class {cls.__name__} needs a name of lowercase letters, digits, '-' and '_' "
+            f"(not {name!r})"
+        )
+    return name
+
+
+def _check_tier_hooks(cls: type[GameBase], name: str) -> None:
+    """A game class declaring tiers implements ``tier`` and ``child_tiers`` and is
+    written for contract 2 or later."""
+    hooks = [h for h in ("tier", "child_tiers") if getattr(cls, h) is getattr(GameBase, h)]
+    if hooks:
+        raise ContractError(
+            f"game {name!r} declares tiers but does not implement {', '.join(hooks)}"
+        )
+    if cls.contract < 2:
+        raise ContractError(
+            f"game {name!r} declares tiers, which Game contract 2 added; "
+            f"it says it is written for contract {cls.contract}"
+        )
+
+
+def _check_chance_hooks(cls: type[GameBase], name: str) -> None:
+    """A game class declaring chance nodes implements ``probabilities`` and is written
+    for contract 3 or later."""
+    if cls.contract < 3:
+        raise ContractError(
+            f"game {name!r} declares chance nodes, which Game contract 3 added; "
+            f"it says it is written for contract {cls.contract}"
+        )
+    if cls.probabilities is GameBase.probabilities:
+        raise ContractError(
+            f"game {name!r} declares chance nodes but does not implement probabilities"
+        )
 
 
 def load_reference(ref: str) -> type[GameBase]:

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import re
 from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
@@ -52,8 +51,19 @@ import chess
 import numpy as np
 import numpy.typing as npt
 
-from solver.errors import InvalidParameterError, InvalidPositionError, NegagraphError
+from solver.errors import InvalidPositionError, NegagraphError
 from solver.game import GameBase, LeakOrder, MoveLabel, Param, ParamValue, PositionKey
+from solver.games.chess_board import MIRROR, PAWNLESS_BEST, SQUARE_MAPS, explain_status
+from solver.games.chess_material import (
+    PIECE_ORDER,
+    PROMOTIONS,
+    TIER_LETTERS,
+    TYPE_OF_LETTER,
+    material_of_tier,
+    parse_material,
+    reachable,
+    tier_shift,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -86,34 +96,12 @@ _DIGITS = "012345678"
 _CANON_CACHE = 1 << 21
 """Canonical forms remembered per game instance (the cache is dropped when full)."""
 
-_ORDER = "KQRBNP"
-"""Piece letters in the order of material strings (``KBNvK``, not ``KNBvK``)."""
-_TYPE_OF_LETTER = {
-    "K": chess.KING,
-    "Q": chess.QUEEN,
-    "R": chess.ROOK,
-    "B": chess.BISHOP,
-    "N": chess.KNIGHT,
-    "P": chess.PAWN,
-}
-_PROMOTIONS = "QRBN"
-
-_TIER_LETTERS = "PNBRQ"
-"""The non-king pieces, in the order of their counts in a tier number."""
-_TIER_BITS = 4
-"""Bits per piece count in a tier number (at most 10 of a kind: 2 + 8 promotions)."""
-
-
-def _tier_shift(white: bool, letter: str) -> int:
-    return _TIER_BITS * ((0 if white else 5) + _TIER_LETTERS.index(letter))
-
-
 _TIER_OF_CODE = np.array(
     [
         0
         if code in (0, chess.KING, _WHITE_KING) or code > _WHITE_KING
         else 1
-        << _tier_shift(
+        << tier_shift(
             code > _WHITE_OFFSET,
             chess.piece_symbol(code - _WHITE_OFFSET if code > _WHITE_OFFSET else code).upper(),
         )
@@ -122,34 +110,6 @@ _TIER_OF_CODE = np.array(
     dtype=np.int64,
 )
 """What a piece code adds to a tier number (0 for kings and for no piece)."""
-
-
-def tier_of_material(material: str) -> int:
-    """A material string's tier number: the count of each non-king piece, white's then
-    black's, :data:`_TIER_BITS` bits each.
-
-    >>> material_of_tier(tier_of_material("KRPvKQ"))
-    'KRPvKQ'
-    """
-    white, _, black = material.partition("v")
-    tier = 0
-    for side, is_white in ((white, True), (black, False)):
-        for letter in side:
-            if letter != "K":
-                tier += 1 << _tier_shift(is_white, letter)
-    return tier
-
-
-def material_of_tier(tier: int) -> str:
-    """The material string of a tier number (:func:`tier_of_material`)."""
-    sides = []
-    for is_white in (True, False):
-        counts = {
-            letter: (tier >> _tier_shift(is_white, letter)) & ((1 << _TIER_BITS) - 1)
-            for letter in _TIER_LETTERS
-        }
-        sides.append("K" + "".join(letter * counts[letter] for letter in _ORDER[1:]))
-    return "v".join(sides)
 
 
 _UCI: tuple[str, ...] = tuple(
@@ -180,62 +140,14 @@ def _pack(groups: Sequence[int]) -> int:
     return body
 
 
-# -- symmetries -------------------------------------------------------------------------
-
-
-def _square_maps() -> tuple[tuple[int, ...], ...]:
-    """The 8 board symmetries as square maps; 0 is the identity, 1 the a-h file mirror."""
-    maps: list[tuple[int, ...]] = []
-    for transpose, flip_rank, flip_file in (
-        (False, False, False),
-        (False, False, True),
-        (False, True, False),
-        (False, True, True),
-        (True, False, False),
-        (True, False, True),
-        (True, True, False),
-        (True, True, True),
-    ):
-        out: list[int] = []
-        for sq in range(64):
-            f, r = sq & 7, sq >> 3
-            if transpose:
-                f, r = r, f
-            if flip_file:
-                f = 7 - f
-            if flip_rank:
-                r = 7 - r
-            out.append(8 * r + f)
-        maps.append(tuple(out))
-    return tuple(maps)
-
-
-SQUARE_MAPS: tuple[tuple[int, ...], ...] = _square_maps()
-"""``SQUARE_MAPS[s][sq]``: where symmetry *s* sends square *sq* (s = 0 identity,
-1 file mirror a<->h, 2 rank mirror, 3 half turn, 4-7 the same after the a1-h8 transpose)."""
-MIRROR = 1
-"""Index of the a-h file mirror in :data:`SQUARE_MAPS` (the only symmetry with pawns)."""
+# -- symmetries (the square maps: solver.games.chess_board) -----------------------------
 
 _GROUP_MAPS: tuple[tuple[int, ...], ...] = tuple(
     tuple((g & ~63) | m[g & 63] for g in range(1 << GROUP_BITS)) for m in SQUARE_MAPS
 )
-
-
-def _best_symmetries() -> tuple[tuple[int, ...], ...]:
-    """For each white-king square, the symmetries that send it to its smallest image."""
-    out: list[tuple[int, ...]] = []
-    for sq in range(64):
-        images = [m[sq] for m in SQUARE_MAPS]
-        low = min(images)
-        out.append(tuple(s for s, im in enumerate(images) if im == low))
-    return tuple(out)
-
-
-_PAWNLESS_BEST = _best_symmetries()
+"""The square maps as maps of piece groups (code and square)."""
 
 # -- material ---------------------------------------------------------------------------
-
-_MATERIAL_RE = re.compile(r"([A-UW-Za-uw-z]*)[vV]([A-UW-Za-uw-z]*)")
 
 
 def material_of(fen_or_board: str | chess.BaseBoard) -> str:
@@ -263,78 +175,11 @@ def material_of(fen_or_board: str | chess.BaseBoard) -> str:
     for color in (chess.WHITE, chess.BLACK):
         sides.append(
             "".join(
-                letter * chess.popcount(board.pieces_mask(_TYPE_OF_LETTER[letter], color))
-                for letter in _ORDER
+                letter * chess.popcount(board.pieces_mask(TYPE_OF_LETTER[letter], color))
+                for letter in PIECE_ORDER
             )
         )
     return "v".join(sides)
-
-
-def _parse_material(text: str) -> tuple[str, str]:
-    """Both sides' pieces of a material string, normalised (``("KBN", "K")``).
-
-    :raises InvalidParameterError: for anything but one K per side plus Q R B N P.
-    """
-    m = _MATERIAL_RE.fullmatch(text.strip())
-    if m is None:
-        raise InvalidParameterError(
-            f"parameter 'material' must look like KRvK (white's pieces, 'v', black's "
-            f"pieces, each side with one K), not {text!r}"
-        )
-    sides: list[str] = []
-    for side, raw in zip(("white", "black"), m.groups(), strict=True):
-        letters = raw.upper()
-        bad = sorted({c for c in letters if c not in _ORDER})
-        if bad:
-            raise InvalidParameterError(
-                f"parameter 'material' {text!r}: unknown piece letter "
-                f"{', '.join(map(repr, bad))} (use K, Q, R, B, N, P)"
-            )
-        if letters.count("K") != 1:
-            raise InvalidParameterError(
-                f"parameter 'material' {text!r}: {side} needs exactly one king (K), "
-                f"not {letters.count('K')}"
-            )
-        if letters.count("P") > 8:
-            raise InvalidParameterError(
-                f"parameter 'material' {text!r}: {side} has more than 8 pawns"
-            )
-        if len(letters) > 16:
-            raise InvalidParameterError(
-                f"parameter 'material' {text!r}: {side} has more than 16 pieces"
-            )
-        sides.append("".join(sorted(letters, key=_ORDER.index)))
-    return sides[0], sides[1]
-
-
-def _reachable(start: str, target: str) -> bool:
-    """Whether one side's pieces *target* can come from *start* by captures (losing
-    pieces) and promotions (pawns becoming Q, R, B or N)."""
-    pawns, target_pawns = start.count("P"), target.count("P")
-    if target_pawns > pawns:
-        return False
-    promoted = sum(max(0, target.count(p) - start.count(p)) for p in _PROMOTIONS)
-    return promoted <= pawns - target_pawns
-
-
-_STATUS_TEXT: tuple[tuple[int, str], ...] = (
-    (chess.STATUS_EMPTY, "the board is empty"),
-    (chess.STATUS_NO_WHITE_KING, "white has no king"),
-    (chess.STATUS_NO_BLACK_KING, "black has no king"),
-    (chess.STATUS_TOO_MANY_KINGS, "there are more than two kings"),
-    (chess.STATUS_TOO_MANY_WHITE_PIECES, "white has more than 16 pieces"),
-    (chess.STATUS_TOO_MANY_BLACK_PIECES, "black has more than 16 pieces"),
-    (chess.STATUS_TOO_MANY_WHITE_PAWNS, "white has more than 8 pawns"),
-    (chess.STATUS_TOO_MANY_BLACK_PAWNS, "black has more than 8 pawns"),
-    (chess.STATUS_PAWNS_ON_BACKRANK, "a pawn is on the first or last rank"),
-    (
-        chess.STATUS_BAD_CASTLING_RIGHTS,
-        "the castling rights do not match the kings and rooks on their starting squares",
-    ),
-    (chess.STATUS_INVALID_EP_SQUARE, "the en-passant square does not follow a double pawn push"),
-    (chess.STATUS_TOO_MANY_CHECKERS, "the side to move is in check by more than two pieces"),
-    (chess.STATUS_IMPOSSIBLE_CHECK, "the check cannot have come from a legal move"),
-)
 
 
 class IllegalMoveError(NegagraphError, ValueError):
@@ -382,10 +227,10 @@ class ChessGame(GameBase):
 
     @classmethod
     def _normalize_params(cls, values: dict[str, ParamValue]) -> None:
-        values["material"] = "v".join(_parse_material(str(values["material"])))
+        values["material"] = "v".join(parse_material(str(values["material"])))
 
     def _configure(self) -> None:
-        white, black = _parse_material(str(self.params["material"]))
+        white, black = parse_material(str(self.params["material"]))
         self.material = f"{white}v{black}"
         self.params["material"] = self.material
         self._sides = (white, black)
@@ -483,7 +328,7 @@ class ChessGame(GameBase):
             for letter in pieces[1:]:
                 where = pawns if letter == "P" else officers
                 square = next(sq for sq in where if sq not in placement)
-                placement[square] = chess.Piece(_TYPE_OF_LETTER[letter], color)
+                placement[square] = chess.Piece(TYPE_OF_LETTER[letter], color)
         board = chess.Board(None)
         for king_square in [chess.E5, chess.E8, *range(64)]:
             if king_square in placement:
@@ -578,7 +423,7 @@ class ChessGame(GameBase):
                 best = (_pack(sorted(table[g] for g in groups)) << HEADER_BITS) | header
         else:
             first = True
-            for s in _PAWNLESS_BEST[wk]:
+            for s in PAWNLESS_BEST[wk]:
                 if s == 0:
                     image = key
                 else:
@@ -665,7 +510,9 @@ class ChessGame(GameBase):
             raise InvalidPositionError(f"malformed FEN {text!r}: {exc}") from None
         status = board.status()
         if status != chess.STATUS_VALID:
-            raise InvalidPositionError(f"illegal position {text!r}: {_explain(board, status)}")
+            raise InvalidPositionError(
+                f"illegal position {text!r}: {explain_status(board, status)}"
+            )
         material = material_of(board)
         if not self.reaches(material):
             raise InvalidPositionError(
@@ -684,7 +531,7 @@ class ChessGame(GameBase):
             white = code > _WHITE_OFFSET
             piece = code - _WHITE_OFFSET if white else code
             if piece != chess.KING:
-                tier += 1 << _tier_shift(white, chess.piece_symbol(piece).upper())
+                tier += 1 << tier_shift(white, chess.piece_symbol(piece).upper())
         return tier
 
     def tiers_batch(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
@@ -702,18 +549,18 @@ class ChessGame(GameBase):
         less), a promotion (a pawn becomes a queen, rook, bishop or knight), or both."""
         out: set[int] = set()
         for white in (True, False):
-            mine = [x for x in _TIER_LETTERS if (tier >> _tier_shift(white, x)) & 15]
-            theirs = [x for x in _TIER_LETTERS if (tier >> _tier_shift(not white, x)) & 15]
+            mine = [x for x in TIER_LETTERS if (tier >> tier_shift(white, x)) & 15]
+            theirs = [x for x in TIER_LETTERS if (tier >> tier_shift(not white, x)) & 15]
             for letter in theirs:  # this side captures
-                out.add(tier - (1 << _tier_shift(not white, letter)))
+                out.add(tier - (1 << tier_shift(not white, letter)))
             if "P" in mine:
-                for promoted in _PROMOTIONS:
-                    raised = tier - (1 << _tier_shift(white, "P"))
-                    raised += 1 << _tier_shift(white, promoted)
+                for promoted in PROMOTIONS:
+                    raised = tier - (1 << tier_shift(white, "P"))
+                    raised += 1 << tier_shift(white, promoted)
                     out.add(raised)
                     for letter in theirs:
                         if letter != "P":  # a promotion captures on the last rank
-                            out.add(raised - (1 << _tier_shift(not white, letter)))
+                            out.add(raised - (1 << tier_shift(not white, letter)))
         return sorted(out)
 
     def tier_name(self, tier: int) -> str:
@@ -735,7 +582,7 @@ class ChessGame(GameBase):
         known = self._reachable.get(material)
         if known is None:
             white, _, black = material.partition("v")
-            known = _reachable(self._sides[0], white) and _reachable(self._sides[1], black)
+            known = reachable(self._sides[0], white) and reachable(self._sides[1], black)
             self._reachable[material] = known
         return known
 
@@ -762,57 +609,68 @@ class ChessGame(GameBase):
         a-d with pawns). Placements are enumerated piece by piece in key order."""
         white, black = self._sides
         codes = sorted(
-            [_code(_TYPE_OF_LETTER[c], True) for c in white]
-            + [_code(_TYPE_OF_LETTER[c], False) for c in black]
+            [_code(TYPE_OF_LETTER[c], True) for c in white]
+            + [_code(TYPE_OF_LETTER[c], False) for c in black]
         )
         has_pawns = any(c in _PAWN_CODES for c in codes)
-        if not self.uses_symmetry:
-            king_squares = list(range(64))
-        elif has_pawns:
-            king_squares = [sq for sq in range(64) if sq & 7 < 4]
-        else:
-            king_squares = sorted({min(m[sq] for m in SQUARE_MAPS) for sq in range(64)})
         others = codes[:-1]  # the white king is the largest code
         runs = [(code, len(list(grp))) for code, grp in itertools.groupby(others)]
         options: list[list[tuple[int, ...]]] = []
         for code, count in runs:
             allowed = [sq for sq in range(64) if code not in _PAWN_CODES or 8 <= sq < 56]
             options.append(list(itertools.combinations(allowed, count)))
-        board = self._board
-        for wk in king_squares:
-            wk_group = (_WHITE_KING << 6) | wk
+        for wk in self._white_king_squares(has_pawns):
             for combo in itertools.product(*options):
-                used = {wk}
-                groups = [wk_group]
-                clash = False
-                for (code, _), squares in zip(runs, combo, strict=True):
-                    for sq in squares:
-                        if sq in used:
-                            clash = True
-                            break
-                        used.add(sq)
-                        groups.append((code << 6) | sq)
-                    if clash:
-                        break
-                if clash:
-                    continue
-                if chess.square_distance(wk, _black_king(groups)) <= 1:
-                    continue
-                groups.sort()
-                body = _pack(groups) << HEADER_BITS
-                for header in (0, _BLACK_TO_MOVE):
-                    key = body | header
-                    self._load(key)
-                    # Kings, pawn ranks, castling and en passant are right by
-                    # construction: only checks can make the position illegal.
-                    if board.was_into_check():
-                        continue
-                    checkers = board.checkers_mask()
-                    if checkers & (checkers - 1) and board.status() != chess.STATUS_VALID:
-                        continue
-                    if self.uses_symmetry and self.canonical(key) != key:
-                        continue
-                    yield key
+                groups = _placed(wk, runs, combo)
+                if groups is not None:
+                    yield from self._legal_keys(_pack(groups) << HEADER_BITS)
+
+    def _white_king_squares(self, has_pawns: bool) -> list[int]:
+        """The white king's squares :meth:`tablebase_positions` enumerates: all, or with
+        symmetry the a1-d1-d4 triangle (files a-d with pawns)."""
+        if not self.uses_symmetry:
+            return list(range(64))
+        if has_pawns:
+            return [sq for sq in range(64) if sq & 7 < 4]
+        return sorted({min(m[sq] for m in SQUARE_MAPS) for sq in range(64)})
+
+    def _legal_keys(self, body: int) -> Iterator[PositionKey]:
+        """The keys of the placement *body* (white to move, then black) that are legal
+        (and canonical, with symmetry)."""
+        board = self._board
+        for header in (0, _BLACK_TO_MOVE):
+            key = body | header
+            self._load(key)
+            # Kings, pawn ranks, castling and en passant are right by
+            # construction: only checks can make the position illegal.
+            if board.was_into_check():
+                continue
+            checkers = board.checkers_mask()
+            if checkers & (checkers - 1) and board.status() != chess.STATUS_VALID:
+                continue
+            if self.uses_symmetry and self.canonical(key) != key:
+                continue
+            yield key
+
+
+def _placed(
+    wk: int, runs: Sequence[tuple[int, int]], combo: Sequence[tuple[int, ...]]
+) -> list[int] | None:
+    """The piece groups, sorted, of the white king on *wk* and the pieces of *runs* (each
+    code with its count) on the squares *combo*; ``None`` if two pieces share a square
+    or the kings are adjacent."""
+    used = {wk}
+    groups = [(_WHITE_KING << 6) | wk]
+    for (code, _), squares in zip(runs, combo, strict=True):
+        for sq in squares:
+            if sq in used:
+                return None
+            used.add(sq)
+            groups.append((code << 6) | sq)
+    if chess.square_distance(wk, _black_king(groups)) <= 1:
+        return None
+    groups.sort()
+    return groups
 
 
 def _black_king(groups: Sequence[int]) -> int:
@@ -821,23 +679,6 @@ def _black_king(groups: Sequence[int]) -> int:
         if g >> 6 == chess.KING:
             return g & 63
     raise ValueError("no black king")
-
-
-def _explain(board: chess.Board, status: int) -> str:
-    """The problems in *status* as one line, most specific first."""
-    problems: list[str] = []
-    if status & chess.STATUS_OPPOSITE_CHECK:
-        wk, bk = board.king(chess.WHITE), board.king(chess.BLACK)
-        if wk is not None and bk is not None and chess.square_distance(wk, bk) <= 1:
-            problems.append("the kings are adjacent")
-        else:
-            side = "black" if board.turn == chess.WHITE else "white"
-            mover = "white" if board.turn == chess.WHITE else "black"
-            problems.append(f"{side} is in check but {mover} is to move")
-    for flag, message in _STATUS_TEXT:
-        if status & flag:
-            problems.append(message)
-    return "; ".join(problems) or f"python-chess status {status:#x}"
 
 
 __all__ = ["ChessGame", "IllegalMoveError", "material_of"]

@@ -397,6 +397,26 @@ class ConnectFour(GameBase):
         return key
 
     def _parse_grid(self, s: str, text: str) -> PositionKey:
+        x, o = self._read_grid(s, text)
+        mask = x | o
+        for c, column in enumerate(self._column):
+            col = (mask & column) >> (c * self._h1)
+            if col & (col + 1):
+                raise InvalidPositionError(
+                    f"impossible position {text!r}: floating stone in column {c + 1}"
+                )
+        nx, no = x.bit_count(), o.bit_count()
+        if not (nx == no or nx == no + 1):
+            raise InvalidPositionError(
+                f"impossible position {text!r}: {nx} x and {no} o "
+                "(x moves first, so x has as many stones as o or one more)"
+            )
+        self._check_fours(x, o, text)
+        return self._key(x, o)
+
+    def _read_grid(self, s: str, text: str) -> tuple[int, int]:
+        """The x and o stones (bitboards) of the grid *s* (rows top first, ``/``
+        between); *text* is the position as given, for messages."""
         rows = s.lower().split("/")
         if len(rows) != self.height:
             raise InvalidPositionError(
@@ -420,37 +440,30 @@ class ConnectFour(GameBase):
                     x |= bit
                 elif v == 2:
                     o |= bit
-        mask = x | o
-        for c, column in enumerate(self._column):
-            col = (mask & column) >> (c * self._h1)
-            if col & (col + 1):
-                raise InvalidPositionError(
-                    f"impossible position {text!r}: floating stone in column {c + 1}"
-                )
-        nx, no = x.bit_count(), o.bit_count()
-        if not (nx == no or nx == no + 1):
-            raise InvalidPositionError(
-                f"impossible position {text!r}: {nx} x and {no} o "
-                "(x moves first, so x has as many stones as o or one more)"
-            )
+        return x, o
+
+    def _check_fours(self, x: int, o: int, text: str) -> None:
+        """A four in a row is one player's, made by the last move, after which nobody
+        moved."""
         x_four, o_four = self._has_four(x), self._has_four(o)
         if x_four and o_four:
             raise InvalidPositionError(
                 f"impossible position {text!r}: both players have four in a row"
             )
-        if x_four or o_four:
-            winner, who = (x, "x") if x_four else (o, "o")
-            if (x_four and nx != no + 1) or (o_four and nx != no):
-                raise InvalidPositionError(
-                    f"impossible position {text!r}: {who} has four in a row "
-                    "but the other player moved after it"
-                )
-            if not self._last_move_wins(winner, mask):
-                raise InvalidPositionError(
-                    f"impossible position {text!r}: {who}'s fours in a row cannot all "
-                    "come from the last move (play stops at the first four)"
-                )
-        return self._key(x, o)
+        if not (x_four or o_four):
+            return
+        nx, no = x.bit_count(), o.bit_count()
+        winner, who = (x, "x") if x_four else (o, "o")
+        if (x_four and nx != no + 1) or (o_four and nx != no):
+            raise InvalidPositionError(
+                f"impossible position {text!r}: {who} has four in a row "
+                "but the other player moved after it"
+            )
+        if not self._last_move_wins(winner, x | o):
+            raise InvalidPositionError(
+                f"impossible position {text!r}: {who}'s fours in a row cannot all "
+                "come from the last move (play stops at the first four)"
+            )
 
     def _last_move_wins(self, winner: int, mask: int) -> bool:
         """Whether removing one of *winner*'s column-top stones leaves it without four."""

@@ -80,63 +80,69 @@ def build_graph(spec: str) -> tuple[tuple[int, ...], tuple[Edge, ...]]:
     s = spec.strip()
     m = _BUILTIN.fullmatch(s)
     if m is not None:
-        kind, n = m.group(1), int(m.group(2))
-        smallest = {"friendship": 1, "cycle": 3, "path": 2, "complete": 2, "star": 1}[kind]
-        vertices = {"friendship": 2 * n + 1, "star": n + 1}.get(kind, n)
-        if n < smallest or vertices > MAX_VERTICES:
-            largest = {"friendship": (MAX_VERTICES - 1) // 2, "star": MAX_VERTICES - 1}.get(
-                kind, MAX_VERTICES
-            )
-            raise InvalidParameterError(
-                f"graph {spec!r}: {kind}-N needs {smallest} <= N <= {largest}"
-            )
-        edges: list[Edge]
-        if kind == "friendship":
-            edges = []
-            for t in range(n):
-                a, b = 2 * t + 1, 2 * t + 2
-                edges += [(0, a), (0, b), (a, b)]
-        elif kind == "cycle":
-            edges = [(i, i + 1) for i in range(n - 1)] + [(0, n - 1)]
-        elif kind == "path":
-            edges = [(i, i + 1) for i in range(n - 1)]
-        elif kind == "star":
-            edges = [(0, i) for i in range(1, n + 1)]
-        else:
-            edges = [(i, j) for i in range(n) for j in range(i + 1, n)]
-        return tuple(range(vertices)), tuple(edges)
+        return _builtin_graph(spec, m.group(1), int(m.group(2)))
     if s.startswith("edges:"):
-        body = s[len("edges:") :]
-        if not body.strip():
-            raise InvalidParameterError(f"graph {spec!r} lists no edges")
-        seen: set[Edge] = set()
-        edges = []
-        for part in body.split(","):
-            item = part.strip()
-            em = _EDGE.fullmatch(item)
-            if em is None:
-                raise InvalidParameterError(
-                    f"bad edge {item!r} in graph {spec!r}: expected two vertex labels 0-99 "
-                    "joined by '-', like '0-1'"
-                )
-            u, v = int(em.group(1)), int(em.group(2))
-            if u == v:
-                raise InvalidParameterError(f"self-loop {item!r} in graph {spec!r}")
-            edge = (min(u, v), max(u, v))
-            if edge in seen:
-                raise InvalidParameterError(f"edge {item!r} is listed twice in graph {spec!r}")
-            seen.add(edge)
-            edges.append(edge)
-        labels = sorted({x for e in edges for x in e})
-        if len(labels) > MAX_VERTICES:
-            raise InvalidParameterError(
-                f"graph {spec!r} has {len(labels)} vertices; at most {MAX_VERTICES}"
-            )
-        return tuple(labels), tuple(edges)
+        return _listed_graph(spec, s[len("edges:") :])
     raise InvalidParameterError(
         f"unknown graph {spec!r}: use friendship-N, cycle-N, path-N, complete-N, star-N or "
         "an edge list like 'edges:0-1,1-2,2-0'"
     )
+
+
+def _builtin_graph(spec: str, kind: str, n: int) -> tuple[tuple[int, ...], tuple[Edge, ...]]:
+    """The built-in graph *kind*-*n* (see :func:`build_graph`)."""
+    smallest = {"friendship": 1, "cycle": 3, "path": 2, "complete": 2, "star": 1}[kind]
+    vertices = {"friendship": 2 * n + 1, "star": n + 1}.get(kind, n)
+    if n < smallest or vertices > MAX_VERTICES:
+        largest = {"friendship": (MAX_VERTICES - 1) // 2, "star": MAX_VERTICES - 1}.get(
+            kind, MAX_VERTICES
+        )
+        raise InvalidParameterError(f"graph {spec!r}: {kind}-N needs {smallest} <= N <= {largest}")
+    edges: list[Edge]
+    if kind == "friendship":
+        edges = []
+        for t in range(n):
+            a, b = 2 * t + 1, 2 * t + 2
+            edges += [(0, a), (0, b), (a, b)]
+    elif kind == "cycle":
+        edges = [(i, i + 1) for i in range(n - 1)] + [(0, n - 1)]
+    elif kind == "path":
+        edges = [(i, i + 1) for i in range(n - 1)]
+    elif kind == "star":
+        edges = [(0, i) for i in range(1, n + 1)]
+    else:
+        edges = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    return tuple(range(vertices)), tuple(edges)
+
+
+def _listed_graph(spec: str, body: str) -> tuple[tuple[int, ...], tuple[Edge, ...]]:
+    """The graph of the edge list *body* (``0-1,1-2,2-0``; see :func:`build_graph`)."""
+    if not body.strip():
+        raise InvalidParameterError(f"graph {spec!r} lists no edges")
+    seen: set[Edge] = set()
+    edges = []
+    for part in body.split(","):
+        item = part.strip()
+        em = _EDGE.fullmatch(item)
+        if em is None:
+            raise InvalidParameterError(
+                f"bad edge {item!r} in graph {spec!r}: expected two vertex labels 0-99 "
+                "joined by '-', like '0-1'"
+            )
+        u, v = int(em.group(1)), int(em.group(2))
+        if u == v:
+            raise InvalidParameterError(f"self-loop {item!r} in graph {spec!r}")
+        edge = (min(u, v), max(u, v))
+        if edge in seen:
+            raise InvalidParameterError(f"edge {item!r} is listed twice in graph {spec!r}")
+        seen.add(edge)
+        edges.append(edge)
+    labels = sorted({x for e in edges for x in e})
+    if len(labels) > MAX_VERTICES:
+        raise InvalidParameterError(
+            f"graph {spec!r} has {len(labels)} vertices; at most {MAX_VERTICES}"
+        )
+    return tuple(labels), tuple(edges)
 
 
 def automorphisms(
@@ -422,28 +428,12 @@ class GraphShare(FieldGame):
         if items == [""] and sep:
             items = []  # only a proposal: nothing coloured yet
         for part, item in zip(head.split(","), items, strict=False):
-            m = _ASSIGNMENT.match(item)
-            if m is None:
-                raise InvalidPositionError(
-                    f"expected 'element=colour' or 'element=?', got {part.strip()!r} in {text!r}"
-                )
-            name, colour = m.group(1), m.group(2)
-            if "-" in name:  # an edge may be written either way round
-                u, v = (int(x) for x in name.split("-"))
-                name = f"{min(u, v)}-{max(u, v)}"
-            else:
-                name = str(int(name))
-            index = self._element_index.get(name)
-            if index is None:
-                kind = "vertex" if self.mode == "vertices" else "edge"
-                raise InvalidPositionError(
-                    f"{name!r} is not a coloured {kind} of graph {self.params['graph']} in {text!r}"
-                )
+            name, colour = self._assignment(part, item, text)
             if name in seen:
                 raise InvalidPositionError(f"{name!r} is given twice in {text!r}")
             seen.add(name)
             if colour != "?":
-                key |= self._colour(colour, text) << self._shift[index]
+                key |= self._colour(colour, text) << self._shift[self._element_index[name]]
         if sep:
             item = tail.replace(" ", "").replace("\t", "")
             if not item.startswith("proposed="):
@@ -457,6 +447,27 @@ class GraphShare(FieldGame):
                 )
             key |= self._colour(item[len("proposed=") :], text)
         return key
+
+    def _assignment(self, part: str, item: str, text: str) -> tuple[str, str]:
+        """The element (by its name, an edge's ends in order) and the colour (``?``:
+        none) that *item* (*part* of *text* without blanks) assigns."""
+        m = _ASSIGNMENT.match(item)
+        if m is None:
+            raise InvalidPositionError(
+                f"expected 'element=colour' or 'element=?', got {part.strip()!r} in {text!r}"
+            )
+        name, colour = m.group(1), m.group(2)
+        if "-" in name:  # an edge may be written either way round
+            u, v = (int(x) for x in name.split("-"))
+            name = f"{min(u, v)}-{max(u, v)}"
+        else:
+            name = str(int(name))
+        if name not in self._element_index:
+            kind = "vertex" if self.mode == "vertices" else "edge"
+            raise InvalidPositionError(
+                f"{name!r} is not a coloured {kind} of graph {self.params['graph']} in {text!r}"
+            )
+        return name, colour
 
     def _colour(self, colour: str, text: str) -> int:
         c = COLOR_NAMES.find(colour) if len(colour) == 1 else -1

@@ -172,24 +172,7 @@ class TicTacToe(GameBase):
         return key
 
     def parse(self, text: str) -> PositionKey:
-        s = text.strip().lower()
-        if not s:
-            raise InvalidPositionError("empty position: expected 9 cells like 'x.o/.x./..o'")
-        if "/" in s:
-            rows = s.split("/")
-            if len(rows) != 3 or any(len(row) != 3 for row in rows):
-                raise InvalidPositionError(
-                    f"expected 3 rows of 3 cells separated by '/', not {text!r}"
-                )
-            s = "".join(rows)
-        if len(s) != SIZE:
-            raise InvalidPositionError(f"expected 9 cells, got {len(s)} in {text!r}")
-        key = 0
-        for i, ch in enumerate(s):
-            v = _CHARS.find(ch)
-            if v < 0:
-                raise InvalidPositionError(f"invalid cell {ch!r} in {text!r}: use 'x', 'o' or '.'")
-            key += v * _POW3[i]
+        key = _read_cells(text)
         tables = _get_tables()
         nx, no = tables.x_count[key], tables.o_count[key]
         if not (nx == no or nx == no + 1):
@@ -215,6 +198,28 @@ class TicTacToe(GameBase):
     def format(self, key: PositionKey) -> str:
         cells = [_CHARS[(key // _POW3[i]) % 3] for i in range(SIZE)]
         return "/".join("".join(cells[r * 3 : r * 3 + 3]) for r in range(3))
+
+
+def _read_cells(text: str) -> PositionKey:
+    """The key of the nine cells *text* gives (``x.o/.x./..o`` or without the ``/``),
+    reachable or not."""
+    s = text.strip().lower()
+    if not s:
+        raise InvalidPositionError("empty position: expected 9 cells like 'x.o/.x./..o'")
+    if "/" in s:
+        rows = s.split("/")
+        if len(rows) != 3 or any(len(row) != 3 for row in rows):
+            raise InvalidPositionError(f"expected 3 rows of 3 cells separated by '/', not {text!r}")
+        s = "".join(rows)
+    if len(s) != SIZE:
+        raise InvalidPositionError(f"expected 9 cells, got {len(s)} in {text!r}")
+    key = 0
+    for i, ch in enumerate(s):
+        v = _CHARS.find(ch)
+        if v < 0:
+            raise InvalidPositionError(f"invalid cell {ch!r} in {text!r}: use 'x', 'o' or '.'")
+        key += v * _POW3[i]
+    return key
 
 
 __all__ = ["CELL_LABELS", "LINES", "TicTacToe"]

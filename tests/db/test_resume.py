@@ -26,7 +26,8 @@ from db.migrate import upgrade
 from db.session import make_engine
 from db.store import SqlStore, load_graph
 from solver.games import get_game
-from solver.graph import Graph, KeyTable
+from solver.graph import Graph
+from solver.keytable import KeyTable
 from solver.negamax import solve
 from solver.store import MemoryStore
 from tests.db.helpers import snapshot

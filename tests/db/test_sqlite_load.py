@@ -19,7 +19,8 @@ from db.errors import DatabaseError
 from db.store import SqlStore
 from solver.game import Game
 from solver.games import get_game
-from solver.graph import Graph, Labels
+from solver.graph import Graph
+from solver.labels import Labels
 from solver.negamax import solve
 from solver.store import Batch
 from tests.db.helpers import (

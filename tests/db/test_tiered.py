@@ -28,7 +28,7 @@ from db.repository import stored_positions
 from db.session import make_engine
 from db.store import SqlStore
 from db.store.writer import CRASH_ENV
-from solver import tiered
+from solver import tier_discovery, tiered
 from solver.errors import ContractError, InvalidParameterError, SolveError
 from solver.game import GameBase, Param, PositionKey
 from solver.games import get_game
@@ -678,9 +678,9 @@ def test_a_tier_s_discovery_reports_what_it_has_found(
     game: Any = get_game("chess", material="KQvK")
     large = sqlite_url(tmp_path, "large-batches.db")
     full_solve(game, large, tiers=True)
-    monkeypatch.setattr(tiered, "DISCOVERY_REPORT", 0.0)  # report every batch
-    monkeypatch.setattr(tiered, "FIRST_DISCOVERY_BATCH", 256)
-    monkeypatch.setattr(tiered, "DISCOVERY_BATCH", 256)  # never larger
+    monkeypatch.setattr(tier_discovery, "DISCOVERY_REPORT", 0.0)  # report every batch
+    monkeypatch.setattr(tier_discovery, "FIRST_DISCOVERY_BATCH", 256)
+    monkeypatch.setattr(tier_discovery, "DISCOVERY_BATCH", 256)  # never larger
     phases: list[str] = []
     small = sqlite_url(tmp_path, "small-batches.db")
     full_solve(game, small, tiers=True, progress=lambda p: phases.append(p.phase))

@@ -18,7 +18,8 @@ import pytest
 
 from solver.errors import InvalidParameterError, InvalidPositionError, NegagraphError
 from solver.games import chess_endgame, get_game
-from solver.games.chess_endgame import ChessGame, IllegalMoveError, material_of, material_of_tier
+from solver.games.chess_endgame import ChessGame, IllegalMoveError, material_of
+from solver.games.chess_material import material_of_tier
 from solver.graph import EXPANDED, STATE_NAMES, TERMINAL
 from solver.negamax import solve
 from solver.store import MemoryStore

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from solver.expand import KeyIndex
 from solver.games import get_game
-from solver.graph import KeyTable, new_index
+from solver.keytable import KeyTable, new_index
 from solver.negamax import solve
 from solver.store import MemoryStore
 

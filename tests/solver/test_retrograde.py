@@ -13,7 +13,9 @@ import solver.expand
 import solver.runners.full
 from solver.errors import SolveError
 from solver.games import get_game
-from solver.graph import Graph, KeyTable, Labels
+from solver.graph import Graph
+from solver.keytable import KeyTable
+from solver.labels import Labels
 from solver.negamax import solve
 from solver.store import MemoryStore
 from solver.values import DEPTH_INF, NEG_INF, POS_INF

@@ -10,10 +10,11 @@ from typing import Any, ClassVar
 
 import pytest
 
-from solver.check import check_game, find_cycle
+from solver.check import check_game
+from solver.check_base import find_cycle
 from solver.errors import ContractError, SolveError
 from solver.games import get_game
-from solver.games.chess_endgame import material_of_tier, tier_of_material
+from solver.games.chess_material import material_of_tier, tier_of_material
 from solver.tier_graph import TIER_LIMIT, tier_order
 from tests.games import bad_games
 

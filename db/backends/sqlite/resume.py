@@ -45,7 +45,8 @@ from sqlalchemy import Engine, text
 from sqlalchemy.engine import Connection
 
 from db.models import encode_key
-from solver.graph import EXPANDED, NODE_VALUES, UNEXPANDED, Graph, Labels
+from solver.graph import EXPANDED, NODE_VALUES, UNEXPANDED, Graph
+from solver.labels import Labels
 from solver.values import depth_from_json, high_from_json, low_from_json
 
 log = logging.getLogger(__name__)
