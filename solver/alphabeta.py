@@ -62,39 +62,70 @@ def alphabeta(
     0
     """
     key = game.initial() if root is None else root
-    canon = game.canonical if game.uses_symmetry else None
-    if canon is not None:
-        key = canon(key)
-    stats = SearchStats()
-    table: dict[PositionKey, tuple[int, int, int]] = {}
-    seen: set[PositionKey] = set()
-    on_path: set[PositionKey] = set()
-    children = game.children
-    terminal_value = game.terminal_value
+    if game.uses_symmetry:
+        key = game.canonical(key)
+    search = _Search(game, prune=prune, tt=tt, ordering=ordering)
+    tv = game.terminal_value(key)
+    if tv is not None:
+        search.stats.distinct = 1
+        return SearchResult(tv, None, search.stats)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20_000))
+    try:
+        value, best_i = search.search(key, NEG_INF, POS_INF)
+    finally:
+        sys.setrecursionlimit(limit)
+    return SearchResult(value, list(game.children(key))[best_i][0], search.stats)
 
-    def search(k: PositionKey, alpha: int, beta: int) -> tuple[int, int]:
+
+class _Search:
+    """One depth-first search's state: options, statistics, table, path."""
+
+    def __init__(self, game: Game, *, prune: bool, tt: bool, ordering: bool) -> None:
+        self.game = game
+        self.prune, self.tt, self.ordering = prune, tt, ordering
+        self.canon = game.canonical if game.uses_symmetry else None
+        self.stats = SearchStats()
+        self.table: dict[PositionKey, tuple[int, int, int]] = {}
+        self.seen: set[PositionKey] = set()
+        self.on_path: set[PositionKey] = set()
+
+    def search(self, k: PositionKey, alpha: int, beta: int) -> tuple[int, int]:
         """(value, index of the best move) of non-terminal *k* within (alpha, beta)."""
+        stats = self.stats
         stats.calls += 1
-        if k not in seen:
-            seen.add(k)
+        if k not in self.seen:
+            self.seen.add(k)
             stats.distinct += 1
-        alpha0 = alpha
         hint = -1
-        if tt:
-            entry = table.get(k)
+        if self.tt:
+            entry = self.table.get(k)
             if entry is not None:
                 value, flag, hint = entry
-                if flag == _EXACT:
+                if flag == _EXACT or (
+                    flag == _LOWER and value >= beta or flag == _UPPER and value <= alpha
+                ):
                     stats.tt_hits += 1
                     return value, hint
-                if flag == _LOWER and value >= beta or flag == _UPPER and value <= alpha:
-                    stats.tt_hits += 1
-                    return value, hint
-        moves = list(children(k))
-        if canon is not None:
-            moves = [(m, canon(c)) for m, c in moves]
+        moves = self._moves(k)
+        self.on_path.add(k)
+        best, best_i = self._best(moves, self._order(moves, hint), alpha, beta)
+        self.on_path.discard(k)
+        if self.tt:
+            self.table[k] = (best, self._flag(best, alpha, beta), best_i)
+        return best, best_i
+
+    def _moves(self, k: PositionKey) -> list[tuple[str, PositionKey]]:
+        moves = list(self.game.children(k))
+        canon = self.canon
+        return moves if canon is None else [(m, canon(c)) for m, c in moves]
+
+    def _order(self, moves: list[tuple[str, PositionKey]], hint: int) -> list[int]:
+        """The order to search *moves* in: the game's, or (``ordering``) the table's best
+        move first, then moves into terminal positions that win at once, then the rest."""
         order = list(range(len(moves)))
-        if ordering:
+        if self.ordering:
+            terminal_value = self.game.terminal_value
 
             def rank(i: int) -> int:
                 if i == hint:
@@ -103,49 +134,38 @@ def alphabeta(
                 return 1 if tv is not None and tv < 0 else 2
 
             order.sort(key=rank)
-        on_path.add(k)
+        return order
+
+    def _best(
+        self, moves: list[tuple[str, PositionKey]], order: list[int], alpha: int, beta: int
+    ) -> tuple[int, int]:
+        """The best of *moves* searched in *order* within (alpha, beta), and its index."""
+        game, prune = self.game, self.prune
         best, best_i = NEG_INF, order[0]
         for i in order:
             c = moves[i][1]
-            if c in on_path:
+            if c in self.on_path:
                 raise SolveError(
                     f"{game.name}: position {game.format(c)!r} repeats; the alpha-beta "
                     "baseline needs an acyclic game"
                 )
-            tv = terminal_value(c)
+            tv = game.terminal_value(c)
             if tv is not None:
                 v = -tv
             else:
-                v = -search(c, -beta, -max(alpha, best) if prune else POS_INF)[0]
+                v = -self.search(c, -beta, -max(alpha, best) if prune else POS_INF)[0]
             if v > best:
                 best, best_i = v, i
             if prune and best >= beta:
-                stats.cutoffs += 1
+                self.stats.cutoffs += 1
                 break
-        on_path.discard(k)
-        if tt:
-            if best <= alpha0:
-                flag = _UPPER
-            elif best >= beta:
-                flag = _LOWER
-            else:
-                flag = _EXACT
-            if not prune:
-                flag = _EXACT
-            table[k] = (best, flag, best_i)
         return best, best_i
 
-    tv = terminal_value(key)
-    if tv is not None:
-        stats.distinct = 1
-        return SearchResult(tv, None, stats)
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 20_000))
-    try:
-        value, best_i = search(key, NEG_INF, POS_INF)
-    finally:
-        sys.setrecursionlimit(limit)
-    return SearchResult(value, list(game.children(key))[best_i][0], stats)
+    def _flag(self, best: int, alpha: int, beta: int) -> int:
+        """What the table learns of a value *best* searched within (alpha, beta)."""
+        if not self.prune or alpha < best < beta:
+            return _EXACT
+        return _UPPER if best <= alpha else _LOWER
 
 
 __all__ = ["SearchResult", "SearchStats", "alphabeta"]

@@ -1,0 +1,1 @@
+"""Full solves (tablebase mode) over a graph in RAM: the runner and the retrograde passes."""
