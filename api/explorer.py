@@ -11,11 +11,13 @@ otherwise (the page then draws a grid from the notation, or shows the text).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from flask import Blueprint, Response, jsonify, send_from_directory
 
 from api.params import POSITION_ARG, game_from_query, position_from_query
 from solver.errors import SolveError
+from solver.game import PositionKey
 
 STATIC = Path(__file__).with_name("static")
 
@@ -33,14 +35,21 @@ def page(game: str | None = None) -> Response:
     return response
 
 
+@runtime_checkable
+class DrawsBoards(Protocol):
+    """A game that can draw a position (every :class:`~solver.game.GameBase` can; it may
+    answer ``None``): :meth:`~solver.game.GameBase.draw_svg`."""
+
+    def draw_svg(self, key: PositionKey) -> str | None: ...
+
+
 @bp.get("/explore/board/<game>")
 def board(game: str) -> Response:
     """The position ``?p=`` of *game* (parameters in the query) as ``{"svg": text|null}``."""
     configured = game_from_query(game, reserved=(POSITION_ARG,))
     key, _text = position_from_query(configured)
     # optional: games that do not derive from GameBase may lack it
-    draw = getattr(configured, "draw_svg", None)
-    svg = draw(key) if callable(draw) else None
+    svg = configured.draw_svg(key) if isinstance(configured, DrawsBoards) else None
     if svg is not None and not isinstance(svg, str):
         raise SolveError(f"{configured.name}: draw_svg gave a {type(svg).__name__}, not text")
     return jsonify({"svg": svg})
