@@ -26,9 +26,9 @@ from db.records import VariantRecord
 from db.replay import CommitRecord, graph_at, list_commits
 from db.repository import Reader, get_run
 from solver.fixpoint import expanded_nodes, update_finality
+from solver.full.retrograde import retrograde
 from solver.game import GameBase
 from solver.graph import STATE_NAMES, Graph
-from solver.retrograde import retrograde
 from solver.values import NEG_INF, POS_INF, to_json
 
 MAX_REPLAY_NODES = 500

@@ -5,7 +5,7 @@ Node ids are discovery order, so the nodes of commit *k* are those with ``id <
 commits.nodes``; those with ``expanded_in <= k`` were expanded by then, with their edges.
 The graph comes back with its structure only (terminal values exact, every other bound
 open): bounds, flags and depths are a function of the structure, recomputed by the
-caller (:func:`solver.retrograde.retrograde`, :func:`solver.fixpoint.update_finality`).
+caller (:func:`solver.full.retrograde.retrograde`, :func:`solver.fixpoint.update_finality`).
 """
 
 from __future__ import annotations

@@ -312,7 +312,7 @@ def key_column(keys: Sequence[int] | npt.NDArray[np.int64]) -> tuple[Any, Spec]:
     return key_bytes(keys), None
 
 
-# -- a tiered solve's rows (solver.tiered) ---------------------------------------------
+# -- a tiered solve's rows (solver.tiers.solve) ---------------------------------------------
 
 TIER_NODE_SQL = (
     'SELECT "key", dist, state, low FROM nodes WHERE variant_id = ? AND id >= ? AND id < ? '

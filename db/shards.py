@@ -1,4 +1,4 @@
-"""Writing the shards of a tiered solve (:mod:`solver.units`), from the solving process or
+"""Writing the shards of a tiered solve (:mod:`solver.tiers.units`), from the solving process or
 from another (a Dask worker): each shard's rows (a discovered tier's positions, or a
 solved tier's moves and its positions' bounds and depths) and its ``tier_shards`` row
 (migration 0009) in one transaction.

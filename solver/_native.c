@@ -11,7 +11,7 @@
  * buffer protocol; the nodes and edges it adds go to growable C buffers (ids past the
  * existing ones), which are appended to the Python columns in one copy each at the end.
  * Nothing else changes a column while a call holds its buffer: the game's callbacks
- * never see the graph, and the hooks of a mapped graph (solver/cache.py), which add
+ * never see the graph, and the hooks of a mapped graph (solver/partial/cache.py), which add
  * stored nodes and edges to it, are called with everything appended and every buffer
  * released, then the columns are taken again (call_hook).
  *
@@ -682,7 +682,7 @@ static PyTypeObject KeyTableType = {
 
 /* -- KeyFilter: which 64-bit keys may be stored -------------------------------------
  *
- * A bounded-memory run (solver/cache.py) must tell, for every child key that is not
+ * A bounded-memory run (solver/partial/cache.py) must tell, for every child key that is not
  * resident, whether the database holds it. Most such keys are new; asking the database
  * about each costs a query. This Bloom filter of the stored keys answers "certainly not
  * stored" for nearly all of them without one: no false negatives, about 1% false
@@ -924,7 +924,7 @@ typedef struct {
     Py_ssize_t mark_cap;
     Buf expanded, changed, seeds, work, next, queue; /* node ids (Py_ssize_t) */
     Py_ssize_t err_node;
-    /* a mapped graph (solver/cache.py): its hooks, and the stored id of the next new node */
+    /* a mapped graph (solver/partial/cache.py): its hooks, and the stored id of the next new node */
     int mapped;
     PyObject *load_stub, *lookup, *reveal;
     KeyFilter *filter;
@@ -1044,7 +1044,7 @@ call_node_hook(Ctx *x, PyObject *hook, Py_ssize_t n)
     return r;
 }
 
-/* Load stub n's stored edges (solver.cache.Cache.load_stub). */
+/* Load stub n's stored edges (solver.partial.cache.Cache.load_stub). */
 static int
 load_stub(Ctx *x, Py_ssize_t n)
 {
@@ -1052,7 +1052,7 @@ load_stub(Ctx *x, Py_ssize_t n)
 }
 
 /* Before a change of n reaches its parents: make the stored ones resident, with their
- * edges, if some may not be (solver.cache.Cache.reveal). */
+ * edges, if some may not be (solver.partial.cache.Cache.reveal). */
 static inline int
 reveal(Ctx *x, Py_ssize_t n)
 {
@@ -1176,7 +1176,7 @@ expand(Ctx *x, Py_ssize_t n)
     }
     if (x->mapped) {
         /* keys neither resident nor certainly new: make those stored resident first
-           (solver.cache.Cache.lookup), so that a position never gets two nodes */
+           (solver.partial.cache.Cache.lookup), so that a position never gets two nodes */
         PyObject *ask = NULL;
         for (Py_ssize_t i = 0; i < k; i++) {
             if (kt_get(x->table, mv[i].k) >= 0 || !kf_maybe(x->filter, mv[i].k))
@@ -1833,7 +1833,7 @@ PyDoc_STRVAR(acyclic_test_doc,
 "search path, 3 when a child of *node* has a key that is not a 64-bit integer (*node*\n"
 "not expanded; the graph is settled). The game's exceptions propagate, the graph\n"
 "consistent (without the expansion that raised), but not settled.\n\n"
-"A mapped graph (solver.cache) passes four more: load_stub(node), called before the\n"
+"A mapped graph (solver.partial.cache) passes four more: load_stub(node), called before the\n"
 "search enters a stub; lookup(keys), called with the child keys of an expansion that\n"
 "are not resident but may be stored (by filter, a KeyFilter of the stored keys), before\n"
 "the expansion; reveal(node), called before a change of a node whose parents may not\n"

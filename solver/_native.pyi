@@ -61,5 +61,5 @@ def acyclic_test(
     *mapped: Any,
 ) -> tuple[int, int, int]:
     """Whether *root*'s value is at least *t*: ``(status, expansions, node)``. A mapped
-    graph (``solver.cache``) passes ``load_stub``, ``lookup``, ``reveal`` and the stored
+    graph (``solver.partial.cache``) passes ``load_stub``, ``lookup``, ``reveal`` and the stored
     keys' ``KeyFilter`` as *mapped*, and has its depths kept exact too."""

@@ -51,7 +51,7 @@ def children_depths(g: Graph, n: NodeId) -> tuple[int, int]:
     """The depths the retrograde pass gives expanded *n* of an acyclic graph from its
     bounds and its children's: ``depth_low`` = 1 + the smallest ``depth_high`` of a child
     attaining ``low``, ``depth_high`` = 1 + the largest ``depth_low`` of all children
-    (:func:`solver.retrograde.retrograde_arrays`); an infinite bound has an infinite
+    (:func:`solver.full.retrograde.retrograde_arrays`); an infinite bound has an infinite
     depth."""
     low, high, depth_low, depth_high, edge_child = (
         g.low,

@@ -110,7 +110,7 @@ class Graph:
         """The depths and finality flags (as committed) are those of a run's closing pass
         over this very graph: no batch was committed since a run last closed. A solve
         that finds its root decided while this is false finishes the closing pass that a
-        crash interrupted (see :meth:`solver.runners.partial.PartialRun.close_pass`).
+        crash interrupted (see :meth:`solver.partial.run.PartialRun.close_pass`).
         Stores keep it with the graph; a new graph is trivially settled."""
         self.after_crash = False
         """The last run on this graph died (killed, crashed, failed) instead of ending
@@ -128,7 +128,7 @@ class Graph:
         a store writes with the graph's first commit; ``None`` for other games."""
 
         self.gid: array[int] | None = None
-        """Bounded-memory runs (:mod:`solver.cache`): each resident node's stored id,
+        """Bounded-memory runs (:mod:`solver.partial.cache`): each resident node's stored id,
         once the graph holds only part of what is stored (``None``: node ids are the
         stored ids, as in every graph that never evicted)."""
         self.stub = bytearray()

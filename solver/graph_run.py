@@ -1,12 +1,12 @@
 """One run of the solver over one graph held in RAM: what the partial and full runners
-(:mod:`solver.runners.partial`, :mod:`solver.runners.full`) share.
+(:mod:`solver.partial.run`, :mod:`solver.full.run`) share.
 
 :class:`GraphRun` holds the run's graph and root, its budgets and its bookkeeping
 (progress, commits, the memory check, the result), expands nodes (through the cache of a
-graph only partly resident, :mod:`solver.cache`) and evicts. :func:`run_graph` opens the
+graph only partly resident, :mod:`solver.partial.cache`) and evicts. :func:`run_graph` opens the
 store, runs a runner's loop over a :class:`GraphRun` and closes the run whatever happens.
-The null-window searches (:mod:`solver.search`) read and grow the run's graph as their
-:class:`~solver.search.SearchHost`.
+The null-window searches (:mod:`solver.partial.search`) read and grow the run's graph as their
+:class:`~solver.partial.search.SearchHost`.
 """
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ from typing import Literal
 
 import numpy as np
 
-from solver.cache import Cache
 from solver.expand import check_new_terminals, expand_node
 from solver.fixpoint import decided
+from solver.full.retrograde import retrograde
 from solver.game import Game, PositionKey
 from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph, NodeId
 from solver.memory import RESERVE_PER_NODE, format_size, give_back, rss
-from solver.retrograde import retrograde
+from solver.partial.cache import Cache
+from solver.partial.search import MappedHooks
 from solver.run import EndedBy, SolveOptions, SolveResult, ended, game_failure, opening
-from solver.search import MappedHooks
 from solver.store import Batch, Progress, RunOptions, RunStatus, Store
 from solver.values import NEG_INF, POS_INF, clamp, depth_to_json, to_public
 
@@ -83,7 +83,7 @@ class GraphRun:
         self._latest: Progress | None = None
         """The latest :meth:`progress` snapshot (what :meth:`phase` reports)."""
         self.cache: Cache | None = None
-        """Bounded memory (:mod:`solver.cache`): evicts once the graph outgrows it."""
+        """Bounded memory (:mod:`solver.partial.cache`): evicts once the graph outgrows it."""
         self._mapped_frontier: tuple[int, int, int] | None = None
         """For :meth:`frontier_size` of a mapped graph: (unexpanded nodes, stored nodes,
         expansions) at its latest commit (or when it was mapped)."""

@@ -173,7 +173,7 @@ STORE_CACHE_MAX = 2**30
 class MemoryBudget:
     """A run's memory limit, *limit* bytes of RSS, and the shares of it that the run's
     parts take: the :attr:`headroom` every check keeps for the next batch, and, for a
-    run that evicts (:mod:`solver.cache`), its store's cache (:attr:`store_cache`) and
+    run that evicts (:mod:`solver.partial.cache`), its store's cache (:attr:`store_cache`) and
     the nodes it keeps resident (:meth:`resident_nodes`).
 
     >>> budget = MemoryBudget(4 * 2**30)

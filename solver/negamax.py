@@ -1,6 +1,6 @@
 """The negamax-graph solver's entry point, :func:`solve`: it checks its options
-(:class:`~solver.run.SolveOptions`) and hands the run to one runner
-(:mod:`solver.runners`).
+(:class:`~solver.run.SolveOptions`) and hands the run to one runner,
+a :data:`~solver.run.ModeRunner` (the ``run`` module of each mode's package).
 
 Semantics are in DESIGN.md §1-4. In short, every node has ``low <= high`` (the least
 fixpoint of ``low(n) = max -high(c)``, ``high(n) = max -low(c)``), finality flags (the
@@ -9,14 +9,14 @@ realising each bound needs).
 
 The runners:
 
-* **partial** (default, :mod:`solver.runners.partial`): expand *leaks* — frontier nodes
+* **partial** (default, :mod:`solver.partial.run`): expand *leaks* — frontier nodes
   that can still change a non-final root bound — until both root bounds are final, by
-  priority, breadth first, or as a null-window search meets them (:mod:`solver.search`).
-* **full** (tablebase, :mod:`solver.runners.full`): expand every reachable position
+  priority, breadth first, or as a null-window search meets them (:mod:`solver.partial.search`).
+* **full** (tablebase, :mod:`solver.full.run`): expand every reachable position
   breadth first, then compute bounds and depths with one retrograde pass using counters.
-* **tiered** (:mod:`solver.runners.tiered`): a full solve a tier at a time, into a
+* **tiered** (:mod:`solver.tiers.run`): a full solve a tier at a time, into a
   database.
-* **chance** (:mod:`solver.runners.chance`): a game with chance nodes.
+* **chance** (:mod:`solver.chance.run`): a game with chance nodes.
 
 Everything works on plain ints in the compact arrays of :class:`~solver.graph.Graph`.
 """
@@ -25,14 +25,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from solver.cache import NodeSource
+from solver.chance.run import run_chance
 from solver.errors import InvalidParameterError, InvalidPositionError
+from solver.full.run import run_full
 from solver.game import Game, PositionKey
+from solver.partial.run import run_partial
 from solver.run import (
     RESIDENT_PARTIAL,
     WORKERS_WITHOUT_TIERS,
     ChanceOptions,
     Limits,
+    ModeRunner,
     PartialOptions,
     ProgressCallback,
     SolveOptions,
@@ -40,12 +43,8 @@ from solver.run import (
     TieredOptions,
     Until,
 )
-from solver.runners import Runner
-from solver.runners.chance import run_chance
-from solver.runners.full import run_full
-from solver.runners.partial import run_partial
-from solver.runners.tiered import run_tiered
-from solver.store import MemoryStore, Store, TierStore
+from solver.store import MemoryStore, NodeSource, Store, TierStore
+from solver.tiers.run import run_tiered
 
 
 def solve(
@@ -104,20 +103,20 @@ def solve(
         the run like a spent budget (:attr:`SolveResult.ended_by` ``"memory"``). The
         whole graph stays in RAM, so a run resumed under the same limit goes little
         further (the loaded graph is somewhat more compact than the grown one).
-    :param tiers: a full solve a tier at a time (:mod:`solver.tiered`): RAM holds a tier
+    :param tiers: a full solve a tier at a time (:mod:`solver.tiers.solve`): RAM holds a tier
         and what its moves reach, the store the rest. Default: when the game declares
         tiers, the store is a database (:class:`~solver.store.TierStore`) and the variant
         holds no graph solved otherwise. Budgets and *stop* are then checked between
         tiers (a tier is one commit).
-    :param workers: processes solving a tiered solve's units (:mod:`solver.cluster`):
+    :param workers: processes solving a tiered solve's units (:mod:`solver.tiers.cluster`):
         1 (default) is this process alone; more starts a local Dask cluster of that
         many worker processes for the run.
     :param scheduler: the address of a running Dask scheduler to hand a tiered solve's
         units to (its workers reach the database), instead of *workers*.
     :param shard_size: positions per unit of a tiered solve: a shard of a tier whose
-        moves all leave it (default :data:`solver.tiered.SOLVE_CHUNK`), a slice of a
-        discovered tier written (default :data:`solver.tiered.DISCOVERY_SLICE` in this
-        process, :data:`~solver.tiered.SOLVE_CHUNK` on workers).
+        moves all leave it (default :data:`solver.tiers.solve.SOLVE_CHUNK`), a slice of a
+        discovered tier written (default :data:`solver.tiers.solve.DISCOVERY_SLICE` in this
+        process, :data:`~solver.tiers.solve.SOLVE_CHUNK` on workers).
     :param tolerance: games of chance only: how close value iteration brings the two
         bounds of a position on a cycle through a chance node (default
         :data:`solver.chance.DEFAULT_TOLERANCE`; ``docs/design.md`` §10).
@@ -125,7 +124,7 @@ def solve(
         workers and dashboard address).
     :param resident_nodes: a partial depth-first solve into a database: evict after a
         commit once the graph in RAM holds more nodes than this, keeping half
-        (:mod:`solver.cache`; the results are the same). Default: from *memory_limit*,
+        (:mod:`solver.partial.cache`; the results are the same). Default: from *memory_limit*,
         for an acyclic game (the closing pass of a game that may repeat positions loads
         the whole graph).
     :raises InvalidParameterError: for negative budgets or a bad batch size, or a full
@@ -151,7 +150,7 @@ def solve(
     return choose_runner(game, store, options)(game, root_key, store, options)
 
 
-def choose_runner(game: Game, store: Store, options: SolveOptions) -> Runner:
+def choose_runner(game: Game, store: Store, options: SolveOptions) -> ModeRunner:
     """The runner of a solve of *game* into *store* under *options* (checked); refuse
     what this store cannot take (a resident budget, tiers and workers need a database).
 

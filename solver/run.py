@@ -22,7 +22,7 @@ from typing import Any, Literal, get_args
 from solver.errors import InvalidParameterError, NegagraphError, SolveError
 from solver.game import Game, PositionKey
 from solver.memory import MemoryBudget, rss
-from solver.store import Progress, RunStatus
+from solver.store import Progress, RunStatus, Store
 from solver.values import NEG_INF, POS_INF, Bounds
 
 ProgressCallback = Callable[[Progress], None]
@@ -170,20 +170,20 @@ WORKERS_WITHOUT_TIERS = (
 
 @dataclass(frozen=True)
 class PartialOptions:
-    """The options of a partial solve (:mod:`solver.runners.partial`)."""
+    """The options of a partial solve (:mod:`solver.partial.run`)."""
 
     until: Until = "bounds"
     """``"bounds"``: the run ends when both root bounds are final; ``"value"``: as soon as
     the root's value under the game's repetition rule is decided."""
     resident_nodes: int | None = None
-    """Evict once the graph in RAM holds more nodes than this (:mod:`solver.cache`);
+    """Evict once the graph in RAM holds more nodes than this (:mod:`solver.partial.cache`);
     ``None``: from the memory limit, where the run can evict."""
 
 
 @dataclass(frozen=True)
 class TieredOptions:
-    """The options of a tiered full solve (:mod:`solver.tiered`) and of the processes
-    that solve its units (:mod:`solver.cluster`)."""
+    """The options of a tiered full solve (:mod:`solver.tiers.solve`) and of the processes
+    that solve its units (:mod:`solver.tiers.cluster`)."""
 
     tiers: bool | None = None
     """A tiered solve or not; ``None``: when it can be, on a variant not solved otherwise."""
@@ -299,7 +299,7 @@ def check_arguments(
 
 
 def _check_resident(game: Game, full: bool, resident_nodes: int) -> None:
-    """Refuse a resident budget where :mod:`solver.cache` cannot evict."""
+    """Refuse a resident budget where :mod:`solver.partial.cache` cannot evict."""
     if resident_nodes < 1:
         raise InvalidParameterError(f"a resident budget is at least 1 node, not {resident_nodes}")
     if full or game.facts.chance:
@@ -396,7 +396,15 @@ def opening(status: RunStatus, nodes: int = 0, edges: int = 0) -> Progress:
     )
 
 
+ModeRunner = Callable[[Game, PositionKey, Store, SolveOptions], SolveResult]
+"""How :func:`solver.negamax.solve` hands over a run, one a mode (``run_partial``,
+``run_full``, ``run_tiered``, ``run_chance`` in the ``run`` module of each mode's
+package): ``(game, root_key, store, options) -> SolveResult``, the options checked; the
+runner opens the run in the store, runs it and closes it whatever happens."""
+
+
 __all__ = [
+    "ModeRunner",
     "UNTIL",
     "ChanceOptions",
     "EndedBy",

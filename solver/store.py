@@ -11,15 +11,62 @@ in memory so that a budgeted solve can be continued by calling
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, get_args, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from solver.game import Game, PositionKey, params_text
+from solver.game import Game, MoveLabel, PositionKey, params_text
 from solver.graph import Graph
+
+StoredNode = tuple[int, PositionKey, tuple[int, int, int, int, int, int], int, int]
+"""A stored node as :meth:`NodeSource.nodes` gives it: ``(id, key, (low, high, low_final,
+high_final, depth_low, depth_high), state, dist)``, values as the graph holds them."""
+
+
+@runtime_checkable
+class NodeSource(Protocol):
+    """What a store gives a bounded-memory run: reads of its committed graph."""
+
+    def find_nodes(self, keys: Sequence[PositionKey]) -> list[StoredNode]:
+        """The stored nodes of those of *keys* that are stored, by id."""
+        ...
+
+    def children(self, parent: int) -> list[tuple[MoveLabel, StoredNode]]:
+        """Stored node *parent*'s edges in move order: ``(move, child)``."""
+        ...
+
+    def parent_nodes(self, child: int) -> list[StoredNode]:
+        """The stored parents of stored node *child*, once each, by id."""
+        ...
+
+    def stored_keys(self, count: int) -> Iterator[list[PositionKey]]:
+        """The keys of stored nodes ``0 .. count - 1``, in chunks."""
+        ...
+
+    def limit_cache(self, nbytes: int) -> None:
+        """Hold what the store caches in this process (SQLite's page cache) to *nbytes*,
+        and let what it writes before copying it into place (SQLite's write-ahead log)
+        grow as large."""
+        ...
+
+    def swap(self, old: Graph, new: Graph) -> None:
+        """Commit *new* from now on instead of *old* (everything of *old* committed)."""
+        ...
+
+    def in_flight(self, most: int) -> npt.NDArray[np.int64] | None:
+        """The stored ids of the nodes whose rows a batch still being written holds, if
+        there are at most *most* (``None``: no batch is being written, or more: then
+        what the run reads next waits for the batch). An eviction keeps them resident,
+        with their children when they are expanded, so that what the run reads back
+        does not wait for that batch (``db.store.SqlStore.commit``)."""
+        ...
+
+    def load_all(self, old: Graph) -> Graph:
+        """The whole committed graph, in place of *old* (see :meth:`swap`)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -35,10 +82,10 @@ class RunOptions:
     max_seconds: float | None
     """Time budget of this run, if any."""
     tiered: bool = False
-    """A tiered full solve (:mod:`solver.tiered`): the store does not load the graph; the
+    """A tiered full solve (:mod:`solver.tiers.solve`): the store does not load the graph; the
     run reads and writes it a tier at a time through :class:`TierStore`."""
     lazy_above: int | None = None
-    """A run that evicts (:mod:`solver.cache`) and keeps depths exact, with this resident
+    """A run that evicts (:mod:`solver.partial.cache`) and keeps depths exact, with this resident
     budget: a store that can opens a stored graph of more nodes with only its root
     resident (a mapped graph), when the last run closed cleanly; others load it whole."""
 
@@ -231,7 +278,7 @@ class TierValues:
 
 @runtime_checkable
 class TierStore(Protocol):
-    """What a tiered full solve (:mod:`solver.tiered`) needs of a store opened with
+    """What a tiered full solve (:mod:`solver.tiers.solve`) needs of a store opened with
     :attr:`RunOptions.tiered`: each call that writes is one transaction (one commit of
     the variant), so a killed solve resumes from whole tiers."""
 

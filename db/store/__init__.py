@@ -63,7 +63,6 @@ from db.store.nodes import NodeReads
 from db.store.opening import open_run, settled_of
 from db.store.tiers import TierWrites
 from db.store.writer import Writer
-from solver.cache import StoredNode
 from solver.game import Game, MoveLabel, PositionKey, params_text
 from solver.graph import Graph
 from solver.store import (
@@ -73,6 +72,7 @@ from solver.store import (
     RunOptions,
     RunStatus,
     Shard,
+    StoredNode,
     TierNodes,
     TierPart,
     TierRecord,
@@ -82,7 +82,7 @@ from solver.store import (
 
 class SqlStore:
     """A :class:`~solver.store.Store` in a SQL database (see the module docs for locking),
-    also a :class:`~solver.store.TierStore` and a :class:`solver.cache.NodeSource`.
+    also a :class:`~solver.store.TierStore` and a :class:`solver.store.NodeSource`.
 
     >>> from db.session import make_engine
     >>> store = SqlStore(make_engine("sqlite:///solved.db"))  # doctest: +SKIP
@@ -119,7 +119,7 @@ class SqlStore:
         self.writer = Writer(engine, backend_for(engine, check_foreign_keys=check_foreign_keys))
         """The run's connection and state, which every part shares."""
         self.nodes = NodeReads(self.writer)
-        """A bounded-memory run's reads (:class:`solver.cache.NodeSource`)."""
+        """A bounded-memory run's reads (:class:`solver.store.NodeSource`)."""
         self.tiers = TierWrites(self.writer)
         """A tiered solve's reads and writes (:class:`solver.store.TierStore`)."""
 
@@ -167,7 +167,7 @@ class SqlStore:
         solver's own clean-up). Does nothing once :meth:`close` has run."""
         closing.abandon(self.writer, status)
 
-    # -- solver.cache.NodeSource (db.store.nodes) --------------------------------------
+    # -- solver.store.NodeSource (db.store.nodes) --------------------------------------
 
     def find_nodes(self, keys: Sequence[PositionKey]) -> list[StoredNode]:
         return self.nodes.find_nodes(keys)

@@ -124,7 +124,7 @@ class WriteBehind:
 
     def in_flight(self, most: int) -> np.ndarray[Any, np.dtype[np.int64]] | None:
         """The stored ids of the nodes whose rows the batch written behind holds, while it
-        is being written, if there are at most *most* (:class:`solver.cache.NodeSource`;
+        is being written, if there are at most *most* (:class:`solver.store.NodeSource`;
         the batch after the retrograde pass before a first eviction rewrites most nodes)."""
         behind, flight = self.thread, self.flight
         if behind is None or flight is None or not behind.is_alive():

@@ -1,5 +1,5 @@
 """What a bounded-memory run reads of its committed graph: :class:`NodeReads`, the
-:class:`solver.cache.NodeSource` of a SQL store (nodes that are not resident, found by
+:class:`solver.store.NodeSource` of a SQL store (nodes that are not resident, found by
 key, by id or as a node's children or parents; the page cache; evictions).
 """
 
@@ -17,9 +17,9 @@ from db.backends.sqlite import keyindex
 from db.backends.sqlite.backend import WAL_AUTOCHECKPOINT
 from db.errors import DatabaseError
 from db.store.writer import Writer
-from solver.cache import StoredNode
 from solver.game import MoveLabel, PositionKey
 from solver.graph import Graph
+from solver.store import StoredNode
 from solver.values import depth_from_json, high_from_json, low_from_json
 
 KEY_CHUNK = 65_536
@@ -33,7 +33,7 @@ _NODE_FIELDS = (
 
 
 class NodeReads:
-    """The reads of one run's committed graph (:class:`solver.cache.NodeSource`), through
+    """The reads of one run's committed graph (:class:`solver.store.NodeSource`), through
     :meth:`Writer.read`."""
 
     def __init__(self, writer: Writer) -> None:
@@ -42,7 +42,7 @@ class NodeReads:
 
     def find_nodes(self, keys: Sequence[PositionKey]) -> list[StoredNode]:
         """The stored nodes of those of *keys* that are stored, by id
-        (:class:`solver.cache.NodeSource`). SQLite: one indexed query a key, since
+        (:class:`solver.store.NodeSource`). SQLite: one indexed query a key, since
         without ``ANALYZE`` statistics it answers ``key IN (...)`` by scanning the
         variant (see :func:`db.repository.stored_positions`); PostgreSQL: one round trip
         through the same index."""
@@ -69,7 +69,7 @@ class NodeReads:
 
     def stored_keys(self, count: int) -> Iterator[list[PositionKey]]:
         """The keys of stored nodes ``0 .. count - 1``, in chunks of ids
-        (:class:`solver.cache.NodeSource`)."""
+        (:class:`solver.store.NodeSource`)."""
         sql = 'SELECT "key" FROM nodes WHERE variant_id = ? AND id >= ? AND id < ?'
         self.writer.behind.wait()  # (a graph opened with its root alone: none is written yet)
         for start in range(0, count, KEY_CHUNK):
@@ -78,7 +78,7 @@ class NodeReads:
 
     def children(self, parent: int) -> list[tuple[MoveLabel, StoredNode]]:
         """Stored node *parent*'s edges in move order, each with its child's node, in one
-        query (:class:`solver.cache.NodeSource`)."""
+        query (:class:`solver.store.NodeSource`)."""
         found = self.writer.read(
             f"SELECT e.move, {_NODE_FIELDS} FROM edges e LEFT JOIN nodes n "
             "ON n.variant_id = e.variant_id AND n.id = e.child "
@@ -90,7 +90,7 @@ class NodeReads:
         return [(r[0], _stored_node(r[1:])) for r in found]
 
     def parent_nodes(self, child: int) -> list[StoredNode]:
-        """The stored parents of *child*, once each, by id (:class:`solver.cache.NodeSource`);
+        """The stored parents of *child*, once each, by id (:class:`solver.store.NodeSource`);
         the first call makes the index this needs (``edges_by_child``, kept: see
         docs/design.md §9)."""
         w = self.writer
@@ -115,7 +115,7 @@ class NodeReads:
     def limit_cache(self, nbytes: int) -> None:
         """Hold SQLite's page cache of this run's connection to *nbytes* (it counts in the
         process's memory; a PostgreSQL server's does not), and let its write-ahead log
-        grow as large before a checkpoint: :class:`solver.cache.NodeSource`.
+        grow as large before a checkpoint: :class:`solver.store.NodeSource`.
 
         An evicting run's commits dirty index pages all over a large file (each new key
         lands at a random place in ``(variant_id, key)``); a checkpoint copies a page
@@ -138,7 +138,7 @@ class NodeReads:
             sqlite.execute(f"PRAGMA wal_autocheckpoint = {pages}")
 
     def swap(self, old: Graph, new: Graph) -> None:
-        """Commit *new* instead of *old* from now on (:class:`solver.cache.NodeSource`): an
+        """Commit *new* instead of *old* from now on (:class:`solver.store.NodeSource`): an
         eviction. Unless it kept the nodes of the batch written behind resident
         (:meth:`in_flight`), reads wait for that batch (:meth:`Writer.read`)."""
         self.writer.require_open(old)
@@ -147,11 +147,11 @@ class NodeReads:
 
     def in_flight(self, most: int) -> np.ndarray[Any, np.dtype[np.int64]] | None:
         """The stored ids of the nodes whose rows the batch written behind holds, while it
-        is being written, if there are at most *most* (:class:`solver.cache.NodeSource`)."""
+        is being written, if there are at most *most* (:class:`solver.store.NodeSource`)."""
         return self.writer.behind.in_flight(most)
 
     def load_all(self, old: Graph) -> Graph:
-        """The whole committed graph in place of *old* (:class:`solver.cache.NodeSource`)."""
+        """The whole committed graph in place of *old* (:class:`solver.store.NodeSource`)."""
         w = self.writer
         conn, _ = w.require_open(old)
         assert w.variant_id is not None
@@ -166,7 +166,7 @@ class NodeReads:
 
 
 def _stored_node(r: Sequence[Any]) -> StoredNode:
-    """A row of :data:`_NODE_FIELDS` as :class:`solver.cache.NodeSource` gives it."""
+    """A row of :data:`_NODE_FIELDS` as :class:`solver.store.NodeSource` gives it."""
     values = (
         low_from_json(r[2]),
         high_from_json(r[3]),

@@ -3,7 +3,7 @@ its writer lock, record the run and load the stored graph.
 
 A run loads the stored graph whole, or from a resume file (SQLite,
 :mod:`db.backends.sqlite.resume`), or, for a run that evicts and finds more stored nodes
-than it may hold, with only its root resident (a mapped graph, :mod:`solver.cache`); a
+than it may hold, with only its root resident (a mapped graph, :mod:`solver.partial.cache`); a
 tiered full solve loads nothing (its tiers are read and written a tier at a time).
 """
 
@@ -93,7 +93,7 @@ def _stored_graph(
     """The run's graph, as the variant stores it (inside the opening's transaction)."""
     writer.tiered = run.tiered
     writer.keys = _key_index(writer, conn, variant_id, tiered=run.tiered)
-    if run.tiered:  # read and written a tier at a time (solver.tiered)
+    if run.tiered:  # read and written a tier at a time (solver.tiers.solve)
         graph: Graph | None = Graph()
     else:
         _refuse_unfinished_tiers(conn, variant_id, game)
@@ -189,7 +189,7 @@ def _resumed(writer: Writer, conn: Connection, variant_id: int, run: RunOptions)
 
 def _lazy(writer: Writer, conn: Connection, variant_id: int, run: RunOptions) -> Graph | None:
     """The variant's graph with only the root resident (a mapped graph: the rest is
-    read back as the search needs it, :mod:`solver.cache`), or ``None`` if the root is
+    read back as the search needs it, :mod:`solver.partial.cache`), or ``None`` if the root is
     not stored yet."""
     (root,) = rows.key_bytes([run.root])
     latest = conn.execute(

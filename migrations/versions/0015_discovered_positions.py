@@ -35,7 +35,7 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 CHUNK = 65_536
-"""Positions a converted chunk holds at most (as ``solver.tiered`` writes them)."""
+"""Positions a converted chunk holds at most (as ``solver.tiers.solve`` writes them)."""
 
 
 def upgrade() -> None:

@@ -22,9 +22,9 @@ from typing import Any, ClassVar, cast
 
 import numpy as np
 
-from solver.check_base import INT64, Violation, find_cycle, first_of, witness
-from solver.check_sample import late, safe_moves, sample_positions
-from solver.check_tiers import check_position_tiers, check_tiers
+from solver.check.base import INT64, Violation, find_cycle, first_of, witness
+from solver.check.sample import late, safe_moves, sample_positions
+from solver.check.tiers import check_position_tiers, check_tiers
 from solver.errors import NegagraphError
 from solver.game import (
     BatchedNotation,
@@ -496,7 +496,7 @@ def _check_acyclic(game: Game, keys: Sequence[PositionKey]) -> list[Violation]:
 def _check_sample_tiers(
     game: Game, keys: Sequence[PositionKey], deadline: float | None, report: CheckReport
 ) -> None:
-    """:func:`~solver.check_tiers.check_tiers` over the sampled *keys*, into *report*."""
+    """:func:`~solver.check.tiers.check_tiers` over the sampled *keys*, into *report*."""
     try:
         found, notes = check_tiers(game, keys, deadline=deadline)
         report.violations.extend(found)

@@ -1,4 +1,4 @@
-"""What the conformance checks (:mod:`solver.check`, :mod:`solver.check_tiers`) share: a
+"""What the conformance checks (:mod:`solver.check`, :mod:`solver.check.tiers`) share: a
 violation with the position that shows it (:class:`Violation`, :func:`witness`,
 :func:`first_of`), and :func:`find_cycle`, which the acyclic and the tier checks run.
 """

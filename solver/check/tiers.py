@@ -1,7 +1,7 @@
 """The tier checks of :func:`solver.check.check_game`: each sampled position's tier
 promises (:func:`check_position_tiers`, which :func:`solver.check.check_position` runs),
 and, over the sample as a whole (:func:`check_tiers`): the child-tier relation from the
-initial position's tier ends (it reaches at most :data:`~solver.tier_graph.TIER_LIMIT`
+initial position's tier ends (it reaches at most :data:`~solver.tiers.graph.TIER_LIMIT`
 tiers, as a tiered solve needs) and has no cycle, ``tier_positions`` lists each sampled
 tier's positions, and ``tiers_batch`` agrees with ``tier``.
 
@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from solver.check_base import INT64, Violation, find_cycle, first_of, witness
+from solver.check.base import INT64, Violation, find_cycle, first_of, witness
 from solver.game import BatchedRules, Game, MoveLabel, PositionKey
-from solver.tier_graph import TIER_LIMIT
+from solver.tiers.graph import TIER_LIMIT
 
 TIER_GRAPH_LIMIT = TIER_LIMIT
 """Tiers explored from the initial position's by :func:`check_tiers` at most: the

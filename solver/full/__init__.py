@@ -1,1 +1,2 @@
-"""Full solves (tablebase mode) over a graph in RAM: the runner and the retrograde passes."""
+"""Full solves (tablebase mode) over a graph in RAM: the runner (:mod:`~solver.full.run`)
+and the retrograde passes (:mod:`~solver.full.retrograde`)."""

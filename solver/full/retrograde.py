@@ -1,7 +1,7 @@
 """Full mode (DESIGN §4): once every reachable position is expanded (breadth first, in
 bulk: :mod:`solver.expand`), one retrograde pass computes bounds and depths with
 counters, the way tablebases are made. :func:`retrograde` also gives the partial solver
-its depths at the end of each run. A tiered solve (:mod:`solver.tiered`) calls
+its depths at the end of each run. A tiered solve (:mod:`solver.tiers.solve`) calls
 :func:`retrograde_arrays`, the pass on plain arrays, once per tier, with the solved child
 tiers' values as seeds.
 

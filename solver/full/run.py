@@ -1,6 +1,6 @@
 """The full runner (a tablebase): expand every position reachable from the root breadth
 first, then compute bounds and depths with one retrograde pass using counters
-(:mod:`solver.retrograde`) and settle every flag.
+(:mod:`solver.full.retrograde`) and settle every flag.
 """
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import logging
 import time
 
 from solver.expand import KeyIndex, expand_bulk, key_index, unexpanded_from
+from solver.full.retrograde import retrograde, settle_all_flags
 from solver.game import Game, PositionKey
 from solver.graph import NodeId
-from solver.retrograde import retrograde, settle_all_flags
+from solver.graph_run import GraphRun, run_graph
 from solver.run import SolveOptions, SolveResult
-from solver.runners.graph_run import GraphRun, run_graph
 from solver.store import RunOptions, RunStatus, Store
 
 log = logging.getLogger(__name__)

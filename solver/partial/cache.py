@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import logging
 from array import array
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -48,59 +48,12 @@ from solver.graph import (
 )
 from solver.keytable import native
 from solver.labels import Labels
+from solver.store import NodeSource, StoredNode
 
 if TYPE_CHECKING:
     from solver._native import KeyFilter
 
 log = logging.getLogger(__name__)
-
-StoredNode = tuple[int, PositionKey, tuple[int, int, int, int, int, int], int, int]
-"""A stored node as :meth:`NodeSource.nodes` gives it: ``(id, key, (low, high, low_final,
-high_final, depth_low, depth_high), state, dist)``, values as the graph holds them."""
-
-
-@runtime_checkable
-class NodeSource(Protocol):
-    """What a store gives a bounded-memory run: reads of its committed graph."""
-
-    def find_nodes(self, keys: Sequence[PositionKey]) -> list[StoredNode]:
-        """The stored nodes of those of *keys* that are stored, by id."""
-        ...
-
-    def children(self, parent: int) -> list[tuple[MoveLabel, StoredNode]]:
-        """Stored node *parent*'s edges in move order: ``(move, child)``."""
-        ...
-
-    def parent_nodes(self, child: int) -> list[StoredNode]:
-        """The stored parents of stored node *child*, once each, by id."""
-        ...
-
-    def stored_keys(self, count: int) -> Iterator[list[PositionKey]]:
-        """The keys of stored nodes ``0 .. count - 1``, in chunks."""
-        ...
-
-    def limit_cache(self, nbytes: int) -> None:
-        """Hold what the store caches in this process (SQLite's page cache) to *nbytes*,
-        and let what it writes before copying it into place (SQLite's write-ahead log)
-        grow as large."""
-        ...
-
-    def swap(self, old: Graph, new: Graph) -> None:
-        """Commit *new* from now on instead of *old* (everything of *old* committed)."""
-        ...
-
-    def in_flight(self, most: int) -> npt.NDArray[np.int64] | None:
-        """The stored ids of the nodes whose rows a batch still being written holds, if
-        there are at most *most* (``None``: no batch is being written, or more: then
-        what the run reads next waits for the batch). An eviction keeps them resident,
-        with their children when they are expanded, so that what the run reads back
-        does not wait for that batch (``db.store.SqlStore.commit``)."""
-        ...
-
-    def load_all(self, old: Graph) -> Graph:
-        """The whole committed graph, in place of *old* (see :meth:`swap`)."""
-        ...
-
 
 _KEY_FILTER: Any = native("KeyFilter")
 
@@ -442,4 +395,4 @@ def _edges_of(
     return np.repeat(first[nodes].astype(np.int64) - starts, sizes) + np.arange(total)
 
 
-__all__ = ["Cache", "NodeSource", "StoredNode"]
+__all__ = ["Cache"]

@@ -5,9 +5,9 @@ is decided).
 
 Games with a priority or breadth-first leak order get batches of leaks best first; the
 others a null-window search (alpha-beta's, over the graph's exact bounds:
-:class:`~solver.search.NullWindowSearch`) that expands the frontier nodes it meets one at
+:class:`~solver.partial.search.NullWindowSearch`) that expands the frontier nodes it meets one at
 a time, committing every few of them. A depth-first partial solve into a database may
-evict (:mod:`solver.cache`): its resident budget comes from ``resident_nodes`` or the
+evict (:mod:`solver.partial.cache`): its resident budget comes from ``resident_nodes`` or the
 memory limit (:class:`~solver.memory.MemoryBudget`).
 """
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import math
 
-from solver.cache import Cache, NodeSource
 from solver.errors import SolveError
 from solver.fixpoint import (
     expanded_nodes,
@@ -25,15 +24,16 @@ from solver.fixpoint import (
     update_depths,
     update_finality,
 )
+from solver.full.retrograde import retrograde
 from solver.game import Game, PositionKey
 from solver.graph import EXPANDED, NodeId
-from solver.leaks import first_leaks, walk
+from solver.graph_run import GraphRun, run_graph
 from solver.memory import RESIDENT_BYTES, rss
-from solver.retrograde import retrograde
+from solver.partial.cache import Cache
+from solver.partial.leaks import first_leaks, walk
+from solver.partial.search import NullWindowSearch
 from solver.run import SolveOptions, SolveResult
-from solver.runners.graph_run import GraphRun, run_graph
-from solver.search import NullWindowSearch
-from solver.store import RunOptions, RunStatus, Store
+from solver.store import NodeSource, RunOptions, RunStatus, Store
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ def run_partial(
 
 
 def _evicts(game: Game, store: Store) -> bool:
-    """Whether a partial run under a memory limit evicts (:mod:`solver.cache`) rather
+    """Whether a partial run under a memory limit evicts (:mod:`solver.partial.cache`) rather
     than ending at it: a depth-first partial solve of an acyclic game into a database (the
     closing pass of a game that may repeat positions needs its whole graph)."""
     return (

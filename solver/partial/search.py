@@ -32,7 +32,7 @@ MappedHooks = tuple[
     Callable[[NodeId], None], Callable[[list[PositionKey]], None], Callable[[NodeId], None], Any
 ]
 """What the C loop needs of a mapped graph's cache: ``load_stub``, ``lookup``, ``reveal``
-and the stored keys' filter (see :mod:`solver.cache`)."""
+and the stored keys' filter (see :mod:`solver.partial.cache`)."""
 
 
 acyclic_test: AcyclicTest | None = native("acyclic_test")

@@ -2,13 +2,13 @@
 ``--scheduler ADDRESS``; ``docs/distributed.md``).
 
 negagraph writes no scheduler of its own: :class:`DaskRunner` submits each unit
-(:mod:`solver.units`) to a Dask cluster, a local one of *N* worker processes
+(:mod:`solver.tiers.units`) to a Dask cluster, a local one of *N* worker processes
 (``distributed.LocalCluster``) or an existing one whose workers run on other machines,
-and hands results back to :class:`~solver.tiered.TieredSolve` as they finish. The
+and hands results back to :class:`~solver.tiers.solve.TieredSolve` as they finish. The
 database stays the single source of truth: a worker writes its shard itself, in its own
 transaction, and a unit whose worker died is run again by Dask (writing a shard twice
 writes nothing the second time). The order of tiers, and which tiers may run at once,
-stays with :class:`~solver.tiered.TieredSolve`, which submits a tier's shards once its
+stays with :class:`~solver.tiers.solve.TieredSolve`, which submits a tier's shards once its
 child tiers' values are in (their rows may still be being written).
 
 Dask is imported only when a run asks for workers.
@@ -23,9 +23,9 @@ from typing import Any
 
 from solver.errors import InvalidParameterError, NegagraphError, SolveError
 from solver.game import Game
-from solver.local_cluster import start_local, stop_local
 from solver.store import NodeShard, ShardTarget, TierRecord
-from solver.units import (
+from solver.tiers.local_cluster import start_local, stop_local
+from solver.tiers.units import (
     ShardResult,
     SolvedTier,
     Unit,

@@ -1,4 +1,4 @@
-"""The discovery sweep of a tiered full solve (:mod:`solver.tiered`): finding a tier's
+"""The discovery sweep of a tiered full solve (:mod:`solver.tiers.solve`): finding a tier's
 positions, breadth first from the keys its parent tiers found (:class:`TierDiscovery`),
 and the keys found for tiers not discovered yet, which wait in RAM (:class:`Found`) or
 are found again when a run resumes.
@@ -18,7 +18,7 @@ from solver.errors import ContractError, SolveError
 from solver.expand import KeyIndex, Moves, terminal_values
 from solver.game import Game, PositionKey, TieredRules
 from solver.store import TierNodes, TierRecord, TierStore
-from solver.units import expand_keys, tiers_of
+from solver.tiers.units import expand_keys, tiers_of
 
 DISCOVERY_BATCH = 1 << 17
 """Positions expanded at a time while discovering a tier, at most: batches start at

@@ -1,6 +1,6 @@
 """The tier graph of a game with tiers (``docs/design.md`` §5): the tiers reachable from
 the root's through :meth:`~solver.game.GameBase.child_tiers`, in the order a tiered
-solve discovers them (:mod:`solver.tiered`), the walk bounded by :data:`TIER_LIMIT`
+solve discovers them (:mod:`solver.tiers.solve`), the walk bounded by :data:`TIER_LIMIT`
 tiers (a relation that reaches more is taken not to end).
 """
 

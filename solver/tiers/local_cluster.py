@@ -1,5 +1,5 @@
 """Starting and stopping the local Dask cluster of ``solve --full --workers N``
-(:class:`solver.cluster.DaskRunner`).
+(:class:`solver.tiers.cluster.DaskRunner`).
 
 Starting: a worker process lost while the cluster starts (killed, out of memory) makes
 ``LocalCluster`` fail whole (``RuntimeError: Nanny failed to start``), after closing
@@ -14,7 +14,7 @@ machine's interpreter shutdown can outlast: each kill printed a warning at the e
 solve that had succeeded (reported with Dask ERROR lines, tracebacks and leaked
 semaphores too).
 
-Dask is imported only here and in :mod:`solver.cluster`, when a run asks for workers.
+Dask is imported only here and in :mod:`solver.tiers.cluster`, when a run asks for workers.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The tiered runner: a full solve a tier at a time (:class:`~solver.tiered.TieredSolve`),
+"""The tiered runner: a full solve a tier at a time (:class:`~solver.tiers.solve.TieredSolve`),
 RAM holding a tier and what its moves reach, a :class:`~solver.store.TierStore` the rest;
-its units solved in this process or by a Dask cluster's workers (:mod:`solver.cluster`).
+its units solved in this process or by a Dask cluster's workers (:mod:`solver.tiers.cluster`).
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from solver.fixpoint import decided
 from solver.game import Game, PositionKey
 from solver.run import EndedBy, SolveOptions, SolveResult, ended, game_failure, opening
 from solver.store import Progress, RunOptions, RunStatus, Store, TierStore
-from solver.tier_graph import tier_order, tier_rules
-from solver.tiered import TieredSolve
+from solver.tiers.graph import tier_order, tier_rules
+from solver.tiers.solve import TieredSolve
 from solver.values import clamp, depth_to_json, to_public
 
 if TYPE_CHECKING:
-    from solver.cluster import DaskRunner
+    from solver.tiers.cluster import DaskRunner
 
 
 def run_tiered(
@@ -32,7 +32,7 @@ def run_tiered(
 
 class TieredRun:
     """One tiered run: its budgets checked between tiers, its units' runner, and the
-    :class:`~solver.tiered.TieredSolve` that does the work."""
+    :class:`~solver.tiers.solve.TieredSolve` that does the work."""
 
     def __init__(
         self, game: Game, root_key: PositionKey, store: TierStore, options: SolveOptions
@@ -88,7 +88,7 @@ class TieredRun:
         """The units' runner (a Dask cluster's, if the options ask for one) and the solve."""
         cluster, limits = self.options.tiered, self.options.limits
         if cluster.distributed:
-            from solver.cluster import DaskRunner
+            from solver.tiers.cluster import DaskRunner
 
             self.runner = DaskRunner(
                 self.store.shard_target(),

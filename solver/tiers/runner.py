@@ -1,6 +1,6 @@
-"""Where a tiered full solve's units (:mod:`solver.units`) run: the :class:`Runner`
+"""Where a tiered full solve's units (:mod:`solver.tiers.units`) run: the :class:`Runner`
 protocol, and :class:`InlineRunner`, which runs them in the solving process one at a
-time (Dask workers: :class:`solver.cluster.DaskRunner`).
+time (Dask workers: :class:`solver.tiers.cluster.DaskRunner`).
 """
 
 from __future__ import annotations
@@ -11,12 +11,19 @@ from typing import Protocol
 
 from solver.game import Game
 from solver.store import NodeShard, TierRecord, TierStore
-from solver.units import ShardResult, SolvedTier, Unit, solve_shard, worker_name, write_node_shard
+from solver.tiers.units import (
+    ShardResult,
+    SolvedTier,
+    Unit,
+    solve_shard,
+    worker_name,
+    write_node_shard,
+)
 
 
 class Runner(Protocol):
     """Where a tiered solve's units run: this process (:class:`InlineRunner`) or Dask
-    workers (:class:`solver.cluster.DaskRunner`)."""
+    workers (:class:`solver.tiers.cluster.DaskRunner`)."""
 
     workers: int
     """The processes running units."""

@@ -1,4 +1,4 @@
-"""What a tiered full solve (:mod:`solver.tiered`) keeps of the tiers whose units are
+"""What a tiered full solve (:mod:`solver.tiers.solve`) keeps of the tiers whose units are
 in flight: a discovered tier whose positions are being written
 (:class:`DiscoveredTier`), a tier being solved, its shards and what came back
 (:class:`TierRun`), and the solving sweep's state over all of them (:class:`SolveSweep`).
@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from solver.store import RunStatus, Shard, TierNodes, TierRecord, TierValues
-from solver.units import ShardResult, SolvedTier, sorted_tier, values_columns
+from solver.tiers.units import ShardResult, SolvedTier, sorted_tier, values_columns
 
 
 @dataclass

@@ -9,26 +9,26 @@ Two sweeps over the tiers reachable from the root, each tier one commit:
    found (in order of discovery) plus those its own moves find; they are stored as
    discovered (keys, distances, terminal values: no node rows yet), at the next places
    in discovery order. The keys found for tiers not discovered yet wait in RAM
-   (:class:`~solver.tier_discovery.Found`); a resumed run finds them again by expanding
+   (:class:`~solver.tiers.discovery.Found`); a resumed run finds them again by expanding
    the stored tiers that lead to them. Recording the last tier gives every tier its node
    ids, in solve order.
 2. **Solving, children first.** A tier's positions are expanded again (the moves are
    cheap next to the database, and no edge waits in RAM for its child's id), their
    children looked up in the tier and in its solved child tiers, and
-   :func:`~solver.retrograde.retrograde_arrays` computes the tier's bounds and depths with
+   :func:`~solver.full.retrograde.retrograde_arrays` computes the tier's bounds and depths with
    the child tiers' values as fixed seeds; the tier's node rows (every bound final) and
    edges are written, appended after those of the tiers solved before.
 
-Each tier is written in *units* (:mod:`solver.units`): slices of its positions, then
+Each tier is written in *units* (:mod:`solver.tiers.units`): slices of its positions, then
 shards of it solved, each a transaction of its own that any process can run (this one,
-through :class:`~solver.tier_runner.InlineRunner`, or Dask workers,
-:mod:`solver.cluster`); the tier is then recorded, and later marked solved, in one
+through :class:`~solver.tiers.runner.InlineRunner`, or Dask workers,
+:mod:`solver.tiers.cluster`); the tier is then recorded, and later marked solved, in one
 commit, in the one order above whoever ran the units. A killed solve resumes at the
 first tier not recorded or not solved, keeping the units already written.
 
 This module walks the tiers (:class:`TieredSolve`); finding a tier's positions is
-:mod:`solver.tier_discovery`'s, the bookkeeping of the tiers whose units are in flight
-:mod:`solver.tier_shards`', and where units run :mod:`solver.tier_runner`'s.
+:mod:`solver.tiers.discovery`'s, the bookkeeping of the tiers whose units are in flight
+:mod:`solver.tiers.shards`', and where units run :mod:`solver.tiers.runner`'s.
 """
 
 from __future__ import annotations
@@ -53,17 +53,17 @@ from solver.store import (
     TierStore,
     TierValues,
 )
-from solver.tier_discovery import Found, Seeds, TierDiscovery, list_seeds, listed_tiers
-from solver.tier_graph import Why, tier_order, tier_rules
-from solver.tier_runner import InlineRunner, Runner
-from solver.tier_shards import (
+from solver.tiers.discovery import Found, Seeds, TierDiscovery, list_seeds, listed_tiers
+from solver.tiers.graph import Why, tier_order, tier_rules
+from solver.tiers.runner import InlineRunner, Runner
+from solver.tiers.shards import (
     DiscoveredTier,
     SolveSweep,
     TierRun,
     id_ordered_keys,
     slice_nodes,
 )
-from solver.units import (
+from solver.tiers.units import (
     NOT_DETERMINISTIC,
     TABLES,
     ShardResult,
@@ -447,7 +447,7 @@ class TieredSolve:
 
     def _solve_tiers(self) -> RunStatus:
         """Solve the tiers not solved yet, children first: each tier's shards
-        (:mod:`solver.units`) once its child tiers' values are known (their shards all
+        (:mod:`solver.tiers.units`) once its child tiers' values are known (their shards all
         solved by this run, or all written), through the runner (this process, or Dask
         workers: several tiers at once where the tiers allow, a tier's shards solved
         while its child tiers' rows are still being written), and each tier marked

@@ -5,14 +5,14 @@ A shard is a range of a tier's positions (by node id). In a tier whose moves all
 it (connect-four's), a position's bounds and depths follow from its children's alone,
 all in solved child tiers, so any process can solve any shard once the child tiers are
 written: :func:`solve_shard` reads the shard's positions and its child tiers from the
-database, expands the positions, runs :func:`~solver.retrograde.retrograde_arrays` with
+database, expands the positions, runs :func:`~solver.full.retrograde.retrograde_arrays` with
 the children as fixed seeds, and writes the shard's moves and values with its
 ``tier_shards`` row in one transaction. A tier with moves within it is one shard, solved
 whole (cycles and all). Writing a shard twice writes nothing the second time, so a unit
 lost with its worker simply runs again.
 
-The solving process runs the units itself (:class:`~solver.tiered.TieredSolve`) or hands
-them to Dask workers (:mod:`solver.cluster`), which run a shard in two tasks
+The solving process runs the units itself (:class:`~solver.tiers.solve.TieredSolve`) or hands
+them to Dask workers (:mod:`solver.tiers.cluster`), which run a shard in two tasks
 (:func:`solve_part`, then :func:`write_part`, its values sent back by :func:`values_of`)
 and a discovered tier's slice in one (:func:`write_nodes_part`); each process keeps the
 child tiers it was sent or read (:class:`TierTables`) for the next shards.
@@ -31,8 +31,8 @@ import numpy.typing as npt
 
 from solver.errors import ContractError, SolveError
 from solver.expand import Moves, moves_of
+from solver.full.retrograde import retrograde_arrays
 from solver.game import BatchedRules, Game
-from solver.retrograde import retrograde_arrays
 from solver.store import (
     NodeShard,
     Shard,

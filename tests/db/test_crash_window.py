@@ -112,7 +112,7 @@ def test_a_full_solve_killed_after_every_first_commit_still_progresses(db_url: s
     positions reach half of those stored): killed right after its first commit, again
     and again, a solve still gains one batch per run, and then finishes identical.
     (Without tiers: a tiered run's commits are whole tiers, tests/db/test_tiered.py.)"""
-    from solver.runners.full import DEFAULT_FULL_BATCH
+    from solver.full.run import DEFAULT_FULL_BATCH
 
     args = ["connect-four", "--full", "--no-tiers", "-p", "width=4", "-p", "height=4"]
     store = MemoryStore()

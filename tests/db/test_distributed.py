@@ -1,4 +1,4 @@
-"""Tiered full solves on a real Dask cluster (solver.cluster, docs/distributed.md): a
+"""Tiered full solves on a real Dask cluster (solver.tiers.cluster, docs/distributed.md): a
 scheduler and worker processes started with Dask's own commands, as the docs say, or
 the local cluster of ``--workers N``; SQLite and PostgreSQL.
 

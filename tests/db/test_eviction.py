@@ -1,4 +1,4 @@
-"""Bounded-memory partial solves (:mod:`solver.cache`): a run that evicts its graph down to
+"""Bounded-memory partial solves (:mod:`solver.partial.cache`): a run that evicts its graph down to
 a few resident nodes after every batch writes the very database a run that keeps
 everything writes, node for node and edge for edge — on random cyclic and acyclic graphs
 (with the brute-force fixpoint as a second oracle), on real games, split by budgets and
@@ -25,22 +25,22 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine, create_engine, inspect, make_url, text
 
 import db.backends.sqlite.keyindex
-import solver.cache
-import solver.runners.partial
-import solver.search
+import solver.partial.cache
+import solver.partial.run
+import solver.partial.search
 from bench.soak import graph_rows, stored_rows
 from db.migrate import upgrade
 from db.session import make_engine
 from db.store import SqlStore
 from db.store.writer import CRASH_ENV
-from solver.cache import Cache
 from solver.errors import InvalidParameterError
 from solver.game import Game
 from solver.games import get_game
 from solver.memory import MemoryBudget
 from solver.negamax import solve
+from solver.partial.cache import Cache
+from solver.partial.search import NullWindowSearch
 from solver.run import SolveResult
-from solver.search import NullWindowSearch
 from solver.store import MemoryStore
 from tests.db.helpers import _admin, pg_database
 from tests.db.test_solve_cli import NEGAGRAPH, reference
@@ -90,8 +90,8 @@ def python_only(on: bool = True) -> Iterator[None]:
     compiler, which must write the same database."""
     with pytest.MonkeyPatch.context() as mp:
         if on:
-            mp.setattr(solver.search, "acyclic_test", None)
-            mp.setattr(solver.cache, "_new_filter", lambda: None)
+            mp.setattr(solver.partial.search, "acyclic_test", None)
+            mp.setattr(solver.partial.cache, "_new_filter", lambda: None)
         yield
 
 
@@ -259,7 +259,7 @@ def test_games_under_a_small_budget(
 ) -> None:
     game = get_game(name, **params)
     plain = run(game, fresh(template, tmp_path / "plain.db"), None)
-    if not in_python and game.facts.acyclic and solver.search.acyclic_test is not None:
+    if not in_python and game.facts.acyclic and solver.partial.search.acyclic_test is not None:
         # the C loop runs the mapped graph's searches (stubs and stored keys by its hooks)
         def python_search(self: NullWindowSearch, limit: int) -> int:
             raise AssertionError("the Python search ran")
@@ -279,7 +279,7 @@ def test_a_large_budget_commits_in_larger_batches_and_stores_the_same(
     # once it has evicted (fewer, larger commits into a large index); only the commit
     # numbering differs from an unlimited run's. The cap is made small so that
     # connect-four 4 x 4 shows it.
-    monkeypatch.setattr(solver.runners.partial, "BATCH_CAP", 16)
+    monkeypatch.setattr(solver.partial.run, "BATCH_CAP", 16)
     game = get_game("connect-four", width=4, height=4)
     run(game, fresh(template, tmp_path / "plain.db"), None)
     large_run = run(game, fresh(template, tmp_path / "large.db"), 2048)  # batches of 64

@@ -35,7 +35,7 @@ def test_a_partial_solve_evicts_under_its_memory_limit_and_writes_the_same(
     tmp_path: Path,
 ) -> None:
     # A depth-first partial solve of an acyclic game into a database evicts under its
-    # limit (solver.cache): below what it needs unlimited, it goes on to the end, to the
+    # limit (solver.partial.cache): below what it needs unlimited, it goes on to the end, to the
     # very graph an unlimited solve builds. (SQLite, whose page cache is in the process's
     # memory; tests/db/test_eviction.py evicts into PostgreSQL.)
     db_url = f"sqlite:///{tmp_path / 'evict.db'}"

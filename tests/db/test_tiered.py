@@ -1,4 +1,4 @@
-"""Tiered full solves (solver.tiered) against the untiered full solve, the oracle: the
+"""Tiered full solves (solver.tiers.solve) against the untiered full solve, the oracle: the
 same positions with the same bounds, flags, depths and distances, the same moves; on
 connect-four the same rows id for id. Both engines; games with cycles within tiers
 (random ones, hypothesis); a game whose declared tiers are wrong; resuming after
@@ -28,13 +28,14 @@ from db.repository import stored_positions
 from db.session import make_engine
 from db.store import SqlStore
 from db.store.writer import CRASH_ENV
-from solver import tier_discovery, tiered
 from solver.errors import ContractError, InvalidParameterError, SolveError
 from solver.game import GameBase, Param, PositionKey
 from solver.games import get_game
 from solver.graph import Graph
 from solver.negamax import solve
 from solver.store import MemoryStore, NodeShard, RunOptions, TierNodes
+from solver.tiers import discovery as tier_discovery
+from solver.tiers import solve as tiered
 from tests.db.helpers import pg_database, progress_of
 from tests.solver.test_tiers import SMALL
 

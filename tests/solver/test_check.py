@@ -8,8 +8,8 @@ import time
 import pytest
 
 from solver.check import check_game, sample_positions
-from solver.check_base import find_cycle
-from solver.check_tiers import check_tiers
+from solver.check.base import find_cycle
+from solver.check.tiers import check_tiers
 from solver.game import GameBase
 from solver.games import get_game
 from tests.games import bad_games

@@ -1,5 +1,5 @@
 """solver._native.KeyFilter, the Bloom filter of stored keys that spares a bounded-memory
-run (solver.cache) a query for each new child key: never a false negative (the run would
+run (solver.partial.cache) a query for each new child key: never a false negative (the run would
 make a second node for a stored position), few false positives, growth past its first
 part, and keys it cannot hold always reported as possibly stored."""
 

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import solver.search as search
+import solver.partial.search as search
 from solver.errors import SolveError
 from solver.game import Game
 from solver.games import get_game
@@ -65,7 +65,7 @@ def test_the_c_loop_is_built() -> None:
 
 
 def test_negagraph_pure_python_turns_the_c_loop_off() -> None:
-    code = "import solver.search as m; print(m.acyclic_test is None)"
+    code = "import solver.partial.search as m; print(m.acyclic_test is None)"
     env = {**os.environ, "NEGAGRAPH_PURE_PYTHON": "1"}
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True

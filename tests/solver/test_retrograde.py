@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import solver.expand
-import solver.runners.full
+import solver.full.run
 from solver.errors import SolveError
 from solver.games import get_game
 from solver.graph import Graph
@@ -59,7 +59,7 @@ def test_key_index_numbers_new_keys_in_discovery_order(
 def _full(game: object, monkeypatch: pytest.MonkeyPatch | None = None) -> Graph:
     store = MemoryStore()
     if monkeypatch is not None:  # no key index: node-by-node expansion with the dict
-        monkeypatch.setattr(solver.runners.full, "key_index", lambda g: None)
+        monkeypatch.setattr(solver.full.run, "key_index", lambda g: None)
     solve(game, full=True, store=store, batch_size=3)  # type: ignore[arg-type]
     [graph] = store.graphs.values()
     return graph

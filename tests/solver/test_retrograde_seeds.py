@@ -1,5 +1,5 @@
 """retrograde_arrays and its seeds: with the terminal nodes as seeds it is the pass that
-:func:`solver.retrograde.retrograde` was before it was factored out (a frozen copy below);
+:func:`solver.full.retrograde.retrograde` was before it was factored out (a frozen copy below);
 solving tier by tier, the solved child tiers' nodes seeded with their values, gives every
 node the bounds and depths of the global pass; seeds with one infinite bound and depths
 above 0 satisfy DESIGN §2's and §6's equations. Each property is also shown to catch a
@@ -16,8 +16,8 @@ import numpy.typing as npt
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
+from solver.full.retrograde import retrograde, retrograde_arrays
 from solver.graph import TERMINAL, Graph
-from solver.retrograde import retrograde, retrograde_arrays
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 Arrays = tuple[

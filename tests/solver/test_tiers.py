@@ -11,11 +11,11 @@ from typing import Any, ClassVar
 import pytest
 
 from solver.check import check_game
-from solver.check_base import find_cycle
+from solver.check.base import find_cycle
 from solver.errors import ContractError, SolveError
 from solver.games import get_game
 from solver.games.chess_material import material_of_tier, tier_of_material
-from solver.tier_graph import TIER_LIMIT, tier_order
+from solver.tiers.graph import TIER_LIMIT, tier_order
 from tests.games import bad_games
 
 SMALL = [
