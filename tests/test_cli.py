@@ -151,6 +151,7 @@ def interrupt_while_loading() -> tuple[int, str, str] | None:
 def test_ctrl_c_while_the_command_line_loads_is_one_line_and_status_130() -> None:
     # negagraph imports for a second or more before any command runs (SQLAlchemy, Flask,
     # numpy, the games...): a Ctrl-C then printed a KeyboardInterrupt traceback.
+    caught: tuple[int, str, str] | None = None
     for _attempt in range(50):
         caught = interrupt_while_loading()
         if caught is not None:
