@@ -34,6 +34,8 @@ from solver.store import Batch, MemoryStore, Progress
 from tests.oracles import ExplicitGame
 from tests.solver.test_negamax import dags
 
+ROOT = Path(__file__).resolve().parents[2]
+
 NODE_COLUMNS = (
     "keys",
     "state",
@@ -344,7 +346,7 @@ def test_the_frontier_each_commit_reports_is_the_count(
 def test_the_c_loop_spells_the_node_states_as_the_python_side() -> None:
     # _native.c reads and writes the graph's state column with its own #defines: they must
     # be solver.graph.NodeState's codes, every one of them.
-    source = (Path(search.__file__).parent / "_native.c").read_text(encoding="utf-8")
+    source = (ROOT / "solver" / "_native.c").read_text(encoding="utf-8")
     defines = dict(re.findall(r"^#define (UNEXPANDED|EXPANDED|TERMINAL) (\d+)$", source, re.M))
     assert {name: int(code) for name, code in defines.items()} == {
         state.name: state.value for state in NodeState
