@@ -16,6 +16,7 @@ from flask import Blueprint, Response, jsonify, send_from_directory
 
 from api.params import POSITION_ARG, game_from_query, position_from_query
 from solver.errors import SolveError
+from solver.game import Drawable
 
 STATIC = Path(__file__).with_name("static")
 
@@ -39,8 +40,7 @@ def board(game: str) -> Response:
     configured = game_from_query(game, reserved=(POSITION_ARG,))
     key, _text = position_from_query(configured)
     # optional: games that do not derive from GameBase may lack it
-    draw = getattr(configured, "draw_svg", None)
-    svg = draw(key) if callable(draw) else None
+    svg = configured.draw_svg(key) if isinstance(configured, Drawable) else None
     if svg is not None and not isinstance(svg, str):
         raise SolveError(f"{configured.name}: draw_svg gave a {type(svg).__name__}, not text")
     return jsonify({"svg": svg})

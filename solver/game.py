@@ -383,6 +383,16 @@ class BatchedNotation(Protocol):
 
 
 @runtime_checkable
+class Drawable(Protocol):
+    """The optional drawing hook of the explorer: a game that has it (every
+    :class:`GameBase` does; it may answer ``None``) draws a position as SVG."""
+
+    def draw_svg(self, key: PositionKey) -> str | None:
+        """:meth:`GameBase.draw_svg`."""
+        ...
+
+
+@runtime_checkable
 class BatchedRules(Protocol):
     """The optional batched rules (contract 2): a game that has these members (every
     :class:`GameBase` does; each may answer ``None``: "not for these keys") can be asked
@@ -686,6 +696,7 @@ __all__ = [
     "BatchedRules",
     "CONTRACT_VERSION",
     "ChanceRules",
+    "Drawable",
     "LEAK_ORDERS",
     "Game",
     "GameBase",
