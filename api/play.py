@@ -27,7 +27,7 @@ from db.repository import Reader, probe_position, stored_positions
 from solver.errors import InvalidParameterError
 from solver.game import ChanceRules, Game, MoveLabel, PositionKey
 from solver.strategy import BOUNDS, Bound, Child, principal_line
-from solver.values import NEG_INF, POS_INF, from_public
+from solver.values import NEG_INF, POS_INF, decode
 
 LineEnd = Literal["terminal", "unexpanded", "max_plies", "repetition"]
 """Why a principal line ends (see :class:`solver.strategy.Line`)."""
@@ -68,7 +68,7 @@ class _LineGraph:
         rec = self.records[node.stored]
         if rec is None:
             return NEG_INF, POS_INF
-        return from_public(rec.bounds.low), from_public(rec.bounds.high)
+        return decode(rec.bounds.low, upper=False), decode(rec.bounds.high, upper=True)
 
     def state(self, node: _At) -> str:
         rec = self.records[node.stored]

@@ -37,7 +37,7 @@ from solver.errors import InvalidPositionError
 from solver.game import GameBase, PositionKey
 from solver.games import GAMES, plugin_errors
 from solver.strategy import BOUNDS
-from solver.values import Bounds, public_to_json
+from solver.values import Bounds
 
 LINE_ARGS = (POSITION_ARG, "bound", "max_plies")
 """Query parameters of the line endpoint that are not game parameters."""
@@ -50,8 +50,8 @@ DEFAULT_STRATEGY_NODES = 200
 def bounds_model(b: Bounds) -> schemas.Bounds:
     """A :class:`Bounds` as the API shows it (``null`` for infinite bounds)."""
     return schemas.Bounds(
-        low=public_to_json(b.low),
-        high=public_to_json(b.high),
+        low=b.low,
+        high=b.high,
         low_final=b.low_final,
         high_final=b.high_final,
     )

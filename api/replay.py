@@ -29,7 +29,7 @@ from solver.fixpoint import expanded_nodes, update_finality
 from solver.full.retrograde import retrograde
 from solver.game import GameBase
 from solver.graph import STATE_NAMES, Graph
-from solver.values import NEG_INF, POS_INF, to_json
+from solver.values import NEG_INF, POS_INF, encode
 
 MAX_REPLAY_NODES = 500
 """The most positions a replay step draws."""
@@ -143,8 +143,8 @@ def _node(graph: Graph, n: int, text: str, expanded_in: int | None) -> ReplayNod
         id=n,
         position=text,
         state=STATE_NAMES[graph.state[n]],
-        low=to_json(graph.low[n]),
-        high=to_json(graph.high[n]),
+        low=encode(graph.low[n]),
+        high=encode(graph.high[n]),
         low_final=bool(graph.low_final[n]),
         high_final=bool(graph.high_final[n]),
         expanded_in=expanded_in,

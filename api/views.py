@@ -24,7 +24,7 @@ from db.repository import Reader, find_variant, stored_positions
 from solver.fixpoint import decided
 from solver.game import ChanceRules, Game, MoveLabel, ParamValue, PositionKey, params_text
 from solver.strategy import Child, move_sort_key
-from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp, depth_from_json, from_public, to_json
+from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp, decode, decode_depth, encode
 
 N = TypeVar("N")
 
@@ -72,15 +72,15 @@ def position_fields(game: Game, rec: PositionRecord | None) -> ValueFields:
     the bounds from the first player's side (:func:`add_max_view`)."""
     if rec is None:
         return UNKNOWN_FIELDS.copy()
-    low, high = from_public(rec.bounds.low), from_public(rec.bounds.high)
+    low, high = decode(rec.bounds.low, upper=False), decode(rec.bounds.high, upper=True)
     rep = game.repetition_value
     lf, hf = rec.bounds.low_final, rec.bounds.high_final
     fields = ValueFields(
-        low=to_json(low),
-        high=to_json(high),
+        low=encode(low),
+        high=encode(high),
         low_final=lf,
         high_final=hf,
-        value=low if low == high and to_json(low) is not None else None,
+        value=low if low == high and encode(low) is not None else None,
         repetition_value=(
             clamp(rep, low, high) if rep is not None and decided(rep, low, high, lf, hf) else None
         ),
@@ -101,9 +101,9 @@ def add_max_view(fields: ValueFields, game: Game, key: PositionKey, low: int, hi
         return
     mlow, mhigh = (low, high) if side == 0 else (-high, -low)
     fields["to_move"] = "MAX" if side == 0 else "MIN"
-    fields["max_low"] = to_json(mlow)
-    fields["max_high"] = to_json(mhigh)
-    fields["max_value"] = mlow if mlow == mhigh and to_json(mlow) is not None else None
+    fields["max_low"] = encode(mlow)
+    fields["max_high"] = encode(mhigh)
+    fields["max_value"] = mlow if mlow == mhigh and encode(mlow) is not None else None
 
 
 def chance_fields(game: Game, key: PositionKey, rec: PositionRecord) -> ChanceFields | None:
@@ -244,7 +244,7 @@ def _child_bounds(rec: PositionRecord | None) -> tuple[int, int]:
     """A child's stored bounds (infinite when it is not stored)."""
     if rec is None:
         return NEG_INF, POS_INF
-    return from_public(rec.bounds.low), from_public(rec.bounds.high)
+    return decode(rec.bounds.low, upper=False), decode(rec.bounds.high, upper=True)
 
 
 def _chance_moves(
@@ -268,8 +268,8 @@ def _chance_moves(
             move=move,
             position=_child_text(game, child_key, stored_key, crec),
             **position_fields(game, crec),
-            move_low=to_json(low) if keeps else to_json(-high),
-            move_high=to_json(high) if keeps else to_json(-low),
+            move_low=encode(low) if keeps else encode(-high),
+            move_high=encode(high) if keeps else encode(-low),
         )
         c = None if crec is None else chance_fields(game, crec.key, crec)
         rank = (math.inf, math.inf, order)
@@ -322,8 +322,8 @@ def _ranked_moves(
             move=move,
             position=_child_text(game, child_key, stored_key, crec),
             **position_fields(game, crec),
-            move_low=to_json(-high),
-            move_high=to_json(-low),
+            move_low=encode(-high),
+            move_high=encode(-low),
         )
         ranked.append((move_sort_key(child_of(order, move, child_key, crec)), entry))
     ranked.sort(key=lambda item: item[0])
@@ -339,10 +339,10 @@ def child_of(order: int, move: MoveLabel, node: N, rec: PositionRecord | None) -
         order,
         move,
         node,
-        from_public(rec.bounds.low),
-        from_public(rec.bounds.high),
-        depth_from_json(rec.depth_low),
-        depth_from_json(rec.depth_high),
+        decode(rec.bounds.low, upper=False),
+        decode(rec.bounds.high, upper=True),
+        decode_depth(rec.depth_low),
+        decode_depth(rec.depth_high),
         rec.state == "terminal",
         rec.state == "expanded",
     )

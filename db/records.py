@@ -1,7 +1,7 @@
 """Read-side records: small frozen dataclasses that outlive the session that read them.
 
-Bounds are :class:`~solver.values.Bounds` (infinite bounds are ``-math.inf``/``math.inf``);
-depths are ``None`` where infinite; timestamps are timezone-aware UTC.
+Bounds are :class:`~solver.values.Bounds` and depths are ints, both ``None`` where infinite
+as in SQL; timestamps are timezone-aware UTC.
 """
 
 from __future__ import annotations
@@ -11,21 +11,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from solver.game import MoveLabel, ParamValue, PositionKey
-from solver.values import Bounds, public_from_json
+from solver.values import Bounds
 
 
 def bounds_of(low: int | None, high: int | None, low_final: bool, high_final: bool) -> Bounds:
-    """:class:`Bounds` from SQL columns (``NULL`` bounds are infinite).
+    """:class:`Bounds` from SQL columns (``NULL`` bounds are infinite, as in :class:`Bounds`).
 
     >>> bounds_of(None, 3, False, True)
-    Bounds(-math.inf, 3, low_final=False, high_final=True)
+    Bounds(None, 3, low_final=False, high_final=True)
     """
-    return Bounds(
-        public_from_json(low, upper=False),
-        public_from_json(high, upper=True),
-        bool(low_final),
-        bool(high_final),
-    )
+    return Bounds(low, high, bool(low_final), bool(high_final))
 
 
 def aware(moment: datetime | None) -> datetime | None:

@@ -22,7 +22,7 @@ from db.errors import DatabaseError
 from db.models import Commit, decode_key
 from db.repository import Reader
 from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph
-from solver.values import DEPTH_INF, NEG_INF, POS_INF, low_from_json
+from solver.values import DEPTH_INF, NEG_INF, POS_INF, decode
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,9 @@ def _node_columns(nodes: Sequence[Any], expanded: npt.NDArray[np.bool_]) -> dict
     """The graph columns of the node rows *nodes* (*expanded*: which of them the commit
     counts as expanded): terminal nodes' values final, every other bound open."""
     terminal = np.array([r.state == TERMINAL for r in nodes], dtype=bool)
-    values = np.array([low_from_json(r.low) if r.state == TERMINAL else 0 for r in nodes], np.int64)
+    values = np.array(
+        [decode(r.low, upper=False) if r.state == TERMINAL else 0 for r in nodes], np.int64
+    )
     flags = terminal.astype(np.uint8).tobytes()
     depths = np.where(terminal, 0, DEPTH_INF).astype(np.int32).tobytes()
     return {

@@ -26,11 +26,10 @@ from solver.values import (
     DEPTH_INF,
     NEG_INF,
     POS_INF,
-    depth_from_json,
-    depth_to_json,
-    high_from_json,
-    low_from_json,
-    to_json,
+    decode_all,
+    decode_depth,
+    encode,
+    encode_depth,
 )
 
 NODE_SQL_COLUMNS = ", ".join(f'"{c}"' if c == "key" else c for c in NODE_COLUMNS)
@@ -74,9 +73,11 @@ Spec = None | tuple[int, int] | str
 (:data:`BOUND_NULLS`, :data:`DEPTH_NULLS`); or ``"key"``, each value as its minimal
 big-endian bytes (:func:`key_bytes`)."""
 BOUND_NULLS = (NEG_INF, POS_INF)
-"""The :data:`Spec` of a bound column: the infinities are NULL (:func:`bounds_to_json`)."""
+"""The :data:`Spec` of a bound column: the infinities are NULL
+(:func:`~solver.values.encode`)."""
 DEPTH_NULLS = (-1, DEPTH_INF)
-"""The :data:`Spec` of a depth column: unknown depths are NULL (:func:`depths_to_json`)."""
+"""The :data:`Spec` of a depth column: unknown depths are NULL
+(:func:`~solver.values.encode_depth`)."""
 
 
 class ArrayChunk(list[Any]):
@@ -492,10 +493,10 @@ def tier_values(chunks: Iterable[list[tuple[Any, ...]]], count: int) -> TierValu
         count,
         "values",
         (
-            (np.int64, lambda column: list(map(low_from_json, column))),
-            (np.int64, lambda column: list(map(high_from_json, column))),
-            (np.int32, lambda column: list(map(depth_from_json, column))),
-            (np.int32, lambda column: list(map(depth_from_json, column))),
+            (np.int64, lambda column: list(decode_all(column, upper=False))),
+            (np.int64, lambda column: list(decode_all(column, upper=True))),
+            (np.int32, lambda column: list(map(decode_depth, column))),
+            (np.int32, lambda column: list(map(decode_depth, column))),
         ),
     )
     return TierValues(low, high, dlow, dhigh)
@@ -611,10 +612,10 @@ def _updates_one_by_one(graph: Graph, ids: Sequence[int]) -> Iterator[tuple[Any,
     for i in ids:
         yield (
             i,
-            to_json(low[i]),
-            to_json(high[i]),
-            depth_to_json(depth_low[i]),
-            depth_to_json(depth_high[i]),
+            encode(low[i]),
+            encode(high[i]),
+            encode_depth(depth_low[i]),
+            encode_depth(depth_high[i]),
             state[i],
             low_final[i],
             high_final[i],
@@ -651,12 +652,12 @@ def load_nodes(graph: Graph, chunks: Iterable[list[tuple[Any, ...]]]) -> None:
         graph.append_nodes(
             count,
             {
-                "low": map(low_from_json, map(_col2, rows)),
-                "high": map(high_from_json, map(_col3, rows)),
+                "low": decode_all(map(_col2, rows), upper=False),
+                "high": decode_all(map(_col3, rows), upper=True),
                 "low_final": map(_col4, rows),
                 "high_final": map(_col5, rows),
-                "depth_low": map(depth_from_json, map(_col6, rows)),
-                "depth_high": map(depth_from_json, map(_col7, rows)),
+                "depth_low": map(decode_depth, map(_col6, rows)),
+                "depth_high": map(decode_depth, map(_col7, rows)),
                 "state": map(_col8, rows),
                 "dist": map(_col9, rows),
             },

@@ -88,8 +88,6 @@ def update_depths(g: Graph, seeds: Iterable[NodeId]) -> None:
     the nodes *seeds* (expanded or changed) moved: a worklist re-evaluates each node whose
     depths changed's parents (a mapped graph's hidden ones made resident first)."""
     depth_low, depth_high, state = g.depth_low, g.depth_high, g.state
-    edge_parent, rev_head, rev_next = g.edge_parent, g.rev_head, g.rev_next
-    reveal, hidden = g.reveal, g.hidden
     queue = deque(n for n in dict.fromkeys(seeds) if state[n] == EXPANDED)
     queued = set(queue)
     while queue:
@@ -101,15 +99,7 @@ def update_depths(g: Graph, seeds: Iterable[NodeId]) -> None:
         depth_low[n] = dl
         depth_high[n] = dh
         g.touch(n)
-        if reveal is not None and hidden[n]:
-            reveal(n)
-        e = rev_head[n]
-        while e >= 0:
-            p = edge_parent[e]
-            if p not in queued and state[p] == EXPANDED:
-                queued.add(p)
-                queue.append(p)
-            e = rev_next[e]
+        _requeue_parents(g, n, queue, queued)
 
 
 def update_bounds(g: Graph, seeds: list[NodeId]) -> list[NodeId]:
@@ -119,10 +109,8 @@ def update_bounds(g: Graph, seeds: list[NodeId]) -> list[NodeId]:
     Starting from the previous fixpoint is correct because every change only tightens
     bounds (lows rise, highs fall): a worklist re-evaluates each changed node's parents.
     """
-    low, high, state = g.low, g.high, g.state
-    edge_parent, rev_head, rev_next = g.edge_parent, g.rev_head, g.rev_next
+    low, high = g.low, g.high
     committed, dirty = g.committed_nodes, g.dirty
-    reveal, hidden = g.reveal, g.hidden
     queue = deque(seeds)
     queued = set(seeds)
     changed: list[NodeId] = []
@@ -136,16 +124,18 @@ def update_bounds(g: Graph, seeds: list[NodeId]) -> list[NodeId]:
             changed.append(n)
             if n < committed:
                 dirty.add(n)
-            if reveal is not None and hidden[n]:
-                reveal(n)  # its parents become resident, their edges too
-            e = rev_head[n]
-            while e >= 0:
-                p = edge_parent[e]
-                if p not in queued and state[p] == EXPANDED:
-                    queued.add(p)
-                    queue.append(p)
-                e = rev_next[e]
+            _requeue_parents(g, n, queue, queued)
     return changed
+
+
+def with_parents(g: Graph, nodes: Iterable[NodeId]) -> list[NodeId]:
+    """*nodes*, each followed by its parents: where flags may follow once the bounds of
+    *nodes* changed (the seeds of :func:`propagate_finality`)."""
+    out: list[NodeId] = []
+    for n in nodes:
+        out.append(n)
+        out.extend(g.parents(n))
+    return out
 
 
 def low_final_by_rules(g: Graph, n: NodeId, vmax: int = POS_INF) -> bool:
@@ -204,7 +194,6 @@ def propagate_finality(
     lf, hf = g.low_final, g.high_final
     child_count = g.child_count
     committed, dirty = g.committed_nodes, g.dirty
-    reveal, hidden = g.reveal, g.hidden
     queue = deque(n for n in dict.fromkeys(seeds) if state[n] == EXPANDED)
     queued = set(queue)
     work = 0
@@ -224,15 +213,17 @@ def propagate_finality(
             hf[n] = h_ok
             if n < committed:
                 dirty.add(n)
-            if reveal is not None and hidden[n]:
-                reveal(n)
-            _queue_expanded_parents(g, n, queue, queued)
+            _requeue_parents(g, n, queue, queued)
     return work
 
 
-def _queue_expanded_parents(g: Graph, n: NodeId, queue: deque[NodeId], queued: set[NodeId]) -> None:
-    """Queue the expanded parents of *n* not in *queued* (whose rules read *n*'s flags,
-    which just turned final)."""
+def _requeue_parents(g: Graph, n: NodeId, queue: deque[NodeId], queued: set[NodeId]) -> None:
+    """Queue the expanded parents of *n* not in *queued*: what they read of *n* (its
+    bounds, depths or flags) just changed. A mapped graph's hidden *n* is revealed first,
+    so that its parents are resident, their edges too."""
+    reveal = g.reveal
+    if reveal is not None and g.hidden[n]:
+        reveal(n)
     state, edge_parent, rev_next = g.state, g.edge_parent, g.rev_next
     e = g.rev_head[n]
     while e >= 0:

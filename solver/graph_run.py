@@ -29,7 +29,7 @@ from solver.partial.cache import Cache
 from solver.partial.search import MappedHooks
 from solver.run import EndedBy, SolveOptions, SolveResult, ended, game_failure, opening
 from solver.store import Batch, Progress, RunOptions, RunStatus, Store
-from solver.values import NEG_INF, POS_INF, clamp, depth_to_json, to_public
+from solver.values import NEG_INF, POS_INF, clamp, encode, encode_depth
 
 log = logging.getLogger(__name__)
 
@@ -216,12 +216,12 @@ class GraphRun:
             params=dict(game.params),
             root=g.keys[r],
             root_text=game.format(g.keys[r]),
-            low=to_public(low),
-            high=to_public(high),
+            low=encode(low),
+            high=encode(high),
             low_final=lf,
             high_final=hf,
-            depth_low=depth_to_json(g.depth_low[r]),
-            depth_high=depth_to_json(g.depth_high[r]),
+            depth_low=encode_depth(g.depth_low[r]),
+            depth_high=encode_depth(g.depth_high[r]),
             expansions=self.expansions,
             nodes=g.total_nodes,
             edges=g.total_edges,

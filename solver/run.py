@@ -23,7 +23,7 @@ from solver.errors import InvalidParameterError, NegagraphError, SolveError
 from solver.game import Game, PositionKey
 from solver.memory import MemoryBudget, rss
 from solver.store import Progress, RunStatus, Store
-from solver.values import NEG_INF, POS_INF, Bounds
+from solver.values import NEG_INF, POS_INF
 
 ProgressCallback = Callable[[Progress], None]
 
@@ -108,8 +108,8 @@ class Limits:
 
 @dataclass(frozen=True)
 class SolveResult:
-    """What a call of :func:`solver.negamax.solve` achieved. Infinite bounds are
-    ``±math.inf``."""
+    """What a call of :func:`solver.negamax.solve` achieved. An infinite bound is ``None``
+    (:func:`solver.values.encode`); a game of chance's bounds are floats, never infinite."""
 
     game: str
     params: dict[str, Any]
@@ -117,8 +117,10 @@ class SolveResult:
     """The root's key (canonical when the game uses symmetry)."""
     root_text: str
     """The root in the game's notation."""
-    low: float | int
-    high: float | int
+    low: float | int | None
+    """The root's low bound (``None``: -inf)."""
+    high: float | int | None
+    """The root's high bound (``None``: +inf)."""
     low_final: bool
     high_final: bool
     depth_low: int | None
@@ -151,11 +153,8 @@ class SolveResult:
     @property
     def value(self) -> int | None:
         """The exact value when ``low == high``, else ``None``."""
-        return self.bounds.value
-
-    @property
-    def bounds(self) -> Bounds:
-        return Bounds(self.low, self.high, self.low_final, self.high_final)
+        low = self.low
+        return int(low) if low is not None and low == self.high else None
 
 
 # -- options ------------------------------------------------------------------------------

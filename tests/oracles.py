@@ -7,6 +7,7 @@ and exhaustive strategy checks.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import ClassVar
@@ -15,6 +16,11 @@ from solver.errors import InvalidPositionError
 from solver.game import GameBase
 
 INF = float("inf")
+
+
+def public(v: float) -> int | None:
+    """An oracle's bound in negagraph's public encoding (``None`` where infinite)."""
+    return None if math.isinf(v) else int(v)
 
 
 class ExplicitGame(GameBase):

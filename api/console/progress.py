@@ -12,7 +12,7 @@ import click
 from api.console.text import duration, number
 from solver.memory import format_size
 from solver.store import Progress
-from solver.values import bound_text, to_public
+from solver.values import bound_text, encode
 
 LOG_EVERY = 5.0
 """Seconds between progress lines when stderr is not a terminal."""
@@ -99,8 +99,8 @@ class ProgressDisplay:
         if p is None:
             return f"{self.phase}  {elapsed}"
         rate = p.expansions / p.seconds if p.seconds > 0 else 0.0
-        low = bound_text(to_public(p.root_low))
-        high = bound_text(to_public(p.root_high))
+        low = bound_text(encode(p.root_low), upper=False)
+        high = bound_text(encode(p.root_high), upper=True)
         eta = self.eta(p, rate, now) if self.phase == "expanding" else None
         memory = (
             format_size(p.rss)

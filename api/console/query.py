@@ -5,10 +5,7 @@ from __future__ import annotations
 
 from api.console.chance import chance_span, fraction_or_float, plies_text
 from api.schemas import ChanceFields, Move, Position
-
-
-def _bound(v: int | None, inf: str) -> str:
-    return inf if v is None else str(v)
+from solver.values import bound_text
 
 
 def _depth(v: int | None) -> str:
@@ -16,7 +13,7 @@ def _depth(v: int | None) -> str:
 
 
 def _span(low: int | None, high: int | None) -> str:
-    lo, hi = _bound(low, "-inf"), _bound(high, "+inf")
+    lo, hi = bound_text(low, upper=False), bound_text(high, upper=True)
     return lo if lo == hi else f"[{lo}, {hi}]"
 
 
@@ -38,8 +35,8 @@ def describe_view(view: Position, players: tuple[str, str] = ("MAX", "MIN")) -> 
     if view.value is not None:
         lines.append(f"  value {view.value}")
     lines.append(
-        f"  low {_bound(view.low, '-inf')} ({_final(view.low_final)}),"
-        f" high {_bound(view.high, '+inf')} ({_final(view.high_final)})"
+        f"  low {bound_text(view.low, upper=False)} ({_final(view.low_final)}),"
+        f" high {bound_text(view.high, upper=True)} ({_final(view.high_final)})"
     )
     if view.repetition_value is not None and view.value is None:
         lines.append(f"  value {view.repetition_value} under the game's repetition rule")

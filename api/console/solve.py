@@ -10,7 +10,7 @@ from api.console.text import number
 from solver.game import GameBase
 from solver.memory import format_size
 from solver.run import SolveResult
-from solver.values import bound_text, public_to_json
+from solver.values import bound_text
 
 STOPPED = 130
 """The exit status of a solve stopped by Ctrl-C, the first (after its result) or the
@@ -74,16 +74,14 @@ def given_root(game: GameBase, r: SolveResult, root: str | None) -> str:
 def result_json(game: GameBase, r: SolveResult, root: str | None = None) -> dict[str, Any]:
     """``solve --json``'s object for run *r* from *root* (as given; ``None``: the
     game's initial position)."""
-    # A game of chance's bounds are floats (rounded outwards), never infinite.
-    bound = float if "chance" in r.extra else public_to_json
     return {
         "game": r.game,
         "params": r.params,
         "rules_version": game.version,
         "root": given_root(game, r, root),
         "stored_root": r.root_text,
-        "low": bound(r.low),
-        "high": bound(r.high),
+        "low": r.low,  # a game of chance's: floats (rounded outwards), never infinite
+        "high": r.high,
         "low_final": r.low_final,
         "high_final": r.high_final,
         "value": r.value,
@@ -129,8 +127,8 @@ def value_result_lines(game: GameBase, r: SolveResult) -> list[str]:
     if r.value is not None:
         lines.append(f"  value {r.value}" + (" (exact)" if r.complete else ""))
     lines.append(
-        f"  low {bound_text(r.low)} ({FLAG[r.low_final]}), "
-        f"high {bound_text(r.high)} ({FLAG[r.high_final]})"
+        f"  low {bound_text(r.low, upper=False)} ({FLAG[r.low_final]}), "
+        f"high {bound_text(r.high, upper=True)} ({FLAG[r.high_final]})"
     )
     if r.repetition_value is not None and r.value is None:
         lines.append(
@@ -178,8 +176,9 @@ def chance_result_lines(game: GameBase, r: SolveResult, chance: dict[str, Any]) 
 
 def _chance_root(game: GameBase, r: SolveResult, chance: dict[str, Any]) -> tuple[str, str, str]:
     """The root's low and high bounds as shown, and its player."""
-    lo = fraction_or_float(chance["low_exact"], float(r.low))
-    hi = fraction_or_float(chance["high_exact"], float(r.high))
+    assert r.low is not None and r.high is not None  # a game of chance's are never infinite
+    lo = fraction_or_float(chance["low_exact"], r.low)
+    hi = fraction_or_float(chance["high_exact"], r.high)
     return lo, hi, game.facts.players[chance["player"]]
 
 

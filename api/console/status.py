@@ -8,7 +8,7 @@ from typing import Any
 from api.console.text import duration, number
 from solver.games import GAMES
 from solver.memory import format_size
-from solver.values import bound_text, public_to_json
+from solver.values import bound_text
 
 
 def status_lines(database: str, data: list[dict[str, Any]]) -> list[str]:
@@ -20,8 +20,8 @@ def status_lines(database: str, data: list[dict[str, Any]]) -> list[str]:
             ""
             if root is None
             else (
-                f"  root {v['root']} [{bound_text(root['low'], '-inf')}, "
-                f"{bound_text(root['high'], '+inf')}]"
+                f"  root {v['root']} [{bound_text(root['low'], upper=False)}, "
+                f"{bound_text(root['high'], upper=True)}]"
             )
         )  # null in JSON
         missing = "" if v["installed"] else " [game not installed]"
@@ -85,8 +85,8 @@ def memory_text(run: dict[str, Any]) -> str:
 def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
     def bounds(b: Any) -> dict[str, Any]:
         return {
-            "low": public_to_json(b.low),
-            "high": public_to_json(b.high),
+            "low": b.low,
+            "high": b.high,
             "low_final": b.low_final,
             "high_final": b.high_final,
         }

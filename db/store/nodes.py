@@ -20,7 +20,7 @@ from db.store.writer import Writer
 from solver.game import MoveLabel, PositionKey
 from solver.graph import Graph
 from solver.store import StoredNode
-from solver.values import depth_from_json, high_from_json, low_from_json
+from solver.values import decode, decode_depth
 
 KEY_CHUNK = 65_536
 """Stored keys read a query at a time by :meth:`NodeReads.stored_keys`."""
@@ -168,12 +168,12 @@ class NodeReads:
 def _stored_node(r: Sequence[Any]) -> StoredNode:
     """A row of :data:`_NODE_FIELDS` as :class:`solver.store.NodeSource` gives it."""
     values = (
-        low_from_json(r[2]),
-        high_from_json(r[3]),
+        decode(r[2], upper=False),
+        decode(r[3], upper=True),
         int(r[4]),
         int(r[5]),
-        depth_from_json(r[6]),
-        depth_from_json(r[7]),
+        decode_depth(r[6]),
+        decode_depth(r[7]),
     )
     return (r[0], int.from_bytes(bytes(r[1]), "big"), values, r[8], r[9])
 

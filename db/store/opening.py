@@ -32,7 +32,7 @@ from solver.game import Game, params_text
 from solver.games import source_of
 from solver.graph import Graph
 from solver.store import RunOptions
-from solver.values import depth_from_json, high_from_json, low_from_json
+from solver.values import decode, decode_depth
 
 log = logging.getLogger(__name__)
 
@@ -224,12 +224,12 @@ def _lazy(writer: Writer, conn: Connection, variant_id: int, run: RunOptions) ->
     graph.outside_edges = latest.edges
     graph.committed_gid = latest.nodes
     values = (
-        low_from_json(found.low),
-        high_from_json(found.high),
+        decode(found.low, upper=False),
+        decode(found.high, upper=True),
         int(found.low_final),
         int(found.high_final),
-        depth_from_json(found.depth_low),
-        depth_from_json(found.depth_high),
+        decode_depth(found.depth_low),
+        decode_depth(found.depth_high),
     )
     graph.add_stored(found.id, run.root, values, found.state, found.dist)
     graph.hidden[0] = 0  # the root's parents, if any, are not the run's concern

@@ -35,7 +35,7 @@ from solver.errors import SolveError
 from solver.game import Game
 from solver.graph import Graph
 from solver.store import RUN_STATUSES, Progress
-from solver.values import to_json
+from solver.values import encode
 
 log = logging.getLogger(__name__)
 
@@ -213,8 +213,8 @@ class Writer:
                 "nodes": nodes,
                 "edges": edges,
                 "expansions": progress.expansions,
-                "root_low": to_json(progress.root_low),
-                "root_high": to_json(progress.root_high),
+                "root_low": encode(progress.root_low),
+                "root_high": encode(progress.root_high),
                 "root_low_final": bool(progress.root_low_final),
                 "root_high_final": bool(progress.root_high_final),
             },
@@ -395,8 +395,8 @@ def _run_figures(progress: Progress, now: Any) -> dict[str, Any]:
         "nodes": progress.nodes,
         "edges": progress.edges,
         "frontier": progress.frontier,
-        "root_low": to_json(progress.root_low),
-        "root_high": to_json(progress.root_high),
+        "root_low": encode(progress.root_low),
+        "root_high": encode(progress.root_high),
         "root_low_final": bool(progress.root_low_final),
         "root_high_final": bool(progress.root_high_final),
         "seconds": float(progress.seconds),

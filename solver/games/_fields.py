@@ -14,14 +14,17 @@ Both are exact canonical forms: the result lies in the key's orbit, is the same 
 key of the orbit, and is therefore idempotent.
 
 :class:`FieldGame` holds what the two games share besides: the propose-then-assign moves,
-terminal detection and the cached symmetry set-up.
+terminal detection, the cached symmetry set-up and the notation
+(``name=symbol,...;proposed=symbol``, worded by :class:`FieldWords`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from solver.errors import InvalidPositionError
 from solver.game import GameBase, MoveLabel, PositionKey
 
 ValueMap = tuple[int, ...]
@@ -203,12 +206,32 @@ Canonical = tuple[Callable[[int], int] | None, int]
 """A canonical-form function (``None``: no symmetry to use) and its group's order."""
 
 
+@dataclass(frozen=True)
+class FieldWords:
+    """What a field game's notation calls its parts, in :meth:`FieldGame.parse`'s
+    messages."""
+
+    items: str
+    """The assignments as a whole (``"assignments"``, ``"colours"``)."""
+    element: str
+    """What precedes an element's name (``"variable "``, or nothing)."""
+    symbol: str
+    """The proposal's placeholder in ``';proposed=d'``."""
+    filled: str
+    """A position whose fields are all filled (``"every variable is instantiated"``)."""
+    examples: int | None = None
+    """How many fields the empty position's example names (``None``: all)."""
+
+
 class FieldGame(GameBase):
     """The shared move structure of e-Valuate and graph-share: MAX proposes a value (it
     waits in field 0, the pending proposal), MIN assigns it to an empty field; a position
     whose fields are all filled is terminal. Subclasses call :meth:`_set_fields` and
     :meth:`_set_symmetry` from ``_configure`` and define ``_symmetries`` and
-    ``terminal_value``."""
+    ``terminal_value``, and, for the notation, :attr:`words`, :meth:`_assignment` and
+    :meth:`_value`."""
+
+    words: ClassVar[FieldWords]
 
     acyclic: ClassVar[bool] = True  # a proposal fills field 0, an assignment a field
     tiers: ClassVar[bool] = True  # the plies played: every move goes one tier on
@@ -219,6 +242,8 @@ class FieldGame(GameBase):
     _low_bits: int
     _proposals: tuple[tuple[MoveLabel, int], ...]
     _field_labels: tuple[MoveLabel, ...]
+    _field_index: dict[MoveLabel, int]
+    _symbols: tuple[str, ...]
     _canon: Callable[[int], int] | None
     symmetry_group_size: int
 
@@ -237,6 +262,11 @@ class FieldGame(GameBase):
         self._low_bits = sum(1 << s for s in self._shift)
         self._proposals = proposals
         self._field_labels = labels
+        self._field_index = {label: j for j, label in enumerate(labels)}
+        symbols = ["?"] * (1 + len(proposals))  # a field's value as written; 0 is empty
+        for label, value in proposals:
+            symbols[value] = label
+        self._symbols = tuple(symbols)
 
     def _set_symmetry(self, cache: dict[Any, Canonical], cache_key: Hashable) -> None:
         """Use the variant's symmetries if its ``symmetry`` parameter asks (computed once
@@ -297,3 +327,71 @@ class FieldGame(GameBase):
         if self._canon is None:
             return key
         return self._canon(key)
+
+    # -- notation ---------------------------------------------------------------------
+
+    def format(self, key: PositionKey) -> str:
+        mask, symbols = self._mask, self._symbols
+        text = ",".join(
+            f"{name}={symbols[(key >> s) & mask]}"
+            for name, s in zip(self._field_labels, self._shift, strict=True)
+        )
+        pending = key & mask
+        if pending:
+            text += f";proposed={symbols[pending]}"
+        return text
+
+    def parse(self, text: str) -> PositionKey:
+        s = text.strip()
+        if not s:
+            example = ",".join(f"{e}=?" for e in self._field_labels[: self.words.examples])
+            raise InvalidPositionError(f"empty position: give {self.words.items} like {example!r}")
+        head, sep, tail = s.partition(";")
+        key = self._assignments(head, text, only_proposal=bool(sep))
+        if sep:
+            key |= self._proposal(tail, key, text)
+        return key
+
+    def _assignments(self, head: str, text: str, *, only_proposal: bool) -> PositionKey:
+        """The key of the assignments *head* (of *text*); an empty *head* assigns nothing
+        when *only_proposal* (a proposal follows)."""
+        key = 0
+        seen: set[str] = set()
+        items = [p.replace(" ", "").replace("\t", "") for p in head.split(",")]
+        if items == [""] and only_proposal:
+            items = []  # only a proposal: nothing assigned yet
+        for part, item in zip(head.split(","), items, strict=False):
+            name, value = self._assignment(part, item, text)
+            if name in seen:
+                raise InvalidPositionError(
+                    f"{self.words.element}{name!r} is given twice in {text!r}"
+                )
+            seen.add(name)
+            if value != "?":
+                key |= self._value(value, text) << self._shift[self._field_index[name]]
+        return key
+
+    def _proposal(self, tail: str, key: PositionKey, text: str) -> int:
+        """The proposal field's value from *tail*, what follows ``;`` in *text*, after the
+        assignments *key*."""
+        item = tail.replace(" ", "").replace("\t", "")
+        words = self.words
+        if not item.startswith("proposed="):
+            raise InvalidPositionError(
+                f"expected ';proposed={words.symbol}' after the {words.items}, got "
+                f"{tail.strip()!r} in {text!r}"
+            )
+        if self._complete(key):
+            raise InvalidPositionError(
+                f"impossible position {text!r}: {words.filled}, so nothing can be proposed"
+            )
+        return self._value(item[len("proposed=") :], text)
+
+    def _assignment(self, part: str, item: str, text: str) -> tuple[str, str]:
+        """The field's name and its value's symbol (``?``: empty) that *item* (*part* of
+        *text* without blanks) assigns."""
+        raise NotImplementedError
+
+    def _value(self, symbol: str, text: str) -> int:
+        """The field value written *symbol* in *text*."""
+        raise NotImplementedError

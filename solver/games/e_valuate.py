@@ -45,7 +45,7 @@ from typing import Any, ClassVar, TypeAlias
 
 from solver.errors import InvalidParameterError, InvalidPositionError
 from solver.game import Param, ParamValue, PositionKey
-from solver.games._fields import Canonical, FieldGame, FieldGroup, FieldSorter
+from solver.games._fields import Canonical, FieldGame, FieldGroup, FieldSorter, FieldWords
 
 logger = logging.getLogger(__name__)
 
@@ -483,7 +483,6 @@ class EValuate(FieldGame):
         n, d = len(names), len(digits)
         w = d.bit_length()
         self._n = n
-        self._index = {name: j for j, name in enumerate(names)}
         self._value_index = {v: i + 1 for i, v in enumerate(digits)}
         # MAX's proposals from the largest value down: a maximiser's natural first guess,
         # which lets depth-first searches (alpha-beta, the solver's leak walk) cut sooner.
@@ -553,72 +552,35 @@ class EValuate(FieldGame):
         """The expression's value for a full assignment of variable names to values."""
         key = 0
         for name, value in assignment.items():
-            key |= self._value_index[value] << self._shift[self._index[name]]
+            key |= self._value_index[value] << self._shift[self._field_index[name]]
         return self._evaluate(key)
 
-    # -- notation ---------------------------------------------------------------------
+    # -- notation (FieldGame's, with these words and fields) --------------------------
 
-    def format(self, key: PositionKey) -> str:
-        mask, digits = self._mask, self.digits
-        parts = []
-        for name, s in zip(self.names, self._shift, strict=True):
-            field = (key >> s) & mask
-            parts.append(f"{name}={digits[field - 1] if field else '?'}")
-        text = ",".join(parts)
-        pending = key & mask
-        if pending:
-            text += f";proposed={digits[pending - 1]}"
-        return text
+    words: ClassVar[FieldWords] = FieldWords(
+        "assignments", "variable ", "d", "every variable is instantiated"
+    )
 
-    def parse(self, text: str) -> PositionKey:
-        s = text.strip()
-        if not s:
-            example = ",".join(f"{v}=?" for v in self.names)
-            raise InvalidPositionError(f"empty position: give assignments like {example!r}")
-        head, sep, tail = s.partition(";")
-        key = 0
-        seen: set[str] = set()
-        for part in head.split(","):
-            item = part.replace(" ", "").replace("\t", "")
-            if not item and len(head.split(",")) == 1 and sep:
-                break  # only a proposal: every variable uninstantiated
-            m = _ASSIGNMENT.match(item)
-            if m is None:
-                raise InvalidPositionError(
-                    f"expected 'variable=value' or 'variable=?', got {part.strip()!r} in {text!r}"
-                )
-            name, value = m.group(1), m.group(2)
-            if name not in self._index:
-                raise InvalidPositionError(
-                    f"unknown variable {name!r} in {text!r} (variables: {', '.join(self.names)})"
-                )
-            if name in seen:
-                raise InvalidPositionError(f"variable {name!r} is given twice in {text!r}")
-            seen.add(name)
-            if value != "?":
-                key |= self._field(value, text) << self._shift[self._index[name]]
-        if sep:
-            item = tail.replace(" ", "").replace("\t", "")
-            if not item.startswith("proposed="):
-                raise InvalidPositionError(
-                    f"expected ';proposed=d' after the assignments, got {tail.strip()!r} in "
-                    f"{text!r}"
-                )
-            if self._complete(key):
-                raise InvalidPositionError(
-                    f"impossible position {text!r}: every variable is instantiated, so "
-                    "nothing can be proposed"
-                )
-            key |= self._field(item[len("proposed=") :], text)
-        return key
+    def _assignment(self, part: str, item: str, text: str) -> tuple[str, str]:
+        m = _ASSIGNMENT.match(item)
+        if m is None:
+            raise InvalidPositionError(
+                f"expected 'variable=value' or 'variable=?', got {part.strip()!r} in {text!r}"
+            )
+        name, value = m.group(1), m.group(2)
+        if name not in self._field_index:
+            raise InvalidPositionError(
+                f"unknown variable {name!r} in {text!r} (variables: {', '.join(self.names)})"
+            )
+        return name, value
 
-    def _field(self, value: str, text: str) -> int:
-        if not (value.isascii() and value.isdigit() and len(value) <= 3):
-            raise InvalidPositionError(f"expected a value, got {value!r} in {text!r}")
-        index = self._value_index.get(int(value))
+    def _value(self, symbol: str, text: str) -> int:
+        if not (symbol.isascii() and symbol.isdigit() and len(symbol) <= 3):
+            raise InvalidPositionError(f"expected a value, got {symbol!r} in {text!r}")
+        index = self._value_index.get(int(symbol))
         if index is None:
             raise InvalidPositionError(
-                f"{value} is not one of the digits {self.params['digits']} in {text!r}"
+                f"{symbol} is not one of the digits {self.params['digits']} in {text!r}"
             )
         return index
 

@@ -39,7 +39,14 @@ from typing import ClassVar
 
 from solver.errors import InvalidParameterError, InvalidPositionError
 from solver.game import Param, ParamValue, PositionKey
-from solver.games._fields import Canonical, FieldGame, FieldGroup, FieldSorter, ValueMap
+from solver.games._fields import (
+    Canonical,
+    FieldGame,
+    FieldGroup,
+    FieldSorter,
+    FieldWords,
+    ValueMap,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -313,7 +320,6 @@ class GraphShare(FieldGame):
         m = len(self.element_names)
         w = colors.bit_length()
         self._m = m
-        self._element_index = {name: i for i, name in enumerate(self.element_names)}
         self._set_fields(
             w, self.element_names, tuple((COLOR_NAMES[c], c + 1) for c in range(colors))
         )
@@ -402,51 +408,11 @@ class GraphShare(FieldGame):
             return None
         return self.share(key)
 
-    # -- notation ---------------------------------------------------------------------
+    # -- notation (FieldGame's, with these words and fields) --------------------------
 
-    def format(self, key: PositionKey) -> str:
-        mask = self._mask
-        parts = []
-        for name, s in zip(self.element_names, self._shift, strict=True):
-            field = (key >> s) & mask
-            parts.append(f"{name}={COLOR_NAMES[field - 1] if field else '?'}")
-        text = ",".join(parts)
-        pending = key & mask
-        if pending:
-            text += f";proposed={COLOR_NAMES[pending - 1]}"
-        return text
-
-    def parse(self, text: str) -> PositionKey:
-        s = text.strip()
-        if not s:
-            example = ",".join(f"{e}=?" for e in self.element_names[:3])
-            raise InvalidPositionError(f"empty position: give colours like {example!r}")
-        head, sep, tail = s.partition(";")
-        key = 0
-        seen: set[str] = set()
-        items = [p.replace(" ", "").replace("\t", "") for p in head.split(",")]
-        if items == [""] and sep:
-            items = []  # only a proposal: nothing coloured yet
-        for part, item in zip(head.split(","), items, strict=False):
-            name, colour = self._assignment(part, item, text)
-            if name in seen:
-                raise InvalidPositionError(f"{name!r} is given twice in {text!r}")
-            seen.add(name)
-            if colour != "?":
-                key |= self._colour(colour, text) << self._shift[self._element_index[name]]
-        if sep:
-            item = tail.replace(" ", "").replace("\t", "")
-            if not item.startswith("proposed="):
-                raise InvalidPositionError(
-                    f"expected ';proposed=c' after the colours, got {tail.strip()!r} in {text!r}"
-                )
-            if self._complete(key):
-                raise InvalidPositionError(
-                    f"impossible position {text!r}: every element is coloured, so nothing "
-                    "can be proposed"
-                )
-            key |= self._colour(item[len("proposed=") :], text)
-        return key
+    words: ClassVar[FieldWords] = FieldWords(
+        "colours", "", "c", "every element is coloured", examples=3
+    )
 
     def _assignment(self, part: str, item: str, text: str) -> tuple[str, str]:
         """The element (by its name, an edge's ends in order) and the colour (``?``:
@@ -462,18 +428,18 @@ class GraphShare(FieldGame):
             name = f"{min(u, v)}-{max(u, v)}"
         else:
             name = str(int(name))
-        if name not in self._element_index:
+        if name not in self._field_index:
             kind = "vertex" if self.mode == "vertices" else "edge"
             raise InvalidPositionError(
                 f"{name!r} is not a coloured {kind} of graph {self.params['graph']} in {text!r}"
             )
         return name, colour
 
-    def _colour(self, colour: str, text: str) -> int:
-        c = COLOR_NAMES.find(colour) if len(colour) == 1 else -1
+    def _value(self, symbol: str, text: str) -> int:
+        c = COLOR_NAMES.find(symbol) if len(symbol) == 1 else -1
         if not 0 <= c < self.colors:
             raise InvalidPositionError(
-                f"{colour!r} is not a colour in {text!r} (colours: "
+                f"{symbol!r} is not a colour in {text!r} (colours: "
                 f"{', '.join(COLOR_NAMES[: self.colors])})"
             )
         return c + 1

@@ -23,6 +23,7 @@ from solver.fixpoint import (
     update_bounds,
     update_depths,
     update_finality,
+    with_parents,
 )
 from solver.full.retrograde import retrograde
 from solver.game import Game, PositionKey
@@ -185,10 +186,7 @@ class PartialRun:
         state.expand(batch)
         state.check_terminals(before)
         changed = update_bounds(g, batch)
-        seeds = list(batch)
-        for n in changed:
-            seeds.append(n)
-            seeds.extend(g.parents(n))
+        seeds = [*batch, *with_parents(g, changed)]
         propagate_finality(g, seeds, vmin=state.vmin, vmax=state.vmax)
         if g.track_depths:
             update_depths(g, seeds)

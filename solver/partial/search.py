@@ -20,7 +20,13 @@ from enum import IntEnum
 from typing import Any, Protocol
 
 from solver.expand import no_moves, repeats
-from solver.fixpoint import children_bounds, propagate_finality, update_bounds, update_depths
+from solver.fixpoint import (
+    children_bounds,
+    propagate_finality,
+    update_bounds,
+    update_depths,
+    with_parents,
+)
 from solver.game import Game, PositionKey
 from solver.graph import EXPANDED, UNEXPANDED, Graph, NodeId
 from solver.keytable import native
@@ -146,11 +152,8 @@ class NullWindowSearch:
         g = self.host.g
         self.host.expand(batch)
         changed = update_bounds(g, batch)
-        seeds = self.seeds
-        seeds.extend(batch)
-        for n in changed:
-            seeds.append(n)
-            seeds.extend(g.parents(n))
+        self.seeds.extend(batch)
+        self.seeds.extend(with_parents(g, changed))
         return changed
 
     def flush(self) -> None:

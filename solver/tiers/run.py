@@ -15,7 +15,7 @@ from solver.run import EndedBy, SolveOptions, SolveResult, ended, game_failure, 
 from solver.store import Progress, RunOptions, RunStatus, Store, TierStore
 from solver.tiers.graph import tier_order, tier_rules
 from solver.tiers.solve import TieredSolve
-from solver.values import clamp, depth_to_json, to_public
+from solver.values import clamp, encode, encode_depth
 
 if TYPE_CHECKING:
     from solver.tiers.cluster import DaskRunner
@@ -133,12 +133,12 @@ class TieredRun:
             params=dict(game.params),
             root=root_key,
             root_text=game.format(root_key),
-            low=to_public(low),
-            high=to_public(high),
+            low=encode(low),
+            high=encode(high),
             low_final=final_flag,
             high_final=final_flag,
-            depth_low=depth_to_json(depth_low),
-            depth_high=depth_to_json(depth_high),
+            depth_low=encode_depth(depth_low),
+            depth_high=encode_depth(depth_high),
             expansions=solver.expansions,
             nodes=final.nodes,
             edges=final.edges,

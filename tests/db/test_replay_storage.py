@@ -15,7 +15,7 @@ from solver.games import get_game
 from solver.graph import EXPANDED, TERMINAL
 from solver.negamax import solve
 from solver.store import Batch, MemoryStore, Progress
-from solver.values import to_json
+from solver.values import encode
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,8 @@ class RecordingStore(MemoryStore):
         graph = batch.graph
         expanded = frozenset(i for i in range(graph.num_nodes) if graph.state[i] == EXPANDED)
         root = (
-            to_json(progress.root_low),
-            to_json(progress.root_high),
+            encode(progress.root_low),
+            encode(progress.root_high),
             bool(progress.root_low_final),
             bool(progress.root_high_final),
         )

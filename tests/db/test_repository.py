@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 
 import pytest
@@ -81,7 +80,7 @@ def test_list_variants(stored: Engine, session: Session) -> None:
     big, small = summaries
     assert big.last_run is not None and big.last_run.status == "complete"
     assert big.root_bounds == Bounds(1, 2, True, True)
-    assert small.root_bounds == Bounds(-math.inf, math.inf, False, False)
+    assert small.root_bounds == Bounds(None, None, False, False)
 
 
 def test_runs(stored: Engine, session: Session) -> None:
@@ -92,7 +91,7 @@ def test_runs(stored: Engine, session: Session) -> None:
     assert len(list_runs(session)) == 3
     first = get_run(session, runs[1].id)
     assert first is not None and first == runs[1]
-    assert first.root_bounds == Bounds(1, math.inf, True, False)
+    assert first.root_bounds == Bounds(1, None, True, False)
     assert (first.nodes, first.edges, first.root_position, first.tablebase) == (4, 3, "p0", False)
     assert first.started_at.tzinfo is not None and first.finished_at is not None
     assert get_run(session, 999) is None
@@ -115,7 +114,7 @@ def test_probe_position(stored: Engine, session: Session) -> None:
     big = probe_position(session, game, BIG_KEY)
     assert (big.value, big.state, big.depth_low) == (-1, "terminal", 0)
     fresh = probe_position(session, game, 256)
-    assert fresh.bounds == Bounds(-math.inf, math.inf)
+    assert fresh.bounds == Bounds(None, None)
     assert (fresh.depth_low, fresh.depth_high) == (None, None)
 
 

@@ -151,6 +151,7 @@ def test_a_stored_graph_the_schedule_did_not_make_is_continued_as_it_is(
         solve(Pig(target=10), store=whole)
         assert snapshot(store) == snapshot(whole)
     truth = solve_graph(expand_all(Pig(target=10)))
+    assert done.low is not None and done.high is not None
     assert truth.low[0] - 2e-9 <= done.low <= done.high <= truth.high[0] + 2e-9
 
 

@@ -5,7 +5,6 @@ Every property is checked against an independent implementation in ``tests/oracl
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import pytest
@@ -20,7 +19,7 @@ from solver.negamax import solve
 from solver.run import UNTIL, Until
 from solver.store import Batch, MemoryStore, Progress, RunOptions
 from solver.strategy import Child, choose
-from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp, from_public
+from solver.values import DEPTH_INF, NEG_INF, POS_INF, clamp, decode
 from tests.oracles import (
     INF,
     ExplicitGame,
@@ -28,6 +27,7 @@ from tests.oracles import (
     brute_finality,
     check_low_strategy,
     draw_value,
+    public,
 )
 
 
@@ -166,15 +166,19 @@ def check_partial_solve(
     assert result.complete
     if until == "bounds":
         assert result.low_final and result.high_final
-        assert (result.low, result.high) == (full_low[0], full_high[0])
+        assert (result.low, result.high) == (public(full_low[0]), public(full_high[0]))
     else:  # the value under the repetition rule (0) is decided
         assert result.repetition_value == clamp(
-            0, from_public(full_low[0]), from_public(full_high[0])
+            0,
+            decode(public(full_low[0]), upper=False),
+            decode(public(full_high[0]), upper=True),
         )
         assert (
             result.low_final
+            and result.low is not None
             and result.low >= 0
             or result.high_final
+            and result.high is not None
             and result.high <= 0
             or result.low_final
             and result.high_final
@@ -336,7 +340,7 @@ def test_resumed_connect_four_matches_one_run() -> None:
 def test_cycle_without_exit_has_infinite_bounds() -> None:
     game = ExplicitGame([[1], [0]], {})
     r = solve(game, full=True)
-    assert (r.low, r.high, r.low_final, r.high_final) == (-math.inf, math.inf, True, True)
+    assert (r.low, r.high, r.low_final, r.high_final) == (None, None, True, True)
     assert r.value is None and r.repetition_value == 0
     assert (r.depth_low, r.depth_high) == (None, None)
 
@@ -393,6 +397,6 @@ def test_a_game_that_declares_itself_acyclic_and_repeats_gets_a_clear_error() ->
     # there. Without the declaration the general search copes; with it, the recursive
     # search meets 0 on its own path and says so instead of recursing forever.
     r = solve(ExplicitGame([[1], [0, 2], []], {2: 1}))
-    assert (r.low, r.high, r.low_final, r.high_final) == (-math.inf, 1, True, True)
+    assert (r.low, r.high, r.low_final, r.high_final) == (None, 1, True, True)
     with pytest.raises(SolveError, match="'0' repeats, but the game declares itself acyclic"):
         solve(ExplicitGame([[1], [0, 2], []], {2: 1}, acyclic=True))

@@ -47,7 +47,7 @@ from sqlalchemy.engine import Connection
 from db.models import encode_key
 from solver.graph import EXPANDED, NODE_VALUES, UNEXPANDED, Graph
 from solver.labels import Labels
-from solver.values import depth_from_json, high_from_json, low_from_json
+from solver.values import decode, decode_depth
 
 log = logging.getLogger(__name__)
 
@@ -258,12 +258,12 @@ def _nodes_differ(conn: Connection, variant_id: int, graph: Graph, ids: list[int
             state = EXPANDED  # expanded by a full run: its edges say so
         stored = (
             bytes(r.key),
-            low_from_json(r.low),
-            high_from_json(r.high),
+            decode(r.low, upper=False),
+            decode(r.high, upper=True),
             bool(r.low_final),
             bool(r.high_final),
-            depth_from_json(r.depth_low),
-            depth_from_json(r.depth_high),
+            decode_depth(r.depth_low),
+            decode_depth(r.depth_high),
             state,
             r.dist,
         )
