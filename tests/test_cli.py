@@ -129,7 +129,12 @@ def interrupt_while_loading() -> tuple[int, str, str] | None:
     extensions, and give its exit status and output; ``None`` if it had already finished
     (on a loaded machine this test's polling can be late for the whole import)."""
     proc = subprocess.Popen(
-        [NEGAGRAPH, "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [NEGAGRAPH, "--help"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # as from a shell: SIGINT not ignored, whatever this test process inherited
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         deadline = time.monotonic() + 60
