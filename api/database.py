@@ -47,7 +47,7 @@ from db.session import (
     safe_url,
     translate_errors,
 )
-from solver.game import PositionKey
+from solver.game import Game, PositionKey
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +176,12 @@ class Database:
         return closed and newest_node < nodes
 
     def fetch_positions(
-        self, variant_id: int, keys: Collection[PositionKey], *, chance: bool = False
+        self,
+        variant_id: int,
+        keys: Collection[PositionKey],
+        *,
+        chance: bool = False,
+        game: Game | None = None,
     ) -> dict[PositionKey, PositionRecord]:
         """The stored records of those *keys* (canonical) of variant *variant_id* that are
         stored, by key (:func:`db.repository.fetch_positions` on a pooled connection;
@@ -207,7 +212,9 @@ class Database:
         try:
             cursor = connection.cursor()
             try:
-                return fetch_positions(cursor, dialect.paramstyle, variant_id, keys, chance=chance)
+                return fetch_positions(
+                    cursor, dialect.paramstyle, variant_id, keys, chance=chance, game=game
+                )
             finally:
                 cursor.close()
         except dialect.loaded_dbapi.Error as exc:

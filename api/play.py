@@ -78,7 +78,7 @@ class _LineGraph:
         moves = moves_of(self.game, node.key)
         missing = {stored for _, _, stored in moves if stored not in self.records}
         if missing:
-            found = stored_positions(self.session, self.variant_id, missing)
+            found = stored_positions(self.session, self.variant_id, missing, game=self.game)
             for stored in missing:
                 self.records[stored] = found.get(stored)
         return [

@@ -193,7 +193,7 @@ def get_position(game: str) -> Response:
     newest = [-1]
 
     def fetch(variant_id: int, keys: Collection[PositionKey]) -> dict[PositionKey, PositionRecord]:
-        found = database.fetch_positions(variant_id, keys, chance=g.facts.chance)
+        found = database.fetch_positions(variant_id, keys, chance=g.facts.chance, game=g)
         newest[0] = max([newest[0], *(r.node_id for r in found.values())])
         return found
 

@@ -151,7 +151,7 @@ def describe_position(session: Reader, game: Game, key: PositionKey) -> Position
         key,
         find_variant(session, game),
         lambda variant_id, keys: stored_positions(
-            session, variant_id, keys, chance=game.facts.chance
+            session, variant_id, keys, chance=game.facts.chance, game=game
         ),
     )
 
@@ -392,7 +392,7 @@ def describe_positions(
     check_rules_version(game, variant)
     canon = game.canonical if game.uses_symmetry else None
     stored = [canon(k) if canon is not None else k for k in keys]
-    found = stored_positions(session, variant.id, stored, chance=game.facts.chance)
+    found = stored_positions(session, variant.id, stored, chance=game.facts.chance, game=game)
     moves: dict[PositionKey, list[MoveOf]] = {}
     for key, skey in zip(keys, stored, strict=True):
         rec = found.get(skey)
@@ -419,7 +419,7 @@ def _children(
     """The stored records of every child of *moves*, those already *found* reused."""
     wanted = {c for ms in moves.values() for _, _, c in ms}
     children = stored_positions(
-        session, variant_id, wanted - found.keys(), chance=game.facts.chance
+        session, variant_id, wanted - found.keys(), chance=game.facts.chance, game=game
     )
     children.update((k, found[k]) for k in wanted & found.keys())
     return children

@@ -37,6 +37,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -115,6 +116,9 @@ class Variant(Base):
     """The stored depths and finality flags are those of a run's closing pass over the
     stored graph (no batch committed since). False while a solve is under way, or after
     a run died before its closing pass; the next solve finishes the pass."""
+    layout: Mapped[str] = mapped_column(Text, server_default=text("'graph'"))
+    """``graph`` (node and edge rows) or ``compact`` (a complete tiered solve's tables of
+    bounds and depths by key, migration 0017: :mod:`db.compact`)."""
     game_source: Mapped[str | None] = mapped_column(Text)
     """Where the game came from when the variant was created: ``builtin``, ``plugin
     <distribution> <version>`` or ``reference <module:Class>``; NULL if unknown (a game

@@ -50,6 +50,8 @@ class VariantRecord:
     game_source: str | None = None
     """Where the game came from (``builtin``, ``plugin <dist> <version>``, ``reference
     <ref>``), or ``None`` if unknown."""
+    layout: str = "graph"
+    """``graph`` (nodes and edges) or ``compact`` (values by key: :mod:`db.compact`)."""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from sqlalchemy import Integer, LargeBinary, TextClause, bindparam, func, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, aliased
 
-from db import shards
+from db import compact, shards
 from db.backends.sqlite import keyindex
 from db.errors import PositionNotFoundError, RulesVersionError
 from db.lock import PG_LOCK_CLASS, stale_reason
@@ -29,6 +29,7 @@ from db.models import (
     Edge,
     Node,
     SolveRun,
+    Tier,
     TierShard,
     Variant,
     decode_key,
@@ -144,6 +145,7 @@ def list_variants(session: Reader) -> list[VariantSummary]:
             select(Node.variant_id, func.count()).group_by(Node.variant_id)
         )
     }
+    counts.update(_compact_counts(session))
     latest = (
         select(SolveRun.variant_id, func.max(SolveRun.id).label("run_id"))
         .group_by(SolveRun.variant_id)
@@ -167,6 +169,17 @@ def list_variants(session: Reader) -> list[VariantSummary]:
         VariantSummary(v, counts.get(v.id, 0), last_runs.get(v.id), discovered.get(v.id, 0))
         for v in (_variant(row) for row in variants)
     ]
+
+
+def _compact_counts(session: Reader) -> dict[int, int]:
+    """The positions compact variants hold (their solved tiers'), by variant."""
+    found = session.execute(
+        select(Tier.variant_id, func.sum(Tier.nodes))
+        .join(Variant, Variant.id == Tier.variant_id)
+        .where(Variant.layout == compact.COMPACT, Tier.solved_in.is_not(None))
+        .group_by(Tier.variant_id)
+    )
+    return {int(vid): int(n) for vid, n in found}
 
 
 def _discovered(session: Reader, counts: dict[int, int]) -> dict[int, int]:
@@ -290,6 +303,15 @@ def probe_position(session: Reader, game: Game, key: PositionKey) -> PositionRec
         raise RulesVersionError.for_variant(game, variant.rules_version)
     stored = game.canonical(key) if game.uses_symmetry else key
     query = select(*_NODE_COLUMNS[: len(_NODE_COLUMNS) - CHANCE_COLUMNS * (not game.facts.chance)])
+    tables = _compact_tables(session, variant.id)
+    if tables is not None:
+        found = _compact_lookup(
+            session, "?" if _is_sqlite(session) else "%s", variant.id, game, tables, [stored]
+        )
+        row_record = found.get(stored)
+        if row_record is None:
+            raise PositionNotFoundError(_not_stored(game, key, params, variant.id))
+        return row_record
     if game.facts.chance:
         query = query.outerjoin(ChanceNode, _CHANCE_JOIN)
     query = query.where(Node.variant_id == variant.id)
@@ -304,12 +326,16 @@ def probe_position(session: Reader, game: Game, key: PositionKey) -> PositionRec
         ).scalar()
         row = None if found is None else session.execute(query.where(Node.id == found)).first()
     if row is None:
-        raise PositionNotFoundError(
-            f"position {game.format(key)!r} of {game.name} ({params}) is not in the "
-            f"database (variant {variant.id}): the solve never reached it, or a tiered full "
-            "solve has not solved its tier yet"
-        )
+        raise PositionNotFoundError(_not_stored(game, key, params, variant.id))
     return _position(row)
+
+
+def _not_stored(game: Game, key: PositionKey, params: str, variant_id: int) -> str:
+    return (
+        f"position {game.format(key)!r} of {game.name} ({params}) is not in the "
+        f"database (variant {variant_id}): the solve never reached it, or a tiered full "
+        "solve has not solved its tier yet"
+    )
 
 
 @overload
@@ -410,7 +436,12 @@ CHUNK = 512
 
 
 def stored_positions(
-    session: Reader, variant_id: int, keys: Iterable[PositionKey], *, chance: bool = False
+    session: Reader,
+    variant_id: int,
+    keys: Iterable[PositionKey],
+    *,
+    chance: bool = False,
+    game: Game | None = None,
 ) -> dict[PositionKey, PositionRecord]:
     """The stored records of those *keys* (already canonical) of variant *variant_id*
     that are stored, by key; one query per :data:`CHUNK` keys.
@@ -419,9 +450,16 @@ def stored_positions(
     are joined in as a ``VALUES`` list rather than an ``IN`` list: without ``ANALYZE``
     statistics SQLite answers ``variant_id = ? AND key IN (...)`` by scanning the whole
     variant, while the join probes the ``(variant_id, key)`` index once per key.
+
+    A variant in the compact layout (:mod:`db.compact`) is read from its tables, which
+    needs its *game* (the tier of a key).
     """
     wanted = list(dict.fromkeys(keys))
     found: dict[PositionKey, PositionRecord] = {}
+    tables = _compact_tables(session, variant_id) if wanted else None
+    if tables is not None:
+        marker = "?" if _is_sqlite(session) else "%s"
+        return _compact_lookup(session, marker, variant_id, game, tables, wanted)
     ranged = _ranged_keys(session, variant_id) if wanted else None
     for start in range(0, len(wanted), CHUNK):
         chunk = [encode_key(k) for k in wanted[start : start + CHUNK]]
@@ -430,6 +468,40 @@ def stored_positions(
         params["variant_id"] = variant_id
         _collect(found, variant_id, session.execute(_lookup(size, chance, ranged), params))
     return found
+
+
+def _compact_tables(session: Reader, variant_id: int) -> dict[int, int] | None:
+    """A compact variant's solved tiers (tier -> ordinal, :func:`db.compact.tier_tables`),
+    or ``None`` for a graph."""
+    if compact.layout_of(session, variant_id) != compact.COMPACT:
+        return None
+    return compact.tier_tables(session, variant_id)
+
+
+def _is_sqlite(session: Reader) -> bool:
+    conn = session.connection() if isinstance(session, Session) else session
+    return conn.dialect.name == "sqlite"
+
+
+def _compact_lookup(
+    session: Reader,
+    marker: str,
+    variant_id: int,
+    game: Game | None,
+    tables: dict[int, int],
+    keys: list[PositionKey],
+) -> dict[PositionKey, PositionRecord]:
+    """:func:`db.compact.lookup` through *session*'s DB-API connection.
+
+    :raises ValueError: without the *game* the compact layout needs."""
+    if game is None:
+        raise ValueError(f"variant {variant_id} is stored compact: reading it needs its game")
+    conn = session.connection() if isinstance(session, Session) else session
+    cursor = conn.connection.driver_connection.cursor()
+    try:
+        return compact.lookup(cursor, marker, variant_id, game, tables, keys)
+    finally:
+        cursor.close()
 
 
 def _ranged_keys(session: Reader, variant_id: int) -> tuple[str, str] | None:
@@ -460,6 +532,7 @@ def fetch_positions(
     keys: Iterable[PositionKey],
     *,
     chance: bool = False,
+    game: Game | None = None,
 ) -> dict[PositionKey, PositionRecord]:
     """:func:`stored_positions` on a DB-API *cursor* of a driver with *paramstyle*: the
     same SQL, sent to the driver as is (prepared once per size by drivers that cache
@@ -475,6 +548,11 @@ def fetch_positions(
         raise ValueError(f"unsupported DB-API paramstyle {paramstyle!r}")
     wanted = list(dict.fromkeys(keys))
     found: dict[PositionKey, PositionRecord] = {}
+    tables = _raw_compact_tables(cursor, marker, variant_id) if wanted else {}
+    if tables:
+        if game is None:
+            raise ValueError(f"variant {variant_id} is stored compact: reading it needs its game")
+        return compact.lookup(cursor, marker, variant_id, game, tables, wanted)
     # sqlite3 (qmark): the variant's key index may be by range (db.backends.sqlite.keyindex)
     ranged = None
     if wanted and paramstyle == "qmark":
@@ -493,6 +571,16 @@ def fetch_positions(
             cursor.execute(_raw_lookup(size, marker, chance, ranged), params)
         _collect(found, variant_id, cursor.fetchall())
     return found
+
+
+def _raw_compact_tables(cursor: Any, marker: str, variant_id: int) -> dict[int, int]:
+    """:func:`_compact_tables` on a DB-API cursor (empty: a graph, or nothing solved)."""
+    cursor.execute(
+        "SELECT t.tier, t.ordinal FROM tiers AS t JOIN variants AS v ON v.id = t.variant_id "
+        f"WHERE v.id = {marker} AND v.layout = 'compact' AND t.solved_in IS NOT NULL",
+        (variant_id,),
+    )
+    return {int(tier): int(ordinal) for tier, ordinal in cursor.fetchall()}
 
 
 def _padded(n: int) -> int:
@@ -565,6 +653,7 @@ def _variant(v: Any) -> VariantRecord:
         root_key=None if v.root_key is None else decode_key(v.root_key),
         root_position=v.root_notation,
         game_source=v.game_source,
+        layout=v.layout,
     )
 
 

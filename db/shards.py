@@ -30,7 +30,7 @@ from sqlalchemy import Engine, func, insert, select, update
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection
 
-from db import rows
+from db import compact, rows
 from db.backends import backend_for
 from db.backends.base import Backend, driver
 from db.errors import VariantLockedError
@@ -57,13 +57,30 @@ def write_shard(
     part: TierPart,
     worker: str,
     started: float,
+    *,
+    layout_compact: bool = False,
 ) -> int | None:
     """Write solved *shard* (see the module docs): its positions' node rows, whole, and
-    its moves; the edges written, or ``None`` if it was written already.
+    its moves (with *layout_compact*, its positions' rows of the compact layout); the
+    edges it has, or ``None`` if it was written already.
 
     :raises VariantLockedError: if run *run_id* no longer holds the variant.
     """
     mark = (SOLVE, shard.record.tier, shard.first_id, shard.nodes, int(part.edges.child.size))
+    if layout_compact:  # values by key: no node rows, no edges (db.compact)
+        ordinal = shard.record.ordinal
+        written = _write_marked(
+            conn,
+            vid,
+            run_id,
+            mark,
+            lambda cursor: compact.write_rows(
+                cursor, backend, vid, ordinal, part.nodes.keys, part.values
+            ),
+            worker,
+            started,
+        )
+        return int(part.edges.child.size) if written else None
     # The rows are made ready before the transaction: SQLite writers queue for its lock.
     # The moves go chunk by chunk (SQLite binds each chunk into its scratch table before
     # making the next): a tier solved whole may have tens of millions (KQvKR: 42 M),
@@ -252,11 +269,18 @@ def read_tier_nodes(
     hi: int | None,
     *,
     written: bool = False,
+    layout_compact: bool = False,
 ) -> TierNodes:
     """Tier *record*'s positions at offsets *lo* .. *hi* - 1, in id order: from its node
-    rows once it is solved or (*written*) its shards are all written, else as discovered
-    (``discovered_positions``, which its solve deletes)."""
+    rows (*layout_compact*: its compact table) once it is solved or (*written*) its
+    shards are all written, else as discovered (``discovered_positions``, which its
+    solve deletes)."""
     stop = record.nodes if hi is None else hi
+    if layout_compact and (record.solved or written):
+        with conn.begin():
+            keys, values = compact.read_tier(conn, backend, vid, record.ordinal, record.nodes)
+        nodes = compact.tier_nodes(keys, values)
+        return TierNodes(*(column[lo:stop] for column in vars(nodes).values()))
     params = (vid, record.first_id + lo, record.first_id + stop)
     with conn.begin():
         if not (record.solved or written):
@@ -291,9 +315,17 @@ def _fetched(
 
 
 def read_tier_values(
-    conn: Connection, backend: Backend, vid: int, record: TierRecord
+    conn: Connection,
+    backend: Backend,
+    vid: int,
+    record: TierRecord,
+    *,
+    layout_compact: bool = False,
 ) -> TierValues:
     """Solved tier *record*'s bounds and depths, in id order."""
+    if layout_compact:
+        with conn.begin():
+            return compact.read_tier(conn, backend, vid, record.ordinal, record.nodes)[1]
     params = (vid, record.first_id, record.first_id + record.nodes)
     with conn.begin():
         arrays = backend.fetch_arrays(
@@ -340,6 +372,8 @@ class SqlShardWriter:
     """The writing connection (a SQLite one takes the write lock as it begins)."""
     reader: Connection = field(init=False)
     """The reading one (never holds SQLite's write lock: other workers write meanwhile)."""
+    compact: bool = field(init=False)
+    """The variant is stored in the compact layout (:mod:`db.compact`)."""
 
     def __post_init__(self) -> None:
         self.engine = make_engine(self.target.url)
@@ -350,17 +384,35 @@ class SqlShardWriter:
             self.backend.setup(self.conn)
             self.backend.prepare(self.conn)
             self.reader = self.engine.connect()
+            with self.reader.begin():
+                layout = compact.layout_of(self.reader, self.target.variant_id)
+            self.compact = layout == compact.COMPACT
 
     def tier_nodes(
         self, record: TierRecord, lo: int = 0, hi: int | None = None, *, written: bool = False
     ) -> TierNodes:
         with self._errors():
             vid = self.target.variant_id
-            return read_tier_nodes(self.reader, self.backend, vid, record, lo, hi, written=written)
+            return read_tier_nodes(
+                self.reader,
+                self.backend,
+                vid,
+                record,
+                lo,
+                hi,
+                written=written,
+                layout_compact=self.compact,
+            )
 
     def tier_values(self, record: TierRecord) -> TierValues:
         with self._errors():
-            return read_tier_values(self.reader, self.backend, self.target.variant_id, record)
+            return read_tier_values(
+                self.reader,
+                self.backend,
+                self.target.variant_id,
+                record,
+                layout_compact=self.compact,
+            )
 
     def write_nodes(self, shard: NodeShard, game: Game, worker: str, started: float) -> bool:
         with self._errors():
@@ -388,6 +440,7 @@ class SqlShardWriter:
                 part,
                 worker,
                 started,
+                layout_compact=self.compact,
             )
 
     def close(self) -> None:

@@ -34,6 +34,7 @@ from solver.run import (
     RESIDENT_PARTIAL,
     WORKERS_WITHOUT_TIERS,
     ChanceOptions,
+    Layout,
     Limits,
     ModeRunner,
     PartialOptions,
@@ -67,6 +68,7 @@ def solve(
     shard_size: int | None = None,
     tolerance: float | None = None,
     resident_nodes: int | None = None,
+    layout: Layout | None = None,
 ) -> SolveResult:
     """Solve *game* from *root* (a key, a position in the game's notation, or the game's
     initial position), continuing whatever *store* already holds for the variant.
@@ -122,6 +124,10 @@ def solve(
         :data:`solver.chance.DEFAULT_TOLERANCE`; ``docs/design.md`` §10).
     :param notice: called with one-line notices for the user (the Dask cluster's
         workers and dashboard address).
+    :param layout: how a database stores a tiered full solve: ``"compact"``, one row a
+        position in tables by tier, keyed by the position's key, with its bounds and depths
+        and no graph (``docs/design.md`` §5, "The compact layout"; a new variant only),
+        ``"graph"``, or ``None``: as the variant is stored (a graph if new).
     :param resident_nodes: a partial depth-first solve into a database: evict after a
         commit once the graph in RAM holds more nodes than this, keeping half
         (:mod:`solver.partial.cache`; the results are the same). Default: from *memory_limit*,
@@ -141,7 +147,7 @@ def solve(
         batch_size=batch_size,
         progress=progress,
         partial=PartialOptions(until, resident_nodes),
-        tiered=TieredOptions(tiers, workers, scheduler, shard_size, notice),
+        tiered=TieredOptions(tiers, workers, scheduler, shard_size, notice, layout),
         chance=ChanceOptions(tolerance),
     )
     options.check(game)
@@ -215,6 +221,11 @@ def _tiered(game: Game, store: Store, options: SolveOptions) -> bool:
         raise InvalidParameterError(
             "a tiered solve needs a database to keep its tiers in (the in-memory store "
             "holds the whole graph anyway)"
+        )
+    if options.tiered.layout == "compact" and not tiers:
+        raise InvalidParameterError(
+            "the compact layout is for tiered full solves into a database"
+            + (" (this variant was solved without tiers)" if isinstance(store, TierStore) else "")
         )
     if options.tiered.distributed and not tiers:
         raise InvalidParameterError(

@@ -159,6 +159,10 @@ class SolveResult:
 
 # -- options ------------------------------------------------------------------------------
 
+Layout = Literal["graph", "compact"]
+"""How a database stores a solve (:attr:`TieredOptions.layout`)."""
+LAYOUTS: tuple[Layout, ...] = get_args(Layout)
+
 RESIDENT_PARTIAL = "a resident budget is for partial solves into a database"
 
 WORKERS_WITHOUT_TIERS = (
@@ -194,6 +198,9 @@ class TieredOptions:
     """Positions a unit (see :func:`solver.negamax.solve`)."""
     notice: Callable[[str], None] | None = None
     """Called with one-line notices for the user (the cluster's address)."""
+    layout: Layout | None = None
+    """How a database stores the solve: ``"compact"`` (values by key, no graph; a new
+    variant), ``"graph"``, or ``None``: as the variant is stored (a graph if new)."""
 
     @property
     def distributed(self) -> bool:
@@ -247,6 +254,8 @@ class SolveOptions:
             raise InvalidParameterError(f"workers must be at least 1, not {tiered.workers}")
         if tiered.shard_size is not None and tiered.shard_size < 1:
             raise InvalidParameterError(f"shard_size must be at least 1, not {tiered.shard_size}")
+        if tiered.layout is not None:
+            _check_layout(game, self.full, tiered)
         if resident is not None:
             _check_resident(game, self.full, resident)
         if game.facts.chance:
@@ -269,6 +278,7 @@ def check_arguments(
     shard_size: int | None = None,
     tolerance: float | None = None,
     resident_nodes: int | None = None,
+    layout: Layout | None = None,
 ) -> None:
     """Refuse what :func:`solver.negamax.solve` refuses of these arguments whatever its
     store is and holds (:meth:`SolveOptions.check`), so that a caller can refuse them
@@ -292,9 +302,24 @@ def check_arguments(
         limits=Limits(max_expansions, max_seconds),  # the budgets' own checks
         batch_size=batch_size,
         partial=PartialOptions(until, resident_nodes),
-        tiered=TieredOptions(tiers, workers, scheduler, shard_size),
+        tiered=TieredOptions(tiers, workers, scheduler, shard_size, layout=layout),
         chance=ChanceOptions(tolerance),
     ).check(game)
+
+
+def _check_layout(game: Game, full: bool, tiered: TieredOptions) -> None:
+    """Refuse an unknown layout, and the compact one where no tiered full solve runs."""
+    if tiered.layout not in LAYOUTS:
+        raise InvalidParameterError(
+            f"layout must be one of {', '.join(LAYOUTS)}, not {tiered.layout!r}"
+        )
+    if tiered.layout == "compact" and (
+        not full or not game.facts.tiers or game.facts.chance or tiered.tiers is False
+    ):
+        raise InvalidParameterError(
+            "the compact layout is for tiered full solves (--full, a game that declares "
+            f"tiers, not --no-tiers){'' if game.facts.tiers else f'; {game.name} declares none'}"
+        )
 
 
 def _check_resident(game: Game, full: bool, resident_nodes: int) -> None:

@@ -84,6 +84,10 @@ class RunOptions:
     tiered: bool = False
     """A tiered full solve (:mod:`solver.tiers.solve`): the store does not load the graph; the
     run reads and writes it a tier at a time through :class:`TierStore`."""
+    layout: str | None = None
+    """A tiered run's storage: ``"compact"`` asks a new variant for the compact layout
+    (values by key, no graph); ``None`` or ``"graph"``: the variant's own (a graph if
+    new)."""
     lazy_above: int | None = None
     """A run that evicts (:mod:`solver.partial.cache`) and keeps depths exact, with this resident
     budget: a store that can opens a stored graph of more nodes with only its root
@@ -297,6 +301,12 @@ class TierStore(Protocol):
 
     def tier_records(self) -> list[TierRecord]:
         """The variant's stored tiers, in discovery order."""
+        ...
+
+    def keyed_tiers(self) -> bool:
+        """Whether the open run stores each tier's positions in key order (the compact
+        layout, which then appends every shard's rows): the solve sorts a discovered
+        tier's positions by key before writing them."""
         ...
 
     def stored_nodes(self) -> int:

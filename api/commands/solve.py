@@ -51,6 +51,13 @@ from solver.memory import DEFAULT_FRACTION, MINIMUM, default_memory_limit, forma
     "8,388,608 without --workers).",
 )
 @click.option(
+    "--layout",
+    type=click.Choice(["graph", "compact"]),
+    help="How a tiered --full solve is stored: compact (one row a position, its bounds "
+    "and depths by key; no graph: docs/design.md, 'The compact layout'), or graph (nodes "
+    "and edges). Default: as the variant is stored, a graph if it is new.",
+)
+@click.option(
     "--tolerance",
     type=click.FloatRange(min=0, min_open=True, max=1),
     metavar="EPS",

@@ -20,7 +20,7 @@ from db.store import SqlStore
 from solver.game import GameBase
 from solver.games import get_game
 from solver.negamax import solve
-from solver.run import SolveResult, Until, check_arguments
+from solver.run import Layout, SolveResult, Until, check_arguments
 from solver.store import Progress, Store
 
 
@@ -37,6 +37,7 @@ class SolveArguments:
     tiers: bool | None
     workers: int
     shard_size: int | None
+    layout: Layout | None
     tolerance: float | None
     scheduler: str | None
     max_expansions: int | None
@@ -130,6 +131,7 @@ def run_solve(args: SolveArguments, interrupts: Interrupts) -> Solved:
             shard_size=args.shard_size,
             tolerance=args.tolerance,
             resident_nodes=args.resident_nodes,
+            layout=args.layout,
         )
         display = ProgressDisplay(
             args.progress_mode(),
@@ -188,6 +190,7 @@ def _solve(
             scheduler=args.scheduler,
             shard_size=args.shard_size,
             tolerance=args.tolerance,
+            layout=args.layout,
             notice=display.note,
         )
     except BaseException as exc:

@@ -142,6 +142,20 @@ class Backend:
         chance tables)."""
         raise NotImplementedError
 
+    def write_columns(
+        self,
+        cursor: Any,
+        table: str,
+        columns: Sequence[str],
+        values: Sequence[Any],
+        specs: Sequence[rows.Spec],
+    ) -> None:
+        """Insert rows given as *values*, one array a column of *columns*, converted as
+        *specs* say (:data:`db.rows.Spec`), into *table* (a compact table,
+        :mod:`db.compact`)."""
+        plain = rows.plain_columns(values, specs)
+        self.write_table(cursor, table, columns, zip(*plain, strict=True))
+
     def forget_session(self) -> None:
         """The writer connection is gone (given back or dropped), and with it what its
         session held."""

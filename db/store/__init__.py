@@ -201,6 +201,9 @@ class SqlStore:
     def tier_records(self) -> list[TierRecord]:
         return self.tiers.tier_records()
 
+    def keyed_tiers(self) -> bool:
+        return self.writer.compact
+
     def stored_nodes(self) -> int:
         return self.tiers.stored_nodes()
 

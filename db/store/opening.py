@@ -14,10 +14,10 @@ import logging
 from array import array
 from functools import partial
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.engine import Connection
 
-from db import rows, shards
+from db import compact, rows, shards
 from db.backends.base import driver
 from db.backends.sqlite import keyindex, resume
 from db.backends.sqlite.keyindex import KeyIndex
@@ -92,6 +92,7 @@ def _stored_graph(
 ) -> Graph:
     """The run's graph, as the variant stores it (inside the opening's transaction)."""
     writer.tiered = run.tiered
+    writer.compact = _compact(conn, variant_id, game, run)
     writer.keys = _key_index(writer, conn, variant_id, tiered=run.tiered)
     if run.tiered:  # read and written a tier at a time (solver.tiers.solve)
         graph: Graph | None = Graph()
@@ -259,6 +260,37 @@ def _reload_edges(writer: Writer, graph: Graph) -> None:
     writer.behind.wait()
     with writer.errors(), conn.begin():
         writer.backend.reload_edges(conn, writer.variant_id, graph)
+
+
+def _compact(conn: Connection, variant_id: int, game: Game, run: RunOptions) -> bool:
+    """Whether the run writes the compact layout (:mod:`db.compact`): a tiered run on a
+    variant stored so, or one asked for it on a variant that holds nothing yet (which
+    this opening's transaction marks compact).
+
+    :raises SolveError: for a run that is not tiered on a compact variant, or the
+        compact layout asked of a variant stored as a graph."""
+    named = f"{game.name} ({params_text(game.params) or 'default parameters'})"
+    stored = compact.layout_of(conn, variant_id)
+    if not run.tiered:
+        if stored == compact.COMPACT:
+            raise SolveError(
+                f"{named} is stored in the compact layout of a tiered full solve (values by "
+                "key, no graph): only solve --full continues it"
+            )
+        return False
+    if stored == compact.COMPACT:
+        return True
+    if run.layout != compact.COMPACT:
+        return False
+    held = conn.execute(select(func.count()).where(Tier.variant_id == variant_id)).scalar()
+    if held or _top_id(conn, variant_id) is not None:
+        raise SolveError(
+            f"{named} is stored as a graph already: the compact layout is for a variant "
+            "solved from the start with --layout compact (leave the option out to continue "
+            "this one, or solve into another database)"
+        )
+    conn.execute(update(Variant).where(Variant.id == variant_id).values(layout=compact.COMPACT))
+    return True
 
 
 def _refuse_unfinished_tiers(conn: Connection, variant_id: int, game: Game) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.engine import Connection
 
-from db import shards
+from db import compact, shards
 from db.backends.sqlite import keyindex
 from db.errors import DatabaseError
 from db.migrate import ensure_schema
@@ -150,6 +150,8 @@ class TierWrites:
                     inner_moves=inner_moves,
                 )
             )
+            if w.compact:
+                compact.create_table(conn, vid, ordinal)
             if last:
                 _number_tiers(conn, vid)
 
@@ -186,7 +188,14 @@ class TierWrites:
         conn = w.connection()
         with w.errors():
             return shards.read_tier_nodes(
-                conn, w.backend, w.variant_id, record, lo, hi, written=written
+                conn,
+                w.backend,
+                w.variant_id,
+                record,
+                lo,
+                hi,
+                written=written,
+                layout_compact=w.compact,
             )
 
     def tier_values(self, record: TierRecord) -> TierValues:
@@ -195,7 +204,9 @@ class TierWrites:
         conn = w.connection()
         assert w.variant_id is not None
         with w.errors():
-            return shards.read_tier_values(conn, w.backend, w.variant_id, record)
+            return shards.read_tier_values(
+                conn, w.backend, w.variant_id, record, layout_compact=w.compact
+            )
 
     def write_shard(
         self, game: Game, shard: Shard, part: TierPart, worker: str, started: float
@@ -216,7 +227,16 @@ class TierWrites:
         def write() -> int | None:
             with w.errors():
                 edges = shards.write_shard(
-                    conn, w.backend, vid, run_id, game, shard, part, worker, started
+                    conn,
+                    w.backend,
+                    vid,
+                    run_id,
+                    game,
+                    shard,
+                    part,
+                    worker,
+                    started,
+                    layout_compact=w.compact,
                 )
             w.after_shard()
             return edges
@@ -291,6 +311,8 @@ class TierWrites:
                 .where(SolveRun.id == w.run_id)
                 .values(edges=progress.edges + written, edges_added=progress.edges_added + written)
             )
+            if w.compact:  # the view over the solved tiers' tables, this one's too
+                compact.refresh_view(conn, vid, sorted(compact.tier_tables(conn, vid).values()))
             if last:
                 conn.execute(update(Variant).where(Variant.id == vid).values(settled=True))
                 if w.keys is not None and w.keys.none:

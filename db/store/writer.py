@@ -75,6 +75,8 @@ class Writer:
         """The graph the run commits (the open graph, or what an eviction swapped in)."""
         self.tiered = False
         """Whether the open run is a tiered full solve (its graph is empty: tiers hold it)."""
+        self.compact = False
+        """The run writes the compact layout (:mod:`db.compact`)."""
         self.settled = True
         """``variants.settled`` as this run last read or wrote it."""
         self.seq = 0

@@ -66,7 +66,14 @@ class TieredRun:
             raise
         store.open(
             game,
-            RunOptions(self.root_key, True, limits.max_expansions, limits.max_seconds, tiered=True),
+            RunOptions(
+                self.root_key,
+                True,
+                limits.max_expansions,
+                limits.max_seconds,
+                tiered=True,
+                layout=self.options.tiered.layout,
+            ),
         )
         try:
             solver = self._start()

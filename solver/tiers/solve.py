@@ -37,6 +37,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -135,6 +136,8 @@ class TieredSolve:
         count)."""
         self.peak_rss = 0
         self.records = store.tier_records()
+        self.keyed = store.keyed_tiers()
+        """Tiers are stored in key order (:meth:`~solver.store.TierStore.keyed_tiers`)."""
         recorded = sum(r.nodes for r in self.records)
         self._unrecorded = dict(store.written_nodes(recorded))
         """Positions written for tiers not recorded yet (by first node id): stored, kept."""
@@ -374,6 +377,9 @@ class TieredSolve:
         time (those written by an earlier run of this discovery are not written again);
         the tier is recorded once they are all written (:meth:`_record_written`)."""
         tier = self.order[ordinal]
+        if self.keyed:  # the store keeps tiers in key order (whatever found them first)
+            order = np.argsort(nodes.keys, kind="stable")
+            nodes = TierNodes(*(column[order] for column in _columns(nodes)))
         count = int(nodes.keys.size)
         offset = self._next_id
         self._next_id += count
@@ -583,6 +589,10 @@ class TieredSolve:
             self._measure("solve", record.nodes)
         if self.progress_cb is not None:
             self.progress_cb(self.progress("running"))
+
+
+def _columns(nodes: TierNodes) -> tuple[npt.NDArray[Any], ...]:
+    return (nodes.keys, nodes.dist, nodes.terminal, nodes.value)
 
 
 __all__ = [

@@ -120,6 +120,18 @@ class SqliteBackend(Backend):
         marks = ", ".join("?" * len(columns))
         cursor.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", values)
 
+    def write_columns(
+        self,
+        cursor: Any,
+        table: str,
+        columns: Sequence[str],
+        values: Sequence[Any],
+        specs: Sequence[rows.Spec],
+    ) -> None:
+        marks = ", ".join("?" * len(columns))
+        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"
+        bulk.executemany_columns(cursor, sql, values, specs)
+
     def stage(
         self,
         conn: Connection,

@@ -1,0 +1,278 @@
+"""The compact layout of a complete variant (``docs/design.md`` §5, "The compact layout"):
+what a tiered full solve asked for it (``--layout compact``) stores instead of node and
+edge rows.
+
+In a complete solve every position's moves and notation follow from the rules; only the
+values do not. So each tier's positions go to a table of their own,
+``compact_<variant>_<ordinal>`` (the tier's place in discovery order), one row a
+position, keyed by the position's 64-bit key as a signed integer (on SQLite the rowid
+itself, so the key costs no index), holding its two bounds and two depths::
+
+    key INTEGER PRIMARY KEY, low, high, depth_low, depth_high
+
+NULL is an infinite bound or depth, as in ``nodes``; every bound is final, and a position
+is terminal exactly where ``depth_low`` is 0. The tier's rows are written in key order
+(a tier's positions are sorted by key before its shards are planned), so SQLite appends
+them and fills its pages. The view ``compact_<variant>`` is the union of the variant's
+tables, for SQL.
+
+A position is read by its key from its tier's table: the game says the tier
+(:meth:`solver.game.TieredRules.tier`), the ``tiers`` table which table it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import select, text
+from sqlalchemy.engine import Connection
+
+from db import rows
+from db.backends.base import Backend, driver
+from db.errors import DatabaseError
+from db.models import Tier, Variant
+from db.records import PositionRecord, bounds_of
+from solver.game import Game, PositionKey
+from solver.store import TierNodes, TierValues
+from solver.tiers.graph import tier_rules
+from solver.values import DEPTH_INF, NEG_INF, POS_INF
+
+GRAPH = "graph"
+"""``variants.layout`` of node and edge rows."""
+COMPACT = "compact"
+"""``variants.layout`` of a complete tiered solve's tables of values by key."""
+LAYOUTS = (GRAPH, COMPACT)
+
+COLUMNS = ("key", "low", "high", "depth_low", "depth_high")
+"""A compact table's columns, in the order of :func:`write_rows` and :func:`read_tier`."""
+_SPECS: tuple[rows.Spec, ...] = (
+    None,
+    rows.BOUND_NULLS,
+    rows.BOUND_NULLS,
+    rows.DEPTH_NULLS,
+    rows.DEPTH_NULLS,
+)
+_ARRAYS: tuple[tuple[type[np.generic], int, bool], ...] = (
+    (np.int64, 0, False),
+    (np.int64, NEG_INF, False),
+    (np.int64, POS_INF, False),
+    (np.int32, DEPTH_INF, False),
+    (np.int32, DEPTH_INF, False),
+)
+_SIGN = 1 << 63
+
+
+def table(vid: int, ordinal: int) -> str:
+    """The table of tier *ordinal* (its place in discovery order) of variant *vid*."""
+    return f"compact_{int(vid)}_{int(ordinal)}"
+
+
+def view(vid: int) -> str:
+    """The view joining variant *vid*'s tables."""
+    return f"compact_{int(vid)}"
+
+
+def signed(key: PositionKey) -> int:
+    """*key* (64 bits) as the signed integer a compact table stores."""
+    return int(key) - (1 << 64) if int(key) >= _SIGN else int(key)
+
+
+def unsigned(stored: int) -> int:
+    """A stored key as the game's key."""
+    return stored + (1 << 64) if stored < 0 else stored
+
+
+def layout_of(conn: Any, vid: int) -> str:
+    """Variant *vid*'s layout (a SQLAlchemy connection or session)."""
+    found = conn.execute(select(Variant.layout).where(Variant.id == vid)).scalar()
+    return GRAPH if found is None else str(found)
+
+
+def create_table(conn: Connection, vid: int, ordinal: int) -> None:
+    """Make tier *ordinal*'s table (inside the caller's transaction)."""
+    name = table(vid, ordinal)
+    if conn.dialect.name == "sqlite":
+        ddl = (
+            f"CREATE TABLE IF NOT EXISTS {name} (key INTEGER PRIMARY KEY, low INTEGER, "
+            "high INTEGER, depth_low INTEGER, depth_high INTEGER)"
+        )
+    else:
+        ddl = (
+            f'CREATE TABLE IF NOT EXISTS {name} ("key" BIGINT PRIMARY KEY, low BIGINT, '
+            "high BIGINT, depth_low INTEGER, depth_high INTEGER)"
+        )
+    conn.execute(text(ddl))
+
+
+def refresh_view(conn: Connection, vid: int, ordinals: Sequence[int]) -> None:
+    """(Re)make the view of variant *vid* over the tables of tiers *ordinals* (inside the
+    caller's transaction)."""
+    conn.execute(text(f"DROP VIEW IF EXISTS {view(vid)}"))
+    if not ordinals:
+        return
+    parts = " UNION ALL ".join(
+        f'SELECT "key", low, high, depth_low, depth_high FROM {table(vid, o)}' for o in ordinals
+    )
+    conn.execute(text(f"CREATE VIEW {view(vid)} AS {parts}"))
+
+
+def drop_tables(conn: Connection, vid: int, ordinals: Iterable[int]) -> None:
+    """Drop variant *vid*'s view and tables (a variant deleted)."""
+    conn.execute(text(f"DROP VIEW IF EXISTS {view(vid)}"))
+    for ordinal in ordinals:
+        conn.execute(text(f"DROP TABLE IF EXISTS {table(vid, ordinal)}"))
+
+
+def write_rows(
+    cursor: Any,
+    backend: Backend,
+    vid: int,
+    ordinal: int,
+    keys: npt.NDArray[np.int64],
+    values: TierValues,
+) -> None:
+    """Insert a solved shard's positions (*keys* ascending, *values* theirs) into tier
+    *ordinal*'s table, through the DB-API *cursor* of the caller's transaction."""
+    name = table(vid, ordinal)
+    for start, stop in rows.chunks_of(range(int(keys.size))):
+        columns = [
+            keys[start:stop],
+            values.low[start:stop],
+            values.high[start:stop],
+            values.depth_low[start:stop],
+            values.depth_high[start:stop],
+        ]
+        backend.write_columns(cursor, name, COLUMNS, columns, _SPECS)
+
+
+def read_tier(
+    conn: Connection, backend: Backend, vid: int, ordinal: int, count: int
+) -> tuple[npt.NDArray[np.int64], TierValues]:
+    """Tier *ordinal*'s keys (ascending) and values, *count* positions expected.
+
+    :raises DatabaseError: if the table holds another number of positions.
+    """
+    sql = (
+        f'SELECT "key", low, high, depth_low, depth_high FROM {table(vid, ordinal)} ORDER BY "key"'
+    )
+    arrays = backend.fetch_arrays(conn, sql, (), _ARRAYS, count + 1)
+    if arrays is None:
+        arrays = _fetched_arrays(backend.fetch(conn, sql, ()), count)
+    if arrays[0].size != count:
+        raise DatabaseError(
+            f"tier {ordinal} of variant {vid} holds {min(arrays[0].size, count):,} of its "
+            f"{count:,} positions: the compact table is damaged"
+        )
+    keys, low, high, dlow, dhigh = arrays
+    return keys, TierValues(low, high, dlow, dhigh)
+
+
+def _fetched_arrays(chunks: Iterator[list[tuple[Any, ...]]], count: int) -> list[npt.NDArray[Any]]:
+    """Rows read through Python as :data:`_ARRAYS`' arrays (at most *count* + 1 rows)."""
+    found: list[tuple[Any, ...]] = []
+    for chunk in chunks:
+        found.extend(chunk)
+        if len(found) > count:
+            break
+    columns = list(zip(*found, strict=True)) if found else [()] * len(_ARRAYS)
+    return [
+        np.array([null if v is None else v for v in column], dtype=dtype)
+        for column, (dtype, null, _) in zip(columns, _ARRAYS, strict=True)
+    ]
+
+
+def tier_nodes(keys: npt.NDArray[np.int64], values: TierValues) -> TierNodes:
+    """A solved tier's positions as :class:`TierNodes` (distances are not stored: 0)."""
+    terminal = values.depth_low == 0
+    return TierNodes(
+        keys, np.zeros(keys.size, dtype=np.int32), terminal, np.where(terminal, values.low, 0)
+    )
+
+
+def tier_tables(conn: Any, vid: int) -> dict[int, int]:
+    """Variant *vid*'s solved tiers: tier number -> ordinal (its table)."""
+    found = conn.execute(
+        select(Tier.tier, Tier.ordinal).where(Tier.variant_id == vid, Tier.solved_in.is_not(None))
+    )
+    return {int(tier): int(ordinal) for tier, ordinal in found}
+
+
+def lookup(
+    cursor: Any,
+    marker: str,
+    vid: int,
+    game: Game,
+    tables: dict[int, int],
+    keys: Sequence[PositionKey],
+) -> dict[PositionKey, PositionRecord]:
+    """The stored records of *keys* (canonical) of compact variant *vid*, by key, read
+    through DB-API *cursor* (positional *marker*: ``?`` or ``%s``); keys whose tier is not
+    solved, or not of the game's tiers, are absent."""
+    by_table: dict[int, list[int]] = {}
+    tier_of = tier_rules(game).tier
+    for key in keys:
+        ordinal = tables.get(int(tier_of(key)))
+        if ordinal is not None:
+            by_table.setdefault(ordinal, []).append(signed(key))
+    found: dict[PositionKey, PositionRecord] = {}
+    for ordinal, wanted in by_table.items():
+        for start in range(0, len(wanted), 512):
+            chunk = wanted[start : start + 512]
+            marks = ", ".join([marker] * len(chunk))
+            cursor.execute(
+                f'SELECT "key", low, high, depth_low, depth_high FROM {table(vid, ordinal)} '
+                f'WHERE "key" IN ({marks})',
+                chunk,
+            )
+            for row in cursor.fetchall():
+                record = position_record(game, vid, *row)
+                found[record.key] = record
+    return found
+
+
+def position_record(
+    game: Game, vid: int, key: int, low: Any, high: Any, dlow: Any, dhigh: Any
+) -> PositionRecord:
+    """A compact row as the record a node row would give (every bound final; the node id
+    is the key, and the distance from the root, which the layout does not keep, 0)."""
+    real = unsigned(int(key))
+    return PositionRecord(
+        variant_id=vid,
+        node_id=real,
+        key=real,
+        position=game.format(real),
+        bounds=bounds_of(low, high, True, True),
+        depth_low=dlow,
+        depth_high=dhigh,
+        state="terminal" if dlow == 0 else "expanded",
+        dist=0,
+    )
+
+
+def raw_cursor(conn: Any) -> Any:
+    """A DB-API cursor on a SQLAlchemy connection or session's connection."""
+    connection = conn.connection() if hasattr(conn, "get_bind") else conn
+    return driver(connection).cursor()
+
+
+__all__ = [
+    "COLUMNS",
+    "COMPACT",
+    "GRAPH",
+    "LAYOUTS",
+    "create_table",
+    "layout_of",
+    "lookup",
+    "read_tier",
+    "refresh_view",
+    "signed",
+    "table",
+    "tier_nodes",
+    "tier_tables",
+    "unsigned",
+    "view",
+    "write_rows",
+]
