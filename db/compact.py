@@ -92,16 +92,20 @@ def layout_of(conn: Any, vid: int) -> str:
 
 
 def create_table(conn: Connection, vid: int, ordinal: int) -> None:
-    """Make tier *ordinal*'s table (inside the caller's transaction)."""
+    """Make tier *ordinal*'s table (inside the caller's transaction: the commit that
+    records the tier). One left by a variant that had the same id before (SQLite reuses
+    the ids of deleted rows) is dropped first."""
     name = table(vid, ordinal)
+    conn.execute(text(f"DROP VIEW IF EXISTS {view(vid)}"))  # remade as tiers are solved
+    conn.execute(text(f"DROP TABLE IF EXISTS {name}"))
     if conn.dialect.name == "sqlite":
         ddl = (
-            f"CREATE TABLE IF NOT EXISTS {name} (key INTEGER PRIMARY KEY, low INTEGER, "
+            f"CREATE TABLE {name} (key INTEGER PRIMARY KEY, low INTEGER, "
             "high INTEGER, depth_low INTEGER, depth_high INTEGER)"
         )
     else:
         ddl = (
-            f'CREATE TABLE IF NOT EXISTS {name} ("key" BIGINT PRIMARY KEY, low BIGINT, '
+            f'CREATE TABLE {name} ("key" BIGINT PRIMARY KEY, low BIGINT, '
             "high BIGINT, depth_low INTEGER, depth_high INTEGER)"
         )
     conn.execute(text(ddl))

@@ -46,9 +46,12 @@ def compared(dialect: str) -> Callable[[object, str | None, str, bool, object], 
     """The ``include_object`` of a comparison between the models and a database of
     *dialect* (``alembic check``, the tests): on SQLite, not the key indexes, which are
     one per variant and made by the store (:mod:`db.backends.sqlite.keyindex`), nor the key
-    constraint the models declare for PostgreSQL alone."""
+    constraint the models declare for PostgreSQL alone; on both, not the tables of
+    compact variants (:mod:`db.compact`), one set per variant."""
 
     def include(obj: object, name: str | None, type_: str, reflected: bool, to: object) -> bool:
+        if type_ == "table" and reflected and (name or "").startswith("compact_"):
+            return False  # a compact variant's tables, made by the store (db.compact)
         if dialect != "sqlite":
             return True
         if type_ == "index" and reflected and (name or "").startswith("nodes_key_"):

@@ -105,7 +105,7 @@ def test_upgrade_downgrade_upgrade(empty_url: str, empty_engine: Engine) -> None
         require_head(empty_engine)
 
     upgrade(empty_url)
-    assert current_revision(empty_engine) == head_revision() == "0016"
+    assert current_revision(empty_engine) == head_revision() == "0017"
     require_head(empty_engine)
     assert tables(empty_engine) == TABLES
     assert views(empty_engine) == {"position_values", "chance_values"}
@@ -224,7 +224,7 @@ def test_alembic_command_line_upgrade_and_check(tmp_path: Path) -> None:
             [alembic, *command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
         )
         assert done.returncode == 0, done.stderr
-    assert "0016 (head)" in done.stdout
+    assert "0017 (head)" in done.stdout
 
 
 def test_ensure_schema_creates_only_in_empty_databases(

@@ -50,8 +50,11 @@ def status_lines(database: str, data: list[dict[str, Any]]) -> list[str]:
 def variant_nodes_text(v: dict[str, Any]) -> str:
     """A variant's size: ``161,029 nodes``, or in the middle of a tiered solve, whose
     positions wait for their tier's solve to become nodes, ``2,095,564 positions
-    discovered, 0 solved``."""
+    discovered, 0 solved``; a compact variant's (values by key, no graph) ``161,029
+    positions, compact``."""
     waiting = v["discovered_unsolved"]
+    if not waiting and v.get("layout") == "compact":
+        return f"{number(v['nodes'])} positions, compact"
     if not waiting:
         return f"{number(v['nodes'])} nodes"
     return f"{number(v['nodes'] + waiting)} positions discovered, {number(v['nodes'])} solved"
@@ -101,6 +104,7 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
         "params_text": v.params,
         "rules_version": v.rules_version,
         "nodes": summary.nodes,
+        "layout": v.layout,
         "discovered_unsolved": summary.discovered_unsolved,
         "root": v.root_position,
         "root_bounds": None if summary.root_bounds is None else bounds(summary.root_bounds),
