@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import select, text
 from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Session
 
 from db import rows
 from db.backends.base import Backend, driver
@@ -204,6 +205,52 @@ def tier_tables(conn: Any, vid: int) -> dict[int, int]:
     return {int(tier): int(ordinal) for tier, ordinal in found}
 
 
+def stored_tiers(session: Any, variant_id: int) -> dict[int, int] | None:
+    """A compact variant's solved tiers (:func:`tier_tables`), or ``None`` for a graph
+    (a SQLAlchemy session or connection)."""
+    if layout_of(session, variant_id) != COMPACT:
+        return None
+    return tier_tables(session, variant_id)
+
+
+def raw_stored_tiers(cursor: Any, marker: str, variant_id: int) -> dict[int, int]:
+    """:func:`stored_tiers` on a DB-API *cursor* (empty: a graph, or nothing solved)."""
+    cursor.execute(
+        "SELECT t.tier, t.ordinal FROM tiers AS t JOIN variants AS v ON v.id = t.variant_id "
+        f"WHERE v.id = {marker} AND v.layout = 'compact' AND t.solved_in IS NOT NULL",
+        (variant_id,),
+    )
+    return {int(tier): int(ordinal) for tier, ordinal in cursor.fetchall()}
+
+
+def needed(game: Game | None, variant_id: int) -> Game:
+    """*game*, which reading compact variant *variant_id* needs (the tiers of keys).
+
+    :raises ValueError: for ``None``."""
+    if game is None:
+        raise ValueError(f"variant {variant_id} is stored compact: reading it needs its game")
+    return game
+
+
+def read_positions(
+    session: Any,
+    variant_id: int,
+    game: Game | None,
+    tables: dict[int, int],
+    keys: Sequence[PositionKey],
+) -> dict[PositionKey, PositionRecord]:
+    """:func:`lookup` through a SQLAlchemy *session*'s (or connection's) DB-API connection.
+
+    :raises ValueError: without the *game* the compact layout needs."""
+    conn = session.connection() if isinstance(session, Session) else session
+    marker = "?" if conn.dialect.name == "sqlite" else "%s"
+    cursor = driver(conn).cursor()
+    try:
+        return lookup(cursor, marker, variant_id, needed(game, variant_id), tables, keys)
+    finally:
+        cursor.close()
+
+
 def lookup(
     cursor: Any,
     marker: str,
@@ -256,12 +303,6 @@ def position_record(
     )
 
 
-def raw_cursor(conn: Any) -> Any:
-    """A DB-API cursor on a SQLAlchemy connection or session's connection."""
-    connection = conn.connection() if hasattr(conn, "get_bind") else conn
-    return driver(connection).cursor()
-
-
 __all__ = [
     "COLUMNS",
     "COMPACT",
@@ -270,9 +311,13 @@ __all__ = [
     "create_table",
     "layout_of",
     "lookup",
+    "needed",
+    "raw_stored_tiers",
+    "read_positions",
     "read_tier",
     "refresh_view",
     "signed",
+    "stored_tiers",
     "table",
     "tier_nodes",
     "tier_tables",

@@ -303,12 +303,9 @@ def probe_position(session: Reader, game: Game, key: PositionKey) -> PositionRec
         raise RulesVersionError.for_variant(game, variant.rules_version)
     stored = game.canonical(key) if game.uses_symmetry else key
     query = select(*_NODE_COLUMNS[: len(_NODE_COLUMNS) - CHANCE_COLUMNS * (not game.facts.chance)])
-    tables = _compact_tables(session, variant.id)
+    tables = compact.stored_tiers(session, variant.id)
     if tables is not None:
-        found = _compact_lookup(
-            session, "?" if _is_sqlite(session) else "%s", variant.id, game, tables, [stored]
-        )
-        row_record = found.get(stored)
+        row_record = compact.read_positions(session, variant.id, game, tables, [stored]).get(stored)
         if row_record is None:
             raise PositionNotFoundError(_not_stored(game, key, params, variant.id))
         return row_record
@@ -456,10 +453,9 @@ def stored_positions(
     """
     wanted = list(dict.fromkeys(keys))
     found: dict[PositionKey, PositionRecord] = {}
-    tables = _compact_tables(session, variant_id) if wanted else None
+    tables = compact.stored_tiers(session, variant_id) if wanted else None
     if tables is not None:
-        marker = "?" if _is_sqlite(session) else "%s"
-        return _compact_lookup(session, marker, variant_id, game, tables, wanted)
+        return compact.read_positions(session, variant_id, game, tables, wanted)
     ranged = _ranged_keys(session, variant_id) if wanted else None
     for start in range(0, len(wanted), CHUNK):
         chunk = [encode_key(k) for k in wanted[start : start + CHUNK]]
@@ -468,40 +464,6 @@ def stored_positions(
         params["variant_id"] = variant_id
         _collect(found, variant_id, session.execute(_lookup(size, chance, ranged), params))
     return found
-
-
-def _compact_tables(session: Reader, variant_id: int) -> dict[int, int] | None:
-    """A compact variant's solved tiers (tier -> ordinal, :func:`db.compact.tier_tables`),
-    or ``None`` for a graph."""
-    if compact.layout_of(session, variant_id) != compact.COMPACT:
-        return None
-    return compact.tier_tables(session, variant_id)
-
-
-def _is_sqlite(session: Reader) -> bool:
-    conn = session.connection() if isinstance(session, Session) else session
-    return conn.dialect.name == "sqlite"
-
-
-def _compact_lookup(
-    session: Reader,
-    marker: str,
-    variant_id: int,
-    game: Game | None,
-    tables: dict[int, int],
-    keys: list[PositionKey],
-) -> dict[PositionKey, PositionRecord]:
-    """:func:`db.compact.lookup` through *session*'s DB-API connection.
-
-    :raises ValueError: without the *game* the compact layout needs."""
-    if game is None:
-        raise ValueError(f"variant {variant_id} is stored compact: reading it needs its game")
-    conn = session.connection() if isinstance(session, Session) else session
-    cursor = conn.connection.driver_connection.cursor()
-    try:
-        return compact.lookup(cursor, marker, variant_id, game, tables, keys)
-    finally:
-        cursor.close()
 
 
 def _ranged_keys(session: Reader, variant_id: int) -> tuple[str, str] | None:
@@ -548,11 +510,11 @@ def fetch_positions(
         raise ValueError(f"unsupported DB-API paramstyle {paramstyle!r}")
     wanted = list(dict.fromkeys(keys))
     found: dict[PositionKey, PositionRecord] = {}
-    tables = _raw_compact_tables(cursor, marker, variant_id) if wanted else {}
+    tables = compact.raw_stored_tiers(cursor, marker, variant_id) if wanted else {}
     if tables:
-        if game is None:
-            raise ValueError(f"variant {variant_id} is stored compact: reading it needs its game")
-        return compact.lookup(cursor, marker, variant_id, game, tables, wanted)
+        return compact.lookup(
+            cursor, marker, variant_id, compact.needed(game, variant_id), tables, wanted
+        )
     # sqlite3 (qmark): the variant's key index may be by range (db.backends.sqlite.keyindex)
     ranged = None
     if wanted and paramstyle == "qmark":
@@ -571,16 +533,6 @@ def fetch_positions(
             cursor.execute(_raw_lookup(size, marker, chance, ranged), params)
         _collect(found, variant_id, cursor.fetchall())
     return found
-
-
-def _raw_compact_tables(cursor: Any, marker: str, variant_id: int) -> dict[int, int]:
-    """:func:`_compact_tables` on a DB-API cursor (empty: a graph, or nothing solved)."""
-    cursor.execute(
-        "SELECT t.tier, t.ordinal FROM tiers AS t JOIN variants AS v ON v.id = t.variant_id "
-        f"WHERE v.id = {marker} AND v.layout = 'compact' AND t.solved_in IS NOT NULL",
-        (variant_id,),
-    )
-    return {int(tier): int(ordinal) for tier, ordinal in cursor.fetchall()}
 
 
 def _padded(n: int) -> int:

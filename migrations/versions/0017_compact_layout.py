@@ -45,5 +45,6 @@ def downgrade() -> None:
             "migration 0017 cannot be undone: a variant is stored in the compact layout, "
             "which the older schema cannot describe"
         )
-    with op.batch_alter_table("variants") as batch:
-        batch.drop_column("layout")
+    # ALTER TABLE ... DROP COLUMN (SQLite 3.35 and later, PostgreSQL): a batch copy of
+    # the table would break the views that read it
+    op.drop_column("variants", "layout")

@@ -8,6 +8,7 @@ commit resumes to the same tables; and the refusals."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -294,3 +295,29 @@ def test_query_and_status_on_a_compact_database(tmp_path: Path) -> None:
     )
     assert status.returncode == 0, status.stderr
     assert "5,478 positions, compact" in status.stdout
+
+
+def test_the_documented_compact_queries(tmp_path: Path) -> None:
+    """docs/sql.md's queries of a compact variant (variant 3 there) answer on one."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "sql.md").read_text()
+    queries = re.findall(r"```sql compact\n(.*?)```", doc, re.S)
+    lookups = re.findall(
+        r'"(SELECT low, high, depth_low, depth_high FROM compact_3 WHERE key [^"]*)"', doc
+    )
+    assert queries and len(lookups) == 1
+    url = sqlite_url(tmp_path, "compact.db")
+    game = get_game("connect-four", width=4, height=3)
+    full_solve(game, url, tiers=True, layout="compact")
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            counts = conn.execute(text(queries[0].replace("compact_3", "compact_1"))).all()
+            assert sum(n for _, _, n in counts) == sum(
+                1 for _ in conn.execute(text("SELECT * FROM compact_1"))
+            )
+            assert {(lo, hi) for lo, hi, _ in counts} == {(-1, -1), (0, 0), (1, 1)}
+            sql = lookups[0].replace("compact_3", "compact_1")
+            assert "4369" in sql and game.parse("..../..../....") == 4369
+            assert tuple(conn.execute(text(sql)).one()) == (0, 0, 12, 12)  # a draw
+    finally:
+        engine.dispose()
