@@ -88,6 +88,8 @@ def game_model(name: str, cls: type[GameBase], stored: list[VariantSummary]) -> 
         **cls.describe(),
         source=GAMES.source(name).text(),
         installed=True,
+        players=cls.players,
+        chance=cls.chance,
         initial=initial_text(cls),
         variants=[variant_model(s, cls) for s in stored],
     )

@@ -340,6 +340,13 @@ class Game(_Model):
     parameters: list[GameParameter]
     source: str = Field(description="builtin, plugin <distribution> <version> or reference <ref>")
     installed: Literal[True]
+    players: tuple[str, str] = Field(
+        description="what people call the first player (MAX) and the second (MIN)"
+    )
+    chance: bool = Field(
+        description="a game of chance: its positions carry chance values and its optimal "
+        "play is a strategy (`/strategy`), not a line"
+    )
     initial: str = Field(description="the initial position with default parameters")
     variants: list[Variant] = Field(description="the variants this database holds")
 

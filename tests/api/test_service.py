@@ -127,6 +127,10 @@ def test_games_lists_every_game_and_the_stored_variants(client: FlaskClient) -> 
         assert {k: entry[k] for k in described} == described
         game = GAMES[name]()
         assert entry["initial"] == game.format(game.initial())
+        assert entry["players"] == list(GAMES[name].players)
+        assert entry["chance"] is GAMES[name].chance
+    assert games["chess"]["players"] == ["White", "Black"]
+    assert games["pig"]["chance"] is True and games["tic-tac-toe"]["chance"] is False
     c4 = {p["name"]: p for p in games["connect-four"]["parameters"]}
     assert c4["width"]["default"] == 7 and c4["width"]["type"] == "int"
     ttt = {v["params_text"]: v for v in games["tic-tac-toe"]["variants"]}
