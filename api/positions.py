@@ -90,6 +90,7 @@ def game_model(name: str, cls: type[GameBase], stored: list[VariantSummary]) -> 
         installed=True,
         players=cls.players,
         chance=cls.chance,
+        value_range=cls.value_range,
         initial=initial_text(cls),
         variants=[variant_model(s, cls) for s in stored],
     )

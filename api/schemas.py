@@ -347,6 +347,10 @@ class Game(_Model):
         description="a game of chance: its positions carry chance values and its optimal "
         "play is a strategy (`/strategy`), not a line"
     )
+    value_range: tuple[int, int] | None = Field(
+        description="the values positions can have, as the game declares them (null: "
+        "not declared, or set by the parameters)"
+    )
     initial: str = Field(description="the initial position with default parameters")
     variants: list[Variant] = Field(description="the variants this database holds")
 
