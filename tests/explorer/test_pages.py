@@ -203,10 +203,13 @@ def test_an_unstored_child_is_a_question_mark_and_stops_there(
     load(browser, f"{base}/explore/connect-four?width=5&height=4&p={root}")
     view = lookup(base, "connect-four", root, **C4)
     frontier = next(m for m in view["moves"] if m["state"] == "unexpanded")  # column 2
-    assert browser.execute_script(
-        "return window.explorer.cy.getElementById(arguments[0]).data('label')",
-        frontier["position"],
-    ) == "?"
+    assert (
+        browser.execute_script(
+            "return window.explorer.cy.getElementById(arguments[0]).data('label')",
+            frontier["position"],
+        )
+        == "?"
+    )
     tap(browser, frontier["position"])  # open it: its moves are not stored
     children = lookup(base, "connect-four", frontier["position"], **C4)["moves"]
     assert children and all(m["state"] == "unknown" for m in children)
@@ -305,18 +308,26 @@ def test_a_partial_bound_is_named_final_or_not_yet(base: str, browser: webdriver
     # the page's own wording of position answers with one bound final and not the other
     # (the shape of GET /positions; the number game does not say whose turn it is)
     load(browser, f"{base}/explore/tic-tac-toe")
-    fields = {"value": None, "repetition_value": None, "depth_low": 5, "depth_high": None,
-              "state": "expanded", "moves": []}  # fmt: skip
+    fields: dict[str, Any] = {
+        "value": None,
+        "repetition_value": None,
+        "depth_low": 5,
+        "depth_high": None,
+        "state": "expanded",
+        "moves": [],
+    }
     for (low, high, low_final, high_final, to_move), said in (
         ((3, 5, True, False, None), "to move: bounds 3..5, low final, high not yet"),
         ((None, 0, False, True, "MIN"), "O to move: bounds -∞..0, high final, low not yet"),
         ((0, 1, False, False, "MAX"), "X to move: bounds 0..1, neither final yet"),
     ):
-        v = {**fields, "low": low, "high": high, "low_final": low_final,
-             "high_final": high_final}  # fmt: skip
+        v = {**fields, "low": low, "high": high, "low_final": low_final}
+        v["high_final"] = high_final
         if to_move is not None:
             v["to_move"] = to_move
-        assert browser.execute_script("return window.explorer.words.verdict(arguments[0])", v) == said
+        assert (
+            browser.execute_script("return window.explorer.words.verdict(arguments[0])", v) == said
+        )
 
 
 def test_chess_moves_are_ranked_in_words_as_a_tablebase_ranks_them(
@@ -329,7 +340,7 @@ def test_chess_moves_are_ranked_in_words_as_a_tablebase_ranks_them(
     assert [m for m, _ in shown] == [m["move"] for m in view["moves"]]  # the API's order
     wins = []
     for (move, words), m in zip(shown, view["moves"], strict=True):
-        if m["move_low"] == 1 and m["high_final"]:  # a won move: mate in the child's longest defence, plus one
+        if m["move_low"] == 1 and m["high_final"]:  # mate in the child's defence, plus one
             assert words == f"{move}: {mate('White', m['depth_high'] + 1)}"
             wins.append(m["depth_high"] + 1)
     assert wins[0] == 1 and wins == sorted(wins)  # shortest win first
@@ -370,9 +381,8 @@ def test_on_postgresql_failures_say_why_and_values_read_in_words(
     assert text(browser, "error").startswith("error: no stored variant of connect-four with")
     root = "...../...../...../....."
     load(browser, f"{pg_base}/explore/connect-four?width=5&height=4")
-    frontier = next(
-        m for m in lookup(pg_base, "connect-four", root, **C4)["moves"] if m["state"] == "unexpanded"
-    )
+    moves = lookup(pg_base, "connect-four", root, **C4)["moves"]
+    frontier = next(m for m in moves if m["state"] == "unexpanded")
     tap(browser, frontier["position"])
     child = lookup(pg_base, "connect-four", frontier["position"], **C4)["moves"][0]["position"]
     before = drawn(browser)
