@@ -6,6 +6,10 @@ this blueprint serves them, the vendored cytoscape.js, and one drawing endpoint:
 board when the game draws one (its optional ``draw_svg(key)`` method, see
 :meth:`solver.game.GameBase.draw_svg`; chess draws through python-chess), ``null``
 otherwise (the page then draws a grid from the notation, or shows the text).
+
+An explorer address that names no page (``/explore/nosuchgame``, a game this server does
+not have, or any deeper path) is an HTML 404 page saying so, with a link to the explorer,
+never the page of another game.
 """
 
 from __future__ import annotations
@@ -13,24 +17,52 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from flask import Blueprint, Response, jsonify, send_from_directory
+from flask import Blueprint, Response, jsonify, render_template, send_from_directory
 
 from api.params import POSITION_ARG, game_from_query, position_from_query
-from solver.errors import SolveError
+from solver.errors import SolveError, UnknownGameError
 from solver.game import PositionKey
+from solver.games import GAMES
 
 STATIC = Path(__file__).with_name("static")
 
-bp = Blueprint("explorer", __name__, static_folder=str(STATIC), static_url_path="/static")
+bp = Blueprint(
+    "explorer",
+    __name__,
+    static_folder=str(STATIC),
+    static_url_path="/static",
+    template_folder=str(Path(__file__).with_name("templates")),
+)
 
 
 @bp.get("/")
 @bp.get("/explore/")
 @bp.get("/explore/<game>")
 def page(game: str | None = None) -> Response:
-    """The explorer page; it reads the game, variant and position from the address."""
-    del game  # read by the page's script
+    """The explorer page; it reads the game, variant and position from the address (the
+    variant and position are checked by the page's script, against the stored variants).
+    A game this server does not have is the HTML 404 page."""
+    if game is not None:
+        if ":" in game:  # a reference: the API takes none (``api.params.find_game``)
+            return not_found(f"unknown game {game!r}: the explorer takes game names")
+        try:
+            GAMES.find(game)
+        except UnknownGameError as e:
+            return not_found(str(e))
     response = send_from_directory(STATIC / "explorer", "index.html")
+    response.headers["Cache-Control"] = "no-cache"
+    return response
+
+
+@bp.get("/explore/<path:rest>")
+def no_page(rest: str) -> Response:
+    """Any other address under ``/explore/``: the HTML 404 page."""
+    return not_found(f"the explorer has no page /explore/{rest}")
+
+
+def not_found(message: str) -> Response:
+    """The explorer's HTML 404 page, saying *message*."""
+    response = Response(render_template("explorer-404.html", message=message), status=404)
     response.headers["Cache-Control"] = "no-cache"
     return response
 

@@ -88,6 +88,9 @@ def game_model(name: str, cls: type[GameBase], stored: list[VariantSummary]) -> 
         **cls.describe(),
         source=GAMES.source(name).text(),
         installed=True,
+        players=cls.players,
+        chance=cls.chance,
+        value_range=cls.value_range,
         initial=initial_text(cls),
         variants=[variant_model(s, cls) for s in stored],
     )

@@ -340,6 +340,17 @@ class Game(_Model):
     parameters: list[GameParameter]
     source: str = Field(description="builtin, plugin <distribution> <version> or reference <ref>")
     installed: Literal[True]
+    players: tuple[str, str] = Field(
+        description="what people call the first player (MAX) and the second (MIN)"
+    )
+    chance: bool = Field(
+        description="a game of chance: its positions carry chance values and its optimal "
+        "play is a strategy (`/strategy`), not a line"
+    )
+    value_range: tuple[int, int] | None = Field(
+        description="the values positions can have, as the game declares them (null: "
+        "not declared, or set by the parameters)"
+    )
     initial: str = Field(description="the initial position with default parameters")
     variants: list[Variant] = Field(description="the variants this database holds")
 

@@ -56,6 +56,7 @@ class ConnectFour(GameBase):
         Param("height", int, 6, "number of rows", min=1, max=_MAX_SIZE),
         Param("symmetry", bool, False, "identify left-right mirror images"),
     )
+    players: ClassVar[tuple[str, str]] = ("X", "O")
 
     def _configure(self) -> None:
         w = int(self.params["width"])
@@ -121,6 +122,10 @@ class ConnectFour(GameBase):
 
     def child_tiers(self, tier: int) -> tuple[int, ...]:
         return (tier + 1,) if tier < self.width * self.height else ()
+
+    def player_to_move(self, key: PositionKey) -> int:
+        """0 (X) when the stones on the board are even in number, else 1 (O)."""
+        return self.tier(key) % 2
 
     def initial(self) -> PositionKey:
         return self._bottom

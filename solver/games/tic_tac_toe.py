@@ -138,6 +138,7 @@ class TicTacToe(GameBase):
     parameters: ClassVar[tuple[Param, ...]] = (
         Param("symmetry", bool, False, "identify positions under the 8 board symmetries"),
     )
+    players: ClassVar[tuple[str, str]] = ("X", "O")
 
     def _configure(self) -> None:
         tables = _get_tables()
@@ -145,6 +146,11 @@ class TicTacToe(GameBase):
         self._terminal = tables.terminal
         self._canonical = tables.canonical
         self.uses_symmetry = bool(self.params["symmetry"])
+
+    def player_to_move(self, key: PositionKey) -> int:
+        """0 (X) when both have as many marks, else 1 (O)."""
+        tables = _get_tables()
+        return 0 if tables.x_count[key] == tables.o_count[key] else 1
 
     def tier(self, key: PositionKey) -> int:
         """The marks on the board."""

@@ -127,6 +127,13 @@ def test_games_lists_every_game_and_the_stored_variants(client: FlaskClient) -> 
         assert {k: entry[k] for k in described} == described
         game = GAMES[name]()
         assert entry["initial"] == game.format(game.initial())
+        assert entry["players"] == list(GAMES[name].players)
+        assert entry["chance"] is GAMES[name].chance
+        vr = GAMES[name].value_range
+        assert entry["value_range"] == (None if vr is None else list(vr))
+    assert games["chess"]["players"] == ["White", "Black"]
+    assert games["pig"]["chance"] is True and games["tic-tac-toe"]["chance"] is False
+    assert games["pig"]["value_range"] == [-1, 1]
     c4 = {p["name"]: p for p in games["connect-four"]["parameters"]}
     assert c4["width"]["default"] == 7 and c4["width"]["type"] == "int"
     ttt = {v["params_text"]: v for v in games["tic-tac-toe"]["variants"]}

@@ -8,29 +8,21 @@ Every wait is on a DOM condition with a generous limit, never a fixed time.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 from urllib.request import urlopen
 
 import pytest
 from click.testing import CliRunner
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from api.cli import cli
 from tests.api.test_serve import served
+from tests.explorer.helpers import WAIT, load, node, screenshot, severe_logs
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-WAIT = 120  # seconds: a generous limit for a loaded 2-core machine
 KRVK_ROOT = "k7/8/1K6/8/8/8/8/7R w - - 0 1"  # white mates with Rh8
-SCREENSHOTS = os.environ.get("NEGAGRAPH_SCREENSHOTS")  # a directory, to refresh docs/
 
 
 @pytest.fixture(scope="module")
@@ -47,59 +39,10 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield address
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[webdriver.Chrome]:
-    assert shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER), (
-        "chromium and chromium-driver are needed: apt-get install -y chromium chromium-driver"
-    )
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-dev-shm-usage",
-        "--window-size=1200,800",
-    ):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
-def load(driver: webdriver.Chrome, url: str) -> None:
-    """Open *url* and wait until the page has drawn its position and graph."""
-    driver.get(url)
-    WebDriverWait(driver, WAIT).until(
-        lambda d: d.execute_script(
-            "return document.body.dataset.ready === '1'"
-            " && document.getElementById('graph').dataset.ready === '1'"
-        )
-    )
-
-
-def severe_logs(driver: webdriver.Chrome) -> list[dict[str, Any]]:
-    logs: list[dict[str, Any]] = driver.get_log("browser")  # type: ignore[no-untyped-call]
-    return [e for e in logs if e["level"] in ("SEVERE", "ERROR")]
-
-
-def screenshot(driver: webdriver.Chrome, name: str) -> None:
-    if SCREENSHOTS:
-        driver.save_screenshot(str(Path(SCREENSHOTS) / f"explorer-{name}.png"))
-
-
-def node(driver: webdriver.Chrome, position: str) -> dict[str, Any]:
-    data: dict[str, Any] = driver.execute_script(
-        "return window.explorer.cy.getElementById(arguments[0]).data()", position
-    )
-    return data
-
-
 def test_the_explorer_loads_without_console_errors(base: str, browser: webdriver.Chrome) -> None:
     load(browser, f"{base}/")
-    assert browser.find_element(By.ID, "variant").find_elements(By.TAG_NAME, "option")
+    options = browser.find_element(By.ID, "variant").find_elements(By.TAG_NAME, "option")
+    assert len([o for o in options if o.get_attribute("value")]) == 3  # the stored variants
     assert not browser.find_element(By.ID, "status").text.startswith("error")
     assert severe_logs(browser) == []
 

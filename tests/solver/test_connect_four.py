@@ -290,6 +290,9 @@ def test_move_sequences_match_walk(moves: list[int]) -> None:
         played += str(column)
         assert game.parse(played) == key
         assert game.parse(game.format(key)) == key
+        # X moves after an even number of stones (also in the canonical image)
+        assert game.player_to_move(key) == len(played) % 2
+        assert game.player_to_move(game.canonical(key)) == len(played) % 2
         mirrored = "".join(str(8 - int(ch)) for ch in played)
         assert game.canonical(game.parse(mirrored)) == game.canonical(key)
 

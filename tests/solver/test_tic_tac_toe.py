@@ -178,3 +178,16 @@ def test_side_to_move() -> None:
     children = game.children(after_x)
     assert all(game.format(c).count("o") == 1 for _, c in children)
     assert len(children) == 8
+    assert game.players == ("X", "O")
+    assert game.player_to_move(game.initial()) == 0 and game.player_to_move(after_x) == 1
+    # every reachable position: O is to move exactly when X has one mark more
+    seen, todo = {game.initial()}, [game.initial()]
+    while todo:
+        key = todo.pop()
+        text = game.format(key)
+        assert game.player_to_move(key) == text.count("x") - text.count("o")
+        for _, child in game.children(key):
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
+    assert len(seen) == 5478

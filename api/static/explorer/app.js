@@ -1,49 +1,194 @@
 // negagraph explorer: plain script over the JSON API (/api), drawn with cytoscape.js.
 "use strict";
 (function () {
-  const CAP_STEP = 60; // nodes drawn at once; "draw more" raises the cap by as many
+  const CAP = 60; // positions a view draws at first (opening a node adds all its children)
+  const BATCH = 1000; // positions per batch lookup (the API's limit)
   const $ = (id) => document.getElementById(id);
-  const state = { game: null, params: {}, history: [], cap: CAP_STEP, pending: [],
+  const state = { games: new Map(), info: null, game: null, params: {}, history: [],
                   opened: new Set(), root: null, view: null, replay: null };
   let cy = null;
 
+  // ---- the API: every failure becomes an Error carrying the API's own message ----------
+  class ApiError extends Error {
+    constructor(message, status) { super(message); this.status = status; }
+  }
   function query(extra) {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(state.params)) q.set(k, String(v));
     for (const [k, v] of Object.entries(extra || {})) q.set(k, String(v));
     return q.toString();
   }
-  async function api(path, extra) {
-    const r = await fetch(`${path}?${query(extra)}`);
-    const body = await r.json();
-    if (!r.ok) throw new Error(body.message || body.error || r.statusText);
+  async function request(url, init) {
+    let r;
+    try {
+      r = await fetch(url, init);
+    } catch (e) {
+      throw new ApiError(`the server did not answer (${e.message})`, 0);
+    }
+    let body = null;
+    try { body = await r.json(); } catch (e) { body = null; }
+    if (!r.ok) {
+      const said = body && body.error && typeof body.error.message === "string"
+        ? body.error.message : `${r.status} ${r.statusText}`;
+      throw new ApiError(said, r.status);
+    }
+    if (body === null) throw new ApiError(`${url}: the answer is not JSON`, r.status);
     return body;
   }
-  const positionOf = (p) => api(`/api/games/${state.game}/positions`, { p });
-  // a bound's text: null is -∞ for a low bound, +∞ for a high one
+  const api = (path, extra) => request(`${path}?${query(extra)}`);
+  // Many positions in as few requests as the API allows; a position the database does not
+  // hold (or a malformed one) is an entry {position, error: {code, message}}, not a failure.
+  async function lookupMany(positions) {
+    const out = [];
+    for (let i = 0; i < positions.length; i += BATCH) {
+      const answer = await request(`/api/games/${state.game}/positions`, {
+        method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ params: state.params, positions: positions.slice(i, i + BATCH) }),
+      });
+      out.push(...answer.results);
+    }
+    return out;
+  }
+  // One position, through the batch lookup: a malformed or unstored position is the
+  // API's own message (and no failed request in the browser's console).
+  async function positionOf(p) {
+    const [a] = await lookupMany([p]);
+    if (a.error) throw new ApiError(a.error.message, a.error.code);
+    return a;
+  }
+
+  // ---- values in words, from the side of the player to move ---------------------------
   const bound = (b, sign) => (b === null || b === undefined ? `${sign}∞` : String(b));
   const low = (v) => bound(v.low, "-");
   const high = (v) => bound(v.high, "+");
-  function label(v) {
-    if (v.state === "unexpanded" || v.state === "unknown") return "?";
-    return v.low === v.high && v.low !== null ? low(v) : `${low(v)} ${high(v)}`;
+  const isUnknown = (v) => v.state === "unexpanded" || v.state === "unknown";
+  const players = () => (state.info ? state.info.players : ["MAX", "MIN"]);
+  // index of the player to move at v (0 first, 1 second), or null if the game does not say
+  function side(v) {
+    if (v.chance) return v.chance.player;
+    if (v.to_move) return v.to_move === "MAX" ? 0 : 1;
+    return null;
+  }
+  function names(v) {
+    const s = side(v);
+    return s === null ? ["the player to move", "the opponent"]
+      : [players()[s], players()[1 - s]];
+  }
+  const plies = (n) => `${n} ${n === 1 ? "ply" : "plies"}`;
+  function wins(winner, n) {
+    if (n === null || n === undefined) return `${winner} wins`;
+    const moves = Math.ceil(n / 2); // the winner's own moves: he makes the last ply
+    if (state.game === "chess") return `${winner} wins: mate in ${moves} (${plies(n)})`;
+    return `${winner} wins in ${moves} ${moves === 1 ? "move" : "moves"} (${plies(n)})`;
+  }
+  // An exact value for "me": win, loss or draw in a game of those, else the number.
+  // dWin: plies of the fastest win when it is a win; dLoss: of the longest loss.
+  function outcome(value, me, them, dWin, dLoss) {
+    if (value === 0) return "draw";
+    if (value === 1) return wins(me, dWin);
+    if (value === -1) return wins(them, dLoss);
+    const n = value > 0 ? dWin : dLoss;
+    return `value ${value} for ${me}` + (n === null || n === undefined ? "" : ` (${plies(n)})`);
+  }
+  function finality(lf, hf) {
+    if (lf && hf) return "both final";
+    if (lf) return "low final, high not yet";
+    if (hf) return "high final, low not yet";
+    return "neither final yet";
+  }
+  // The words for bounds lo..hi (for "me") with their finality and distances.
+  function boundsWords(lo, hi, lf, hf, me, them, dWin, dLoss, rep) {
+    if (lo !== null && lo === hi) {
+      return outcome(lo, me, them, dWin, dLoss) + (lf && hf ? "" : ` (${finality(lf, hf)})`);
+    }
+    if (rep !== null && rep !== undefined) { // the value under the game's rule for endless play
+      const endless = (lo === null || lo < rep) && (hi === null || hi > rep);
+      return outcome(rep, me, them, rep === lo ? dWin : null, rep === hi ? dLoss : null) +
+        (endless ? ` by endless play (bounds ${bound(lo, "-")}..${bound(hi, "+")})` : "");
+    }
+    return `bounds ${bound(lo, "-")}..${bound(hi, "+")}, ${finality(lf, hf)}`;
+  }
+  const num = (x) => String(Number(x.toPrecision(6)));
+  function span(lo, hi, exact) {
+    if (exact !== null && exact !== undefined) {
+      return exact.includes("/") ? `${exact} (${num(lo)})` : exact;
+    }
+    return num(lo) === num(hi) ? num(lo) : `${num(lo)}..${num(hi)}`;
+  }
+  const winsAndLosses = () => state.info && state.info.value_range &&
+    state.info.value_range[0] === -1 && state.info.value_range[1] === 1;
+  // A game of chance's value lo..hi for player "who": the expected value, and the chance
+  // to win in a game of wins and losses (as `negagraph solve` prints it).
+  function chanceValue(lo, hi, exact, who) {
+    let text = `expected value ${span(lo, hi, exact)} for ${who}`;
+    if (winsAndLosses()) text += `: ${who} wins with probability ${span((lo + 1) / 2, (hi + 1) / 2)}`;
+    return text;
+  }
+  function chanceWords(v) {
+    const c = v.chance;
+    const [me, them] = names(v);
+    if (c.kind === "terminal") return `game over: ${outcome(Number(c.value), me, them, null, null)}`;
+    const head = c.kind === "chance" ? `${me}'s chance node (an outcome is drawn)`
+      : `${me} to move`;
+    const exact = c.value !== null ? c.value : null;
+    const lasts = c.plies === null ? "" : `; ${num(c.plies)} plies expected to the end`;
+    return `${head}: ${chanceValue(c.low, c.high, exact, me)}${lasts}`;
+  }
+  // The verdict on a position: whose turn it is and what it is worth to him.
+  function verdict(v) {
+    if (v.chance) return chanceWords(v);
+    const [me, them] = names(v);
+    if (v.state === "terminal") return `game over: ${outcome(v.value, me, them, null, null)}`;
+    const words = boundsWords(v.low, v.high, v.low_final, v.high_final, me, them,
+      v.depth_low, v.depth_high, v.repetition_value);
+    const turn = side(v) === null ? "to move" : `${me} to move`;
+    return `${turn}: ${words}` + (v.state === "unexpanded"
+      ? " (not expanded yet: its moves are not stored)" : "");
+  }
+  function detail(v) {
+    if (v.state === "terminal") return `value ${v.value} for the player to move`;
+    const d = (x) => (x === null ? "∞" : String(x));
+    const fin = (f) => (f ? "final" : "not final");
+    return `bounds for the player to move: low ${low(v)} (${fin(v.low_final)}), high ` +
+      `${high(v)} (${fin(v.high_final)}); remaining depth ${d(v.depth_low)} (low) / ` +
+      `${d(v.depth_high)} (high) plies`;
+  }
+  // A move in words, for the player making it (the position's mover).
+  function moveWords(view, m) {
+    if (m.state === "unknown") return "not in the database (a move from the frontier)";
+    const [me, them] = names(view);
+    if (m.chance) {
+      const c = m.chance;
+      const prob = c.probability === null ? "" : `probability ${c.probability}: `;
+      const exact = c.move_low_exact !== null && c.move_low_exact === c.move_high_exact
+        ? c.move_low_exact : null;
+      return prob + chanceValue(c.move_low, c.move_high, exact, me);
+    }
+    // the move wins in 1 + the child's longest resistance; loses in 1 + its fastest win
+    const after = (d) => (d === null ? null : d + 1);
+    const rep = m.repetition_value === null ? null : -m.repetition_value;
+    return boundsWords(m.move_low, m.move_high, m.high_final, m.low_final, me, them,
+      after(m.depth_high), after(m.depth_low), rep) +
+      (m.state === "unexpanded" ? " (not expanded yet)" : "");
   }
   function moveClass(m) {
-    if (m.move_low === m.move_high && m.move_low !== null) {
-      return m.move_low > 0 ? "win" : m.move_low < 0 ? "loss" : "draw";
-    }
-    if (m.move_low !== null && m.move_low > 0) return "win";
-    if (m.move_high !== null && m.move_high < 0) return "loss";
+    const lo = m.chance ? m.chance.move_low : m.move_low;
+    const hi = m.chance ? m.chance.move_high : m.move_high;
+    if (lo === hi && lo !== null && !m.chance) return lo > 0 ? "win" : lo < 0 ? "loss" : "draw";
+    if (lo !== null && lo > 0) return "win";
+    if (hi !== null && hi < 0) return "loss";
     return "open";
   }
-  const bestFirst = (moves) => moves.slice().sort((a, b) =>
-    (b.move_low ?? -1e18) - (a.move_low ?? -1e18) || (b.move_high ?? 1e18) - (a.move_high ?? 1e18));
 
   // ---- board -------------------------------------------------------------------------
-  async function drawBoard(position) {
-    const box = $("board");
+  // The board of *position*, as an element (fetched first, put on the page by show()).
+  async function boardOf(position) {
     const answer = await api(`/explore/board/${state.game}`, { p: position });
-    if (answer.svg) { box.innerHTML = answer.svg; return; }
+    if (answer.svg) {
+      const div = document.createElement("div");
+      div.innerHTML = answer.svg;
+      return div;
+    }
     if (position.includes("/")) {
       const table = document.createElement("table");
       table.className = "grid";
@@ -51,55 +196,99 @@
         const tr = table.insertRow();
         for (const c of row) tr.insertCell().textContent = c === "." ? "" : c.toUpperCase();
       }
-      box.replaceChildren(table);
-      return;
+      return table;
     }
     const pre = document.createElement("pre");
     pre.textContent = position;
-    box.replaceChildren(pre);
+    return pre;
   }
 
   // ---- graph -------------------------------------------------------------------------
+  function label(v) {
+    if (isUnknown(v)) return "?";
+    if (v.chance) {
+      const c = v.chance;
+      return c.value !== null || num(c.low) === num(c.high) ? num(c.low) : `${num(c.low)}\n${num(c.high)}`;
+    }
+    return v.low === v.high && v.low !== null ? low(v) : `${low(v)} ${high(v)}`;
+  }
   function nodeData(id, v) {
     return { id, label: label(v), lowc: v.low_final ? "#2a2" : "#d22",
-             highc: v.high_final ? "#2a2" : "#d22",
-             unknown: v.state === "unexpanded" || v.state === "unknown" ? 1 : 0 };
+             highc: v.high_final ? "#2a2" : "#d22", unknown: isUnknown(v) ? 1 : 0,
+             state: v.state, kind: v.chance ? v.chance.kind : "" };
   }
-  function addNode(id, v) {
-    if (cy.getElementById(id).nonempty()) return false;
-    cy.add({ group: "nodes", data: nodeData(id, v) });
-    return true;
+  function edgeLabel(m) {
+    return m.chance && m.chance.probability !== null ? `${m.move} ${m.chance.probability}` : m.move;
   }
-  async function open(id) {
-    if (state.opened.has(id)) return;
-    if (cy.nodes().length >= state.cap) { state.pending.push(id); $("more").hidden = false; return; }
-    state.opened.add(id);
-    const v = await positionOf(id);
-    cy.getElementById(id).data(nodeData(id, v));
-    for (const m of bestFirst(v.moves)) {
-      const existed = cy.getElementById(m.position).nonempty();
-      if (!existed && cy.nodes().length >= state.cap) {
-        state.pending.push(id); state.opened.delete(id); $("more").hidden = false; break;
-      }
-      addNode(m.position, m);
-      const eid = `${id}->${m.position}`;
-      if (cy.getElementById(eid).empty()) {
-        cy.add({ group: "edges", data: { id: eid, source: id, target: m.position, label: m.move },
-                 classes: existed ? "back" : "" });
-      }
+  // A graph being built: its nodes (position -> fields), edges in order, and the opened
+  // positions; nothing is drawn until it is whole (a failure leaves the page as it was).
+  function newGraph(root, view) {
+    return { nodes: new Map([[root, view]]), edges: [], opened: new Set(), left: 0 };
+  }
+  // Add position *id*'s moves to graph *g* (all of them when *all*, else while under CAP).
+  function addMoves(g, id, moves, all) {
+    for (const m of moves) {
+      const known = g.nodes.has(m.position);
+      if (!known && !all && g.nodes.size >= CAP) { g.left += 1; continue; }
+      if (!known) g.nodes.set(m.position, m);
+      g.edges.push({ source: id, target: m.position, label: edgeLabel(m), back: known });
     }
+    g.opened.add(id);
   }
-  // The principal line (class "best"), and the strategies realising the root's low and
-  // high bounds ("low", "high": the mover plays for that bound, the opponent against it).
-  async function markBest(root) {
-    for (const [bound, cls] of [["value", "best"], ["low", "low"], ["high", "high"]]) {
-      const line = await api(`/api/games/${state.game}/line`, { p: root, bound, max_plies: 40 });
+  // The principal line (class "best") and the strategies realising the root's low and
+  // high bounds ("low", "high"), as pairs [from, to, class]; a game of chance's optimal
+  // strategy (/strategy: the best move at each decision, every outcome) as "best".
+  async function bestEdges(root) {
+    const out = [];
+    if (state.info && state.info.chance) {
+      const tree = await api(`/api/games/${state.game}/strategy`, { p: root, max_nodes: 200 });
+      for (const n of tree.nodes) {
+        for (const c of n.children) out.push([n.position, tree.nodes[c.node].position, "best"]);
+      }
+      return out;
+    }
+    for (const [b, cls] of [["value", "best"], ["low", "low"], ["high", "high"]]) {
+      const line = await api(`/api/games/${state.game}/line`, { p: root, bound: b, max_plies: 40 });
       let from = root;
-      for (const s of line.steps) {
-        cy.getElementById(`${from}->${s.position}`).addClass(cls);
-        from = s.position;
+      for (const s of line.steps) { out.push([from, s.position, cls]); from = s.position; }
+    }
+    return out;
+  }
+  // The view of *view*: its moves and, up to CAP positions, their moves (two plies).
+  async function buildGraph(view) {
+    const root = view.position;
+    const g = newGraph(root, view);
+    addMoves(g, root, view.moves, true);
+    const next = [...new Set(view.moves.filter((m) => m.state === "expanded")
+      .map((m) => m.position))].filter((p) => p !== root);
+    if (next.length) {
+      for (const a of await lookupMany(next)) {
+        if (!a.error) { g.nodes.set(a.position, a); addMoves(g, a.position, a.moves, false); }
       }
     }
+    g.best = await bestEdges(root);
+    return g;
+  }
+  function addEdge(e) {
+    const id = `${e.source}->${e.target}`;
+    if (cy.getElementById(id).nonempty()) return;
+    cy.add({ group: "edges", data: { id, source: e.source, target: e.target, label: e.label },
+             classes: e.back ? "back" : "" });
+  }
+  function markBest(best) {
+    for (const [a, b, cls] of best) cy.getElementById(`${a}->${b}`).addClass(cls);
+  }
+  function drawGraph(g) {
+    cy.batch(() => {
+      cy.elements().remove();
+      for (const [id, v] of g.nodes) cy.add({ group: "nodes", data: nodeData(id, v) });
+      for (const e of g.edges) addEdge(e);
+      markBest(g.best);
+    });
+    state.opened = g.opened;
+    state.best = g.best;
+    state.left = g.left;
+    layout();
   }
   // Layered from the root; zoomed out to fit, but never so far that labels cannot be read
   // (then the root is put at the top and the rest is reached by dragging the view).
@@ -112,49 +301,92 @@
     cy.zoom(MIN_ZOOM);
     cy.pan({ x: cy.width() / 2 - at.x * MIN_ZOOM, y: 40 - at.y * MIN_ZOOM });
   }
-  async function drawGraph(root, view) {
-    state.root = root; state.opened = new Set(); state.pending = []; state.cap = CAP_STEP;
-    cy.elements().remove();
-    addNode(root, view);
-    await open(root);
-    for (const m of bestFirst(view.moves)) await open(m.position);
-    await markBest(root);
-    layout();
-    info(view);
-  }
   function info(view) {
     const fin = (f) => (f ? "final" : "not final");
-    $("graphinfo").textContent = `${state.root}: low ${low(view)} (${fin(view.low_final)}),` +
-      ` high ${high(view)} (${fin(view.high_final)}) · ${cy.nodes().length} nodes drawn` +
-      ` (cap ${state.cap}) · blue: the principal line; green: the low strategy; orange: the` +
-      ` high strategy · click a node to open it, click an open node to go there`;
+    const left = state.left ? ` · ${state.left} more positions two plies on not drawn` +
+      " (click a node to open it)" : "";
+    const value = view.chance ? chanceValue(view.chance.low, view.chance.high,
+      view.chance.value, names(view)[0]) : `low ${low(view)} (${fin(view.low_final)}),` +
+      ` high ${high(view)} (${fin(view.high_final)})`;
+    $("graphinfo").textContent = `${state.root}: ${value} · ${cy.nodes().length} nodes drawn` +
+      `${left} · click a node to open it, click an open node to go there`;
     $("graph").dataset.ready = "1";
   }
-  async function drawMore() {
-    state.cap += CAP_STEP;
-    $("more").hidden = true;
-    const pending = state.pending; state.pending = [];
-    for (const id of pending) await open(id);
-    await markBest(state.root);
-    layout(); info(state.view);
+  // Open node *id*: draw its moves (all of them). An unstored position ("?" of a move
+  // from the frontier) stays as it is, and the notice says what the API says of it.
+  async function open(id) {
+    const node = cy.getElementById(id);
+    const [answer] = await lookupMany([id]);
+    if (answer.error) { notice(`${id}: ${answer.error.message}`); return; }
+    const g = { nodes: new Map(), edges: [], opened: new Set(), left: 0 };
+    for (const n of cy.nodes()) g.nodes.set(n.id(), null);
+    addMoves(g, id, answer.moves, true);
+    cy.batch(() => {
+      node.data(nodeData(id, answer));
+      for (const [p, v] of g.nodes) if (v !== null) cy.add({ group: "nodes", data: nodeData(p, v) });
+      for (const e of g.edges) addEdge(e);
+      markBest(state.best);
+    });
+    state.opened.add(id);
+    layout();
+    info(state.view);
+    notice(answer.moves.length ? "" : `${id}: no moves stored` +
+      (answer.state === "terminal" ? " (the game is over)" : ""));
+  }
+
+  // ---- notices and failures -----------------------------------------------------------
+  function notice(text) {
+    $("notice").textContent = text;
+    $("notice").hidden = !text;
+  }
+  // A failure: the API's own message, and what the page shows now (kept or nothing).
+  function fail(e) {
+    const message = e instanceof Error ? e.message : String(e);
+    const now = state.replay ? "the replay step shown is kept"
+      : state.view ? `still showing ${state.view.position}` : "nothing is shown";
+    $("error").textContent = `error: ${message} (${now})`;
+    $("error").hidden = false;
+    document.body.dataset.error = message;
+    document.body.dataset.ready = "1";
+    $("graph").dataset.ready = "1";
+    controls();
+  }
+  function clearError() {
+    $("error").hidden = true;
+    $("error").textContent = "";
+    delete document.body.dataset.error;
+  }
+  function busy() {
+    document.body.dataset.ready = "";
+    $("graph").dataset.ready = "";
+  }
+  // Buttons that need a loaded position are disabled without one.
+  function controls() {
+    const loaded = state.view !== null;
+    $("replay").disabled = !loaded;
+    $("undo").disabled = !loaded || !state.history.length;
+    $("goto").querySelector("button").disabled = state.game === null;
+    for (const b of ["rfirst", "rprev", "rnext", "rlast"]) if (!state.replay) $(b).disabled = true;
   }
 
   // ---- replay: the solve commit by commit (/api/games/<game>/replay) --------------------
   async function replay(seq) {
-    $("graph").dataset.ready = "";
+    busy();
     const answer = await api(`/api/games/${state.game}/replay`, seq ? { commit: seq } : {});
     state.replay = answer;
-    cy.elements().remove();
-    for (const n of answer.nodes) {
-      const data = nodeData(`r${n.id}`, n);
-      data.label = `${n.position}\n${data.label}`;
-      data.position = n.position;
-      cy.add({ group: "nodes", data, classes: n.expanded_in === answer.commit ? "fresh" : "" });
-    }
-    for (const e of answer.edges) {
-      cy.add({ group: "edges", data: { id: `r${e.parent}-${e.move}`, source: `r${e.parent}`,
-                                       target: `r${e.child}`, label: e.move } });
-    }
+    cy.batch(() => {
+      cy.elements().remove();
+      for (const n of answer.nodes) {
+        const data = nodeData(`r${n.id}`, n);
+        data.label = `${n.position}\n${data.label}`;
+        data.position = n.position;
+        cy.add({ group: "nodes", data, classes: n.expanded_in === answer.commit ? "fresh" : "" });
+      }
+      for (const e of answer.edges) {
+        cy.add({ group: "edges", data: { id: `r${e.parent}-${e.move}`, source: `r${e.parent}`,
+                                         target: `r${e.child}`, label: e.move } });
+      }
+    });
     layout(answer.root === null ? null : `r${answer.root}`);
     const fresh = answer.nodes.filter((n) => n.expanded_in === answer.commit)
       .map((n) => n.position);
@@ -168,163 +400,236 @@
       " graph proves them; orange: expanded by this commit) · click a node to leave the replay";
     $("rfirst").disabled = $("rprev").disabled = answer.commit <= 1;
     $("rnext").disabled = $("rlast").disabled = answer.commit >= answer.commits.length;
+    clearError();
     $("graph").dataset.ready = "1";
     $("graph").dataset.commit = String(answer.commit);
+    document.body.dataset.ready = "1";
   }
   function leaveReplay() {
     state.replay = null;
     $("replaycontrols").hidden = true;
     $("replay").textContent = "replay the solve";
+    delete $("graph").dataset.commit;
+    controls();
   }
-  function replayMode(on) {
+  async function replayMode(on) {
     if (!on) { leaveReplay(); return show(state.view.position); }
+    try {
+      await replay(null);
+    } catch (e) {
+      leaveReplay(); // the position's view was not touched: it stays
+      throw e;
+    }
     $("replaycontrols").hidden = false;
     $("replay").textContent = "back to the position";
-    return replay(null);
   }
   const step = (to) => () => replay(to(state.replay)).catch(fail);
 
   // ---- play --------------------------------------------------------------------------
-  function status(v) {
-    if (v.state === "terminal") {
-      const r = v.value > 0 ? "win" : v.value < 0 ? "loss" : "draw";
-      return `game over: ${r} (value ${v.value} for the player to move)`;
-    }
-    const d = (x) => (x === null ? "∞" : String(x));
-    return `to move: low ${low(v)}, high ${high(v)}; remaining depth ` +
-      `${d(v.depth_low)} (low) / ${d(v.depth_high)} (high) plies`;
+  function moveItem(view, m) {
+    const li = document.createElement("li");
+    li.className = moveClass(m);
+    li.dataset.move = m.move;
+    li.tabIndex = 0;
+    li.textContent = `${m.move}: ${moveWords(view, m)}`;
+    li.onclick = () => play(m).catch(fail);
+    li.onkeydown = (ev) => { if (ev.key === "Enter") li.click(); };
+    return li;
   }
+  // Show *position*: everything is fetched first; only then is the page changed, so a
+  // failure keeps the previous view whole (and says so).
   async function show(position) {
-    $("graph").dataset.ready = "";
+    busy();
     const v = await positionOf(position);
+    const g = await buildGraph(v);
+    const board = await boardOf(v.position);
     state.view = v;
+    state.root = v.position;
     $("position").value = v.position;
     history.replaceState(null, "", `/explore/${state.game}?${query({ p: v.position })}`);
-    $("status").textContent = status(v);
-    const list = $("moves");
-    list.replaceChildren();
-    for (const m of bestFirst(v.moves)) {
-      const li = document.createElement("li");
-      li.className = moveClass(m);
-      li.dataset.move = m.move;
-      li.textContent = `${m.move}: ${m.move_low === m.move_high && m.move_low !== null
-        ? String(m.move_low) : `${bound(m.move_low, "-")} ${bound(m.move_high, "+")}`}`;
-      li.onclick = () => play(m).catch(fail);
-      list.append(li);
-    }
-    const hist = $("history");
-    hist.replaceChildren(...state.history.map((h) => {
+    $("verdict").textContent = verdict(v);
+    $("detail").textContent = v.chance ? "" : detail(v);
+    const [me] = names(v);
+    $("movesfor").textContent = !v.chance ? `(for ${me}, best first: shortest win, ` +
+      "then draws, then longest loss)" : v.chance.kind === "chance"
+      ? "(the outcomes, with their probabilities)" : `(for ${me}, best first)`;
+    $("moves").replaceChildren(...v.moves.map((m) => moveItem(v, m)));
+    $("history").replaceChildren(...state.history.map((h) => {
       const li = document.createElement("li");
       li.textContent = `${h.move}${h.by === "db" ? " (database)" : ""}`;
       return li;
     }));
-    await drawBoard(v.position);
-    await drawGraph(v.position, v);
+    $("board").replaceChildren(board);
+    drawGraph(g);
+    clearError();
+    notice("");
+    info(v);
+    controls();
     document.body.dataset.ready = "1";
   }
   async function play(m) {
-    document.body.dataset.ready = "";
-    state.history.push({ move: m.move, position: m.position, from: state.view.position, by: "you" });
+    busy();
+    const from = state.view.position;
     let pos = m.position;
-    if ($("reply").checked) {
+    const moves = [{ move: m.move, position: m.position, from, by: "you" }];
+    if ($("reply").checked && !(state.info && state.info.chance)) {
       const line = await api(`/api/games/${state.game}/line`, { p: pos, max_plies: 1 });
       if (line.steps.length) {
         const s = line.steps[0];
-        state.history.push({ move: s.move, position: s.position, from: pos, by: "db" });
+        moves.push({ move: s.move, position: s.position, from: pos, by: "db" });
         pos = s.position;
       }
     }
-    await show(pos);
+    state.history.push(...moves);
+    try {
+      await show(pos);
+    } catch (e) {
+      state.history.splice(state.history.length - moves.length); // the move did not happen
+      throw e;
+    }
   }
   async function undo() {
+    const kept = state.history.slice();
     let h = state.history.pop();
     while (h && h.by === "db" && state.history.length) h = state.history.pop();
-    if (h) await show(h.from);
+    if (!h) return;
+    try {
+      await show(h.from);
+    } catch (e) {
+      state.history = kept;
+      throw e;
+    }
   }
 
   // ---- start -------------------------------------------------------------------------
-  function fail(e) {
-    $("status").textContent = `error: ${e.message}`;
-    document.body.dataset.ready = "1";
+  function graphStyle() {
+    return [
+      { selector: "node", style: { label: "data(label)", "text-valign": "center",
+        "text-halign": "center", "font-size": 11, color: "#fff", "text-outline-width": 2,
+        "text-outline-color": "#333", width: 46, height: 46, "pie-size": "100%",
+        "pie-1-background-color": "data(highc)", "pie-1-background-size": 50,
+        "pie-2-background-color": "data(lowc)", "pie-2-background-size": 50 } },
+      { selector: "node[unknown = 1]", style: { "background-color": "#999",
+        "pie-size": "0%" } },
+      { selector: "node[kind = \"chance\"]", style: { shape: "diamond", "text-wrap": "wrap",
+        width: 60, height: 60, "background-color": "#777", "pie-size": "55%" } },
+      { selector: "edge", style: { "curve-style": "bezier", "target-arrow-shape": "triangle",
+        width: 1.5, label: "data(label)", "font-size": 9, "line-color": "#888",
+        "target-arrow-color": "#888" } },
+      { selector: "edge.low", style: { width: 3, "line-color": "#2a2",
+        "target-arrow-color": "#2a2" } },
+      { selector: "edge.high", style: { width: 3, "line-color": "#c60",
+        "target-arrow-color": "#c60" } },
+      { selector: "edge.best", style: { width: 4, "line-color": "#06c",
+        "target-arrow-color": "#06c" } },
+      { selector: "edge.back", style: { "line-style": "dashed", "curve-style": "unbundled-bezier" } },
+      { selector: "node.fresh", style: { "border-width": 4, "border-color": "#f90" } },
+      { selector: "node[position]", style: { "text-wrap": "wrap", width: 56, height: 56 } },
+    ];
   }
-  async function start() {
-    cy = cytoscape({
-      container: $("graph"),
-      style: [
-        { selector: "node", style: { label: "data(label)", "text-valign": "center",
-          "text-halign": "center", "font-size": 11, color: "#fff", "text-outline-width": 2,
-          "text-outline-color": "#333", width: 46, height: 46, "pie-size": "100%",
-          "pie-1-background-color": "data(highc)", "pie-1-background-size": 50,
-          "pie-2-background-color": "data(lowc)", "pie-2-background-size": 50 } },
-        { selector: "node[unknown = 1]", style: { "background-color": "#999",
-          "pie-size": "0%" } },
-        { selector: "edge", style: { "curve-style": "bezier", "target-arrow-shape": "triangle",
-          width: 1.5, label: "data(label)", "font-size": 9, "line-color": "#888",
-          "target-arrow-color": "#888" } },
-        { selector: "edge.low", style: { width: 3, "line-color": "#2a2",
-          "target-arrow-color": "#2a2" } },
-        { selector: "edge.high", style: { width: 3, "line-color": "#c60",
-          "target-arrow-color": "#c60" } },
-        { selector: "edge.best", style: { width: 4, "line-color": "#06c",
-          "target-arrow-color": "#06c" } },
-        { selector: "edge.back", style: { "line-style": "dashed", "curve-style": "unbundled-bezier" } },
-        { selector: "node.fresh", style: { "border-width": 4, "border-color": "#f90" } },
-        { selector: "node[position]", style: { "text-wrap": "wrap", width: 56, height: 56 } },
-      ],
-    });
-    window.explorer = { cy, state };
-    cy.on("tap", "node", (ev) => {
-      if (state.replay) {  // leave the replay for the position tapped
-        leaveReplay(); state.history = []; show(ev.target.data("position")).catch(fail); return;
-      }
-      const id = ev.target.id();
-      if (state.opened.has(id)) { state.history = []; show(id).catch(fail); return; }
-      open(id).then(() => markBest(state.root)).then(() => { layout(); info(state.view); })
-        .catch(fail);
-    });
-    $("more").onclick = () => drawMore().catch(fail);
-    $("replay").onclick = () => replayMode(!state.replay).catch(fail);
-    $("rfirst").onclick = step(() => 1);
-    $("rprev").onclick = step((r) => Math.max(1, r.commit - 1));
-    $("rnext").onclick = step((r) => Math.min(r.commits.length, r.commit + 1));
-    $("rlast").onclick = step((r) => r.commits.length);
-    $("undo").onclick = () => undo().catch(fail);
-    $("goto").onsubmit = (ev) => { ev.preventDefault(); state.history = [];
-      show($("position").value).catch(fail); };
-    const games = (await api("/api/games")).games;
-    const select = $("variant");
+  function tapped(ev) {
+    if (state.replay) { // leave the replay for the position tapped
+      leaveReplay(); state.history = []; show(ev.target.data("position")).catch(fail); return;
+    }
+    const id = ev.target.id();
+    if (state.opened.has(id)) { state.history = []; show(id).catch(fail); return; }
+    busy();
+    open(id).then(() => {
+      $("graph").dataset.ready = "1";
+      document.body.dataset.ready = "1";
+    }).catch(fail);
+  }
+  // The stored variants of the installed games, in the selector.
+  function listVariants(games) {
     const variants = [];
+    const select = $("variant");
     for (const g of games) {
       if (!g.installed) continue;
+      state.games.set(g.name, g);
       for (const v of g.variants) {
-        variants.push({ game: g.name, params: v.params, root: v.root });
+        variants.push({ game: g.name, params: v.params, root: v.root, text: v.params_text,
+                        index: variants.length });
         const o = document.createElement("option");
         o.value = String(variants.length - 1);
         o.textContent = `${g.name} (${v.params_text || "defaults"}) · ${v.nodes} nodes`;
         select.append(o);
       }
     }
-    const pick = (i, position) => {
-      const v = variants[i];
-      state.game = v.game; state.params = v.params; state.history = [];
-      leaveReplay();
-      return show(position || v.root);
+    return variants;
+  }
+  // Go to variant *v* (at *position*, else its root). If that fails while another
+  // variant is shown, that one stays, whole: game, parameters, history and selector.
+  async function pick(v, position) {
+    const old = { game: state.game, params: state.params, info: state.info,
+                  history: state.history, picked: state.picked };
+    const set = (x) => {
+      state.game = x.game; state.params = x.params; state.info = x.info;
+      state.history = x.history; state.picked = x.picked;
+      $("variant").value = x.picked === undefined ? "" : String(x.picked);
+      $("reply").disabled = Boolean(x.info && x.info.chance);
+      $("reply").parentElement.title = x.info && x.info.chance
+        ? "in a game of chance, play every move and outcome yourself" : "";
     };
-    select.onchange = () => pick(Number(select.value)).catch(fail);
-    if (!variants.length) { $("status").textContent = "no stored variant: run negagraph solve";
-      document.body.dataset.ready = "1"; return; }
-    // /explore/<game>?<params>&p=<position>: the variant whose parameters match
+    set({ game: v.game, params: v.params, info: state.games.get(v.game), history: [],
+          picked: v.index });
+    leaveReplay();
+    try {
+      await show(position || v.root);
+    } catch (e) {
+      if (state.view) set(old);
+      throw e;
+    }
+  }
+  // /explore/<game>?<params>&p=<position>: the stored variant of <game> whose parameters
+  // are the ones given (the others: any); an error saying what is stored otherwise.
+  function wanted(variants, name, url) {
+    const game = state.games.get(name);
+    if (!game) throw new Error(`this server has no game ${name}`);
+    const given = [...url.searchParams.keys()].filter((k) => k !== "p");
+    const known = new Set(game.parameters.map((p) => p.name));
+    const unknown = given.filter((k) => !known.has(k));
+    if (unknown.length) {
+      throw new Error(`${name} has no parameter ${unknown.join(", ")}` +
+        ` (its parameters: ${[...known].join(", ") || "none"})`);
+    }
+    const mine = variants.filter((v) => v.game === name);
+    const found = mine.find((v) => given.every((k) => url.searchParams.get(k) === String(v.params[k])));
+    if (found) return found;
+    const asked = given.map((k) => `${k}=${url.searchParams.get(k)}`).join(", ");
+    throw new Error(mine.length
+      ? `no stored variant of ${name} with ${asked}; stored: ` +
+        `${mine.map((v) => v.text || "defaults").join("; ")} (pick one above)`
+      : `no stored variant of ${name}: solve one with "negagraph solve ${name}"`);
+  }
+  async function start() {
+    cy = cytoscape({ container: $("graph"), style: graphStyle() });
+    window.explorer = { cy, state, words: { verdict, moveWords } }; // for the tests
+    cy.on("tap", "node", tapped);
+    $("replay").onclick = () => replayMode(!state.replay).catch(fail);
+    $("rfirst").onclick = step(() => 1);
+    $("rprev").onclick = step((r) => Math.max(1, r.commit - 1));
+    $("rnext").onclick = step((r) => Math.min(r.commits.length, r.commit + 1));
+    $("rlast").onclick = step((r) => r.commits.length);
+    $("undo").onclick = () => undo().catch(fail);
+    $("goto").onsubmit = (ev) => {
+      ev.preventDefault();
+      if (state.replay) leaveReplay();
+      const kept = state.history;
+      state.history = [];
+      show($("position").value).catch((e) => { state.history = kept; fail(e); });
+    };
+    controls();
+    const variants = listVariants((await api("/api/games")).games);
+    const select = $("variant");
+    select.onchange = () => pick(variants[Number(select.value)]).catch(fail);
     const url = new URL(location.href);
     const want = location.pathname.startsWith("/explore/") ? location.pathname.split("/")[2] : "";
-    let index = 0;
-    if (want) {
-      const found = variants.findIndex((v) => v.game === want &&
-        Object.entries(v.params).every(([k, x]) => !url.searchParams.has(k)
-          || url.searchParams.get(k) === String(x)));
-      if (found >= 0) index = found;
+    if (!want) {
+      if (!variants.length) throw new Error("no stored variant: run negagraph solve");
+      await pick(variants[0], null);
+      return;
     }
-    select.value = String(index);
-    await pick(index, want ? url.searchParams.get("p") : null);
+    await pick(wanted(variants, decodeURIComponent(want), url), url.searchParams.get("p"));
   }
   start().catch(fail);
 })();
