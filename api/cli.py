@@ -22,6 +22,7 @@ from api.commands.games import games_command
 from api.commands.query import query_command
 from api.commands.serve import serve_command
 from api.commands.solve import solve_command
+from api.commands.sql import sql_command
 from api.commands.status import status_command
 
 
@@ -84,6 +85,7 @@ for command in (
     query_command,
     check_command,
     status_command,
+    sql_command,
     serve_command,
     db_group,
 ):
