@@ -21,13 +21,13 @@ from api.views import (
     child_of,
     moves_of,
     position_fields,
+    stored_bounds,
 )
 from db.records import PositionRecord
 from db.repository import Reader, probe_position, stored_positions
 from solver.errors import InvalidParameterError
 from solver.game import ChanceRules, Game, MoveLabel, PositionKey
 from solver.strategy import BOUNDS, Bound, Child, principal_line
-from solver.values import NEG_INF, POS_INF, decode
 
 LineEnd = Literal["terminal", "unexpanded", "max_plies", "repetition"]
 """Why a principal line ends (see :class:`solver.strategy.Line`)."""
@@ -65,10 +65,7 @@ class _LineGraph:
         self.records: dict[PositionKey, PositionRecord | None] = {start.key: start}
 
     def bounds(self, node: _At) -> tuple[int, int]:
-        rec = self.records[node.stored]
-        if rec is None:
-            return NEG_INF, POS_INF
-        return decode(rec.bounds.low, upper=False), decode(rec.bounds.high, upper=True)
+        return stored_bounds(self.records[node.stored])
 
     def state(self, node: _At) -> str:
         rec = self.records[node.stored]

@@ -15,7 +15,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from fractions import Fraction
+from functools import cache
 from typing import Literal, NotRequired, TypedDict, TypeVar, cast
+
+from pydantic import TypeAdapter
 
 from api.schemas import ChanceFields, ChanceMoveFields, Move, Position, State
 from db.errors import PositionNotFoundError, RulesVersionError
@@ -72,7 +75,11 @@ def position_fields(game: Game, rec: PositionRecord | None) -> ValueFields:
     the bounds from the first player's side (:func:`add_max_view`)."""
     if rec is None:
         return UNKNOWN_FIELDS.copy()
-    low, high = decode(rec.bounds.low, upper=False), decode(rec.bounds.high, upper=True)
+    return _stored_fields(game, rec, *stored_bounds(rec))
+
+
+def _stored_fields(game: Game, rec: PositionRecord, low: int, high: int) -> ValueFields:
+    """:func:`position_fields` of stored *rec*, whose bounds decode to *low*, *high*."""
     rep = game.repetition_value
     lf, hf = rec.bounds.low_final, rec.bounds.high_final
     fields = ValueFields(
@@ -179,7 +186,7 @@ def describe_stored_position(
     rec = found.get(stored)
     if rec is None:
         raise PositionNotFoundError(not_found_message(game, key, variant))
-    return _answer(game, key, rec, moves, found)
+    return _answer(game, key, rec, moves, found, chance=game.facts.chance)
 
 
 def _answer(
@@ -188,19 +195,67 @@ def _answer(
     rec: PositionRecord,
     moves: Sequence[MoveOf],
     found: Mapping[PositionKey, PositionRecord],
+    *,
+    chance: bool,
 ) -> Position:
-    """The answer for *key* (stored as *rec*), its moves' children read from *found*."""
+    """The answer for *key* (stored as *rec*), its moves' children read from *found*
+    (*chance*: ``game.facts.chance``, read once by the caller).
+
+    The moves are built as :class:`MoveFields` dicts and validated in one call, which
+    costs less than building each :class:`~api.schemas.Move` on its own (about 5% of a
+    batch lookup's answers)."""
     answer = Position(
         game=game.name,
         params=dict(game.params),
         position=game.format(key),
         **position_fields(game, rec),
-        moves=[] if rec.state == "terminal" else _moves_view(game, key, moves, found),
+        moves=[]
+        if rec.state == "terminal"
+        else _moves_model().validate_python(_moves_view(game, key, moves, found, chance=chance)),
     )
-    chance = chance_fields(game, rec.key, rec)
-    if chance is not None:
-        answer.chance = chance
+    own = chance_fields(game, rec.key, rec)
+    if own is not None:
+        answer.chance = own
     return answer
+
+
+class MoveFields(ValueFields):
+    """A move's fields (:class:`api.schemas.Move`): its label, the resulting position's
+    text and own fields, and the move's bounds for the mover."""
+
+    move: MoveLabel
+    position: str
+    move_low: int | None
+    move_high: int | None
+
+
+class ChanceMoveEntry(MoveFields):
+    """A move of a game of chance to a position with chance values."""
+
+    chance: ChanceMoveFields
+
+
+def _move_fields(
+    move: MoveLabel,
+    position: str,
+    fields: ValueFields,
+    move_low: int | None,
+    move_high: int | None,
+) -> MoveFields:
+    """A move's entry: *fields* are the resulting position's own."""
+    return {
+        "move": move,
+        "position": position,
+        **fields,
+        "move_low": move_low,
+        "move_high": move_high,
+    }
+
+
+@cache
+def _moves_model() -> TypeAdapter[list[Move]]:
+    """Validates a position's moves in one call (made when first needed)."""
+    return TypeAdapter(list[Move])
 
 
 def check_rules_version(game: Game, variant: VariantRecord) -> None:
@@ -226,9 +281,12 @@ def _moves_view(
     key: PositionKey,
     moves: Sequence[MoveOf],
     found: Mapping[PositionKey, PositionRecord],
-) -> list[Move]:
-    """The entries of the moves from *key* (see :func:`_ranked_moves`)."""
-    if game.facts.chance:
+    *,
+    chance: bool,
+) -> list[MoveFields]:
+    """The entries of the moves from *key* (see :func:`_ranked_moves`), of a game of
+    *chance* or not."""
+    if chance:
         return _chance_moves(game, key, moves, found)
     return _ranked_moves(game, moves, found)
 
@@ -240,8 +298,9 @@ def _child_text(
     return rec.position if rec is not None and stored == child else game.format(child)
 
 
-def _child_bounds(rec: PositionRecord | None) -> tuple[int, int]:
-    """A child's stored bounds (infinite when it is not stored)."""
+def stored_bounds(rec: PositionRecord | None) -> tuple[int, int]:
+    """A position's stored bounds as the solver holds them (infinite when it is not
+    stored)."""
     if rec is None:
         return NEG_INF, POS_INF
     return decode(rec.bounds.low, upper=False), decode(rec.bounds.high, upper=True)
@@ -252,7 +311,7 @@ def _chance_moves(
     key: PositionKey,
     moves: Sequence[MoveOf],
     found: Mapping[PositionKey, PositionRecord],
-) -> list[Move]:
+) -> list[MoveFields]:
     """The moves of a game of chance: at a decision node best first for its player (by
     the move's lower bound, then its upper bound, then move order); at a chance node the
     outcomes in the game's order, each with its probability. A move that keeps the turn
@@ -263,21 +322,22 @@ def _chance_moves(
     for order, (move, child_key, stored_key) in enumerate(moves):
         crec = found.get(stored_key)
         keeps = game.player_to_move(child_key) == player
-        low, high = _child_bounds(crec)
-        entry = Move(
-            move=move,
-            position=_child_text(game, child_key, stored_key, crec),
-            **position_fields(game, crec),
-            move_low=encode(low) if keeps else encode(-high),
-            move_high=encode(high) if keeps else encode(-low),
+        low, high = stored_bounds(crec)
+        entry = _move_fields(
+            move,
+            _child_text(game, child_key, stored_key, crec),
+            UNKNOWN_FIELDS if crec is None else _stored_fields(game, crec, low, high),
+            encode(low) if keeps else encode(-high),
+            encode(high) if keeps else encode(-low),
         )
         c = None if crec is None else chance_fields(game, crec.key, crec)
         rank = (math.inf, math.inf, order)
         if c is not None:
             probability = None if odds is None else str(odds[order])
-            entry.chance = _chance_move(c, probability, keeps)
+            mine = _chance_move(c, probability, keeps)
+            entry = ChanceMoveEntry(**entry, chance=mine)
             if odds is None:
-                rank = (-entry.chance.move_low, -entry.chance.move_high, order)
+                rank = (-mine.move_low, -mine.move_high, order)
             else:
                 rank = (0.0, 0.0, order)
         ranked.append((rank, entry))
@@ -312,20 +372,21 @@ def _negated(exact: str | None) -> str | None:
 
 def _ranked_moves(
     game: Game, moves: Sequence[MoveOf], found: Mapping[PositionKey, PositionRecord]
-) -> list[Move]:
+) -> list[MoveFields]:
     """The entries of *moves*, best first, from the stored child records *found*."""
     ranked = []
     for order, (move, child_key, stored_key) in enumerate(moves):
         crec = found.get(stored_key)
-        low, high = _child_bounds(crec)
-        entry = Move(
-            move=move,
-            position=_child_text(game, child_key, stored_key, crec),
-            **position_fields(game, crec),
-            move_low=encode(-high),
-            move_high=encode(-low),
+        low, high = stored_bounds(crec)  # read once, for the fields and the rank
+        fields = UNKNOWN_FIELDS if crec is None else _stored_fields(game, crec, low, high)
+        entry = _move_fields(
+            move,
+            _child_text(game, child_key, stored_key, crec),
+            fields,
+            encode(-high),
+            encode(-low),
         )
-        ranked.append((move_sort_key(child_of(order, move, child_key, crec)), entry))
+        ranked.append((move_sort_key(_child(order, move, child_key, crec, low, high)), entry))
     ranked.sort(key=lambda item: item[0])
     return [entry for _, entry in ranked]
 
@@ -333,14 +394,21 @@ def _ranked_moves(
 def child_of(order: int, move: MoveLabel, node: N, rec: PositionRecord | None) -> Child[N]:
     """The :class:`~solver.strategy.Child` of a move to *node*, stored as *rec*
     (``None``: not stored, its bounds and depths infinite)."""
+    return _child(order, move, node, rec, *stored_bounds(rec))
+
+
+def _child(
+    order: int, move: MoveLabel, node: N, rec: PositionRecord | None, low: int, high: int
+) -> Child[N]:
+    """:func:`child_of`, *rec*'s bounds decoded already (:func:`stored_bounds`)."""
     if rec is None:
         return Child(order, move, node, NEG_INF, POS_INF, DEPTH_INF, DEPTH_INF, False, False)
     return Child(
         order,
         move,
         node,
-        decode(rec.bounds.low, upper=False),
-        decode(rec.bounds.high, upper=True),
+        low,
+        high,
         decode_depth(rec.depth_low),
         decode_depth(rec.depth_high),
         rec.state == "terminal",
@@ -392,34 +460,38 @@ def describe_positions(
     check_rules_version(game, variant)
     canon = game.canonical if game.uses_symmetry else None
     stored = [canon(k) if canon is not None else k for k in keys]
-    found = stored_positions(session, variant.id, stored, chance=game.facts.chance, game=game)
+    chance = game.facts.chance
+    found = stored_positions(session, variant.id, stored, chance=chance, game=game)
     moves: dict[PositionKey, list[MoveOf]] = {}
     for key, skey in zip(keys, stored, strict=True):
         rec = found.get(skey)
         if rec is not None and rec.state != "terminal" and key not in moves:
             moves[key] = moves_of(game, key)
-    children = _children(session, game, variant.id, moves, found)
+    children = _children(session, variant.id, moves, found, chance=chance, game=game)
     out: list[Position | PositionNotFoundError] = []
     for key, skey in zip(keys, stored, strict=True):
         rec = found.get(skey)
         if rec is None:
             out.append(PositionNotFoundError(not_found_message(game, key, variant)))
         else:
-            out.append(_answer(game, key, rec, moves.get(key, []), children))
+            out.append(_answer(game, key, rec, moves.get(key, []), children, chance=chance))
     return out
 
 
 def _children(
     session: Reader,
-    game: Game,
     variant_id: int,
     moves: Mapping[PositionKey, Sequence[MoveOf]],
     found: Mapping[PositionKey, PositionRecord],
+    *,
+    chance: bool,
+    game: Game,
 ) -> dict[PositionKey, PositionRecord]:
-    """The stored records of every child of *moves*, those already *found* reused."""
+    """The stored records of every child of *moves*, those already *found* reused (with
+    their chance values for a game of *chance*; *game* reads a compact variant)."""
     wanted = {c for ms in moves.values() for _, _, c in ms}
     children = stored_positions(
-        session, variant_id, wanted - found.keys(), chance=game.facts.chance, game=game
+        session, variant_id, wanted - found.keys(), chance=chance, game=game
     )
     children.update((k, found[k]) for k in wanted & found.keys())
     return children
@@ -428,6 +500,7 @@ def _children(
 __all__ = [
     "UNKNOWN",
     "Fetch",
+    "MoveFields",
     "MoveOf",
     "ValueFields",
     "chance_fields",
@@ -439,5 +512,6 @@ __all__ = [
     "moves_of",
     "not_found_message",
     "position_fields",
+    "stored_bounds",
     "unsolved_message",
 ]

@@ -15,7 +15,8 @@ from dataclasses import replace
 from functools import cache
 from typing import Any, TypeVar, overload
 
-from sqlalchemy import Integer, LargeBinary, TextClause, bindparam, func, select, text
+from sqlalchemy import exc as sa_exc
+from sqlalchemy import func, select, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, aliased
 
@@ -448,22 +449,28 @@ def stored_positions(
     statistics SQLite answers ``variant_id = ? AND key IN (...)`` by scanning the whole
     variant, while the join probes the ``(variant_id, key)`` index once per key.
 
+    The queries are :func:`fetch_positions`'s, sent on the reader's own driver connection
+    (so within its transaction) without SQLAlchemy's per-statement and per-row work: a
+    quarter of the time of a batch lookup's reads. A driver error is raised as
+    SQLAlchemy's (:class:`sqlalchemy.exc.DBAPIError`), as a query through it would be.
+
     A variant in the compact layout (:mod:`db.compact`) is read from its tables, which
     needs its *game* (the tier of a key).
     """
-    wanted = list(dict.fromkeys(keys))
-    found: dict[PositionKey, PositionRecord] = {}
-    tables = compact.stored_tiers(session, variant_id) if wanted else None
-    if tables is not None:
-        return compact.read_positions(session, variant_id, game, tables, wanted)
-    ranged = _ranged_keys(session, variant_id) if wanted else None
-    for start in range(0, len(wanted), CHUNK):
-        chunk = [encode_key(k) for k in wanted[start : start + CHUNK]]
-        size = _padded(len(chunk))
-        params: dict[str, Any] = {f"k{i}": chunk[min(i, len(chunk) - 1)] for i in range(size)}
-        params["variant_id"] = variant_id
-        _collect(found, variant_id, session.execute(_lookup(size, chance, ranged), params))
-    return found
+    conn = session.connection() if isinstance(session, Session) else session
+    dialect = conn.dialect
+    try:
+        cursor = conn.connection.cursor()
+        try:
+            return fetch_positions(
+                cursor, dialect.paramstyle, variant_id, keys, chance=chance, game=game
+            )
+        finally:
+            cursor.close()
+    except dialect.loaded_dbapi.Error as exc:
+        raise sa_exc.DBAPIError.instance(
+            "stored_positions", None, exc, dialect.loaded_dbapi.Error, dialect=dialect
+        ) from exc
 
 
 def _ranged_keys(session: Reader, variant_id: int) -> tuple[str, str] | None:
@@ -476,7 +483,7 @@ def _ranged_keys(session: Reader, variant_id: int) -> tuple[str, str] | None:
 
 
 def _collect(found: dict[PositionKey, PositionRecord], variant_id: int, rows: Any) -> None:
-    """Add the records of lookup *rows* (:func:`_lookup`'s columns) to *found*."""
+    """Add the records of lookup *rows* (:func:`_lookup_sql`'s columns) to *found*."""
     for row in rows:
         record = _position((variant_id, *row))
         found[record.key] = record
@@ -564,17 +571,6 @@ def _lookup_sql(
     return (
         f"{sql}, c.low, c.high, c.low_exact, c.high_exact, c.plies, c.plies_exact {join} "
         "JOIN chance_nodes AS c ON c.variant_id = n.variant_id AND c.id = n.id"
-    )
-
-
-@cache
-def _lookup(size: int, chance: bool = False, ranged: tuple[str, str] | None = None) -> TextClause:
-    """The lookup of *size* keys (``:k0``...) of variant ``:variant_id``, built once per
-    size instead of compiled per call."""
-    sql = _lookup_sql([f":k{i}" for i in range(size)], ":variant_id", chance, ranged)
-    return text(sql).bindparams(
-        bindparam("variant_id", type_=Integer),
-        *(bindparam(f"k{i}", type_=LargeBinary) for i in range(size)),
     )
 
 

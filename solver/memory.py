@@ -174,7 +174,8 @@ class MemoryBudget:
     """A run's memory limit, *limit* bytes of RSS, and the shares of it that the run's
     parts take: the :attr:`headroom` every check keeps for the next batch, and, for a
     run that evicts (:mod:`solver.partial.cache`), its store's cache (:attr:`store_cache`) and
-    the nodes it keeps resident (:meth:`resident_nodes`).
+    the nodes it keeps resident (:meth:`resident_nodes`); for a tiered run on a local
+    Dask cluster, what each worker process may hold (:meth:`worker_share`).
 
     >>> budget = MemoryBudget(4 * 2**30)
     >>> format_size(budget.headroom), format_size(budget.store_cache)
@@ -201,6 +202,13 @@ class MemoryBudget:
         if self.limit < STORE_CACHE_LARGE:
             return self.limit // STORE_CACHE_SHARE
         return min(STORE_CACHE_MAX, self.limit // STORE_CACHE_LARGE_SHARE)
+
+    def worker_share(self, workers: int) -> int:
+        """What each of the *workers* processes of a tiered run's local Dask cluster
+        (:mod:`solver.tiers.local_cluster`) may hold: an equal share of the limit, which
+        Dask enforces as the worker's own memory limit (pausing, then restarting a
+        worker that goes past it)."""
+        return self.limit // workers
 
     def resident_nodes(self, used: int) -> int:
         """The resident budget of an evicting run whose process holds *used* bytes now:

@@ -22,7 +22,7 @@ from solver.chance.rows import fraction_text, to_graph
 from solver.errors import SolveError
 from solver.game import Game, PositionKey
 from solver.graph import Graph
-from solver.memory import format_size, headroom, rss
+from solver.memory import format_size, rss
 from solver.run import EndedBy, Limits, ProgressCallback, SolveResult
 from solver.store import Batch, Progress, RunOptions, RunStatus, Store
 from solver.values import NEG_INF, POS_INF
@@ -122,7 +122,7 @@ class _Run:
         self.game = game
         self.progress = progress
         self.started = started
-        self.memory_limit = limits.memory_limit
+        self.memory = limits.memory  # its shares: the headroom a check keeps
         self.budget = Limits(limits.max_expansions, limits.max_seconds, limits.stop)
         self.deadline = self.budget.deadline(started)
         self.expansion = Expansion()  # the builder, and how many of its expansions are replayed
@@ -184,16 +184,16 @@ class _Run:
     def check(self, step: str, found: int, factor: float = 1.0, reserve: int = 0) -> None:
         """End the solve if *step*'s projected peak (*factor* times the growth so far,
         plus *reserve*) reaches the memory limit, with *found* positions in the graph."""
-        memory_limit = self.memory_limit
-        if memory_limit is None:
+        memory = self.memory
+        if memory is None:
             return
         used = rss()
         need = self.before + int((used - self.before) * factor) + reserve
-        if need + headroom(memory_limit) >= memory_limit:
+        if need + memory.headroom >= memory.limit:
             raise SolveError(
                 f"{self.game.name}: a game of chance is solved with its whole graph in memory, "
                 f"and {step} at {found:,} positions it would need about {format_size(need)}"
-                f" or more (now {format_size(used)}), past the {format_size(memory_limit)} "
+                f" or more (now {format_size(used)}), past the {format_size(memory.limit)} "
                 "--memory-limit: give a larger one (nothing was written)"
             )
 

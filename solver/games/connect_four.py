@@ -79,6 +79,9 @@ class ConnectFour(GameBase):
         )
         self._keep = (k1, k2, k4, k8)
         self._labels: tuple[str, ...] = tuple(str(c + 1) for c in range(w))
+        self._rows: dict[str, tuple[int, int]] = {}
+        """The stones of each valid row text read so far, on the bottom row
+        (:meth:`_read_grid`; at most 3 ** width of them)."""
         # Centre first, the left one of two equally central columns first (on 7 columns:
         # 4, 3, 5, 2, 6, 1, 7), as Pons's and Tromp's solvers order them: central stones
         # take part in more lines of four, and the search tries moves in the game's order.
@@ -428,23 +431,32 @@ class ConnectFour(GameBase):
                 f"expected {self.height} rows separated by '/', got {len(rows)} in {text!r}"
             )
         x = o = 0
+        known = self._rows
         for i, row in enumerate(rows):
-            if len(row) != self.width:
-                raise InvalidPositionError(
-                    f"row {i + 1} from the top has {len(row)} cells, expected {self.width}"
-                )
+            stones = known.get(row)
+            if stones is None:
+                stones = known[row] = self._read_row(i, row, text)
             r = self.height - 1 - i
-            for c, ch in enumerate(row):
-                v = _CHARS.find(ch)
-                if v < 0:
-                    raise InvalidPositionError(
-                        f"invalid cell {ch!r} in {text!r}: use 'x', 'o' or '.'"
-                    )
-                bit = 1 << (c * self._h1 + r)
-                if v == 1:
-                    x |= bit
-                elif v == 2:
-                    o |= bit
+            x |= stones[0] << r
+            o |= stones[1] << r
+        return x, o
+
+    def _read_row(self, i: int, row: str, text: str) -> tuple[int, int]:
+        """The x and o stones of row *row*, the *i*-th from the top of *text*, as if it
+        were the bottom row (a batch of positions reads most rows many times)."""
+        if len(row) != self.width:
+            raise InvalidPositionError(
+                f"row {i + 1} from the top has {len(row)} cells, expected {self.width}"
+            )
+        x = o = 0
+        for c, ch in enumerate(row):
+            v = _CHARS.find(ch)
+            if v < 0:
+                raise InvalidPositionError(f"invalid cell {ch!r} in {text!r}: use 'x', 'o' or '.'")
+            if v == 1:
+                x |= 1 << (c * self._h1)
+            elif v == 2:
+                o |= 1 << (c * self._h1)
         return x, o
 
     def _check_fours(self, x: int, o: int, text: str) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 
 from solver.errors import InvalidParameterError, NegagraphError, SolveError
 from solver.game import Game
+from solver.memory import MemoryBudget
 from solver.store import NodeShard, ShardTarget, TierRecord
 from solver.tiers.local_cluster import start_local, stop_local
 from solver.tiers.units import (
@@ -72,7 +73,7 @@ class DaskRunner:
         *,
         workers: int | None = None,
         scheduler: str | None = None,
-        memory_limit: int | None = None,
+        memory: MemoryBudget | None = None,
         tell: Callable[[str], None] | None = None,
     ) -> None:
         try:
@@ -91,7 +92,7 @@ class DaskRunner:
             assert workers is not None
             if workers < 1:
                 raise InvalidParameterError(f"--workers must be at least 1, not {workers}")
-            self.cluster = start_local(workers, WORKER_THREADS, memory_limit)
+            self.cluster = start_local(workers, WORKER_THREADS, memory)
             try:
                 self.client: Any = Client(self.cluster)
             except BaseException:

@@ -24,6 +24,7 @@ import logging
 from typing import Any
 
 from solver.errors import SolveError
+from solver.memory import MemoryBudget
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +35,10 @@ WORKER_EXIT_SECONDS = 120.0
 """How long a local worker process may take to exit once asked to, before it is killed."""
 
 
-def start_local(workers: int, threads: int, memory_limit: int | None) -> Any:
-    """A ``distributed.LocalCluster`` of *workers* processes (see the module docs).
+def start_local(workers: int, threads: int, memory: MemoryBudget | None) -> Any:
+    """A ``distributed.LocalCluster`` of *workers* processes (see the module docs), each
+    held to its :meth:`~solver.memory.MemoryBudget.worker_share` of the run's *memory*
+    limit (Dask's default without one).
 
     :raises SolveError: if it did not start in :data:`START_ATTEMPTS` attempts.
     """
@@ -47,7 +50,7 @@ def start_local(workers: int, threads: int, memory_limit: int | None) -> Any:
                 n_workers=workers,
                 threads_per_worker=threads,
                 processes=True,
-                memory_limit=(memory_limit // workers) if memory_limit else "auto",
+                memory_limit="auto" if memory is None else memory.worker_share(workers),
                 dashboard_address=":0",
                 silence_logs=logging.WARNING,
             )

@@ -101,7 +101,7 @@ class TieredRun:
                 self.store.shard_target(),
                 workers=None if cluster.scheduler else cluster.workers,
                 scheduler=cluster.scheduler,
-                memory_limit=limits.memory_limit,
+                memory=limits.memory,
                 tell=cluster.notice,
             )
         self.solver = TieredSolve(

@@ -4,6 +4,7 @@ server (the approach of ``tests/db/helpers.py``), solving into them, and apps ov
 from __future__ import annotations
 
 import contextlib
+import json
 import secrets
 import socket
 import threading
@@ -15,6 +16,7 @@ from typing import Any
 import psycopg
 import pytest
 from flask import Flask
+from flask.testing import FlaskClient
 from psycopg import sql
 
 from api import create_app
@@ -158,6 +160,45 @@ class TcpProxy:
                     s.shutdown(socket.SHUT_RDWR)
                 s.close()
         self._thread.join(timeout=10)
+
+
+def reachable_texts(game: str, params: dict[str, Any], most: int) -> list[str]:
+    """Up to *most* positions of *game* reachable from its start, breadth first, in its
+    notation as reached (not canonical: their moves' texts are not the stored ones)."""
+    g = get_game(game, **params)
+    queue, seen = [g.initial()], set()
+    texts: list[str] = []
+    while queue and len(texts) < most:
+        key = queue.pop(0)
+        if key in seen:
+            continue
+        seen.add(key)
+        texts.append(g.format(key))
+        queue.extend(child for _, child in g.children(key))
+    return texts
+
+
+def _compact(data: Any) -> bytes:
+    return (json.dumps(data, separators=(",", ":")) + "\n").encode()
+
+
+def assert_batch_is_the_singles(
+    client: FlaskClient, game: str, query: dict[str, str], body: dict[str, Any], texts: list[str]
+) -> None:
+    """The answer to a batch lookup of *texts* (the game's parameters as *body* gives
+    them) is, byte for byte, the single lookups' answers (*query*: the same parameters)
+    in the batch's envelope."""
+    singles = []
+    for text in texts:
+        single = client.get(f"/api/games/{game}/positions", query_string={**query, "p": text})
+        assert single.status_code == 200, single.get_json()
+        data = json.loads(single.get_data())
+        assert _compact(data) == single.get_data()  # compact JSON in its own order
+        singles.append(data)
+    r = client.post(f"/api/games/{game}/positions", json={"params": body, "positions": texts})
+    assert r.status_code == 200
+    params = singles[0]["params"]
+    assert r.get_data() == _compact({"game": game, "params": params, "results": singles})
 
 
 def closed_port() -> int:

@@ -14,7 +14,12 @@ from sqlalchemy import event
 
 from api.database import get_database
 from solver.games import get_game
-from tests.api.helpers import assert_error, make_app
+from tests.api.helpers import (
+    assert_batch_is_the_singles,
+    assert_error,
+    make_app,
+    reachable_texts,
+)
 
 URL = "/api/games/{}/positions"
 
@@ -39,6 +44,21 @@ def test_mixed_good_and_bad_positions_keep_their_order(client: FlaskClient) -> N
         else:
             assert result == {"position": text, **single.get_json()}
     assert [r.get("error", {}).get("code") for r in results] == [None, 400, None, 400, None, None]
+
+
+@pytest.mark.parametrize(
+    ("game", "query", "body"),
+    [
+        ("connect-four", {"width": "4", "height": "3"}, {"width": 4, "height": 3}),
+        # symmetry: a move's resulting position is stored as its mirror image
+        ("tic-tac-toe", {"symmetry": "true"}, {"symmetry": True}),
+    ],
+)
+def test_a_batch_answer_is_the_single_answers_byte_for_byte(
+    client: FlaskClient, game: str, query: dict[str, str], body: dict[str, Any]
+) -> None:
+    texts = reachable_texts(game, body, 80)
+    assert_batch_is_the_singles(client, game, query, body, texts)
 
 
 def test_not_stored_positions_get_404_entries(client: FlaskClient) -> None:

@@ -16,7 +16,13 @@ import pytest
 from flask.testing import FlaskClient
 
 from api import schemas
-from tests.api.helpers import assert_error, make_app, solve_into
+from tests.api.helpers import (
+    assert_batch_is_the_singles,
+    assert_error,
+    make_app,
+    reachable_texts,
+    solve_into,
+)
 
 
 @pytest.fixture
@@ -85,6 +91,14 @@ def test_a_batch_of_chance_positions(chance_client: FlaskClient) -> None:
     results = schemas.BatchResponse.model_validate(r.get_json()).results
     assert results[1].chance is not None and results[1].chance.kind == "terminal"  # type: ignore[union-attr]
     assert results[2].error.code == 400  # type: ignore[union-attr]
+
+
+def test_a_chance_batch_answer_is_the_single_answers_byte_for_byte(
+    chance_client: FlaskClient,
+) -> None:
+    texts = reachable_texts("pig", {"target": 12, "faces": 4}, 60)
+    query = {"target": "12", "faces": "4"}
+    assert_batch_is_the_singles(chance_client, "pig", query, {"target": 12, "faces": 4}, texts)
 
 
 def test_a_line_of_a_game_of_chance_points_to_its_strategy(chance_client: FlaskClient) -> None:

@@ -105,22 +105,26 @@ def test_large_blocks_are_mapped_on_glibc() -> None:
 
 
 @pytest.mark.parametrize(
-    ("limit", "store_cache", "resident_nodes", "room"),
+    ("limit", "store_cache", "resident_nodes", "room", "three_workers"),
     [
-        # limit: the store's cache, the resident nodes with the process at 100 MiB, headroom
-        (512 * 2**20, 32 * 2**20, 646_202, 10_737_418),
-        (4 * 2**30, 512 * 2**20, 5_945_565, 85_899_345),
-        (64 * 2**30, 2**30, 110_277_479, 1_374_389_534),
+        # limit: the store's cache, the resident nodes with the process at 100 MiB,
+        # headroom, each local Dask worker's share when there are three
+        (512 * 2**20, 32 * 2**20, 646_202, 10_737_418, 178_956_970),
+        (4 * 2**30, 512 * 2**20, 5_945_565, 85_899_345, 1_431_655_765),
+        (64 * 2**30, 2**30, 110_277_479, 1_374_389_534, 22_906_492_245),
     ],
 )
 def test_a_memory_limit_is_shared_as_before(
-    limit: int, store_cache: int, resident_nodes: int, room: int
+    limit: int, store_cache: int, resident_nodes: int, room: int, three_workers: int
 ) -> None:
-    # What --memory-limit gives an evicting run's store cache and resident nodes, and the
-    # headroom every run keeps below it, pinned.
+    # What --memory-limit gives an evicting run's store cache and resident nodes, the
+    # headroom every run (a game of chance's too) keeps below it, and a tiered run's
+    # local Dask workers, pinned.
     budget = MemoryBudget(limit)
     assert Limits(memory_limit=limit).memory == budget
     assert budget.store_cache == store_cache
     assert budget.resident_nodes(100 * 2**20) == resident_nodes
     assert budget.headroom == headroom(limit) == room
     assert budget.resident_nodes(limit) == 1_000  # no room left: the least
+    assert budget.worker_share(3) == three_workers == limit // 3
+    assert budget.worker_share(1) == limit
