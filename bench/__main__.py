@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.baselines import memo_negamax
+from bench.compact import compact_5x6_rows, compact_6x4_rows, compact_rows
 from bench.lookups import lookup_rows
 from bench.measure import Row, parse_size, parse_sizes, timed
 from bench.memory import long_memory_rows, memory_rows, stretch_memory_rows
@@ -140,11 +141,23 @@ TARGETS: dict[str, Callable[[TargetConfig, int], list[Row]]] = {
     "tablebase-5x5": tablebase_5x5_rows,
     "chess-table": chess_table_rows,
     "workers": worker_rows,
+    "compact": compact_rows,
+    "compact-6x4": compact_6x4_rows,
+    "compact-5x6": compact_5x6_rows,
 }
 """Groups of target rows (:mod:`bench.targets`): ``(config, repeat) -> rows``."""
 
 ON_REQUEST = frozenset(
-    {"tablebase", "tablebase-5x5", "chess-table", "workers", "long-memory", "stretch-memory"}
+    {
+        "tablebase",
+        "tablebase-5x5",
+        "chess-table",
+        "workers",
+        "long-memory",
+        "stretch-memory",
+        "compact-6x4",
+        "compact-5x6",
+    }
 )
 """Groups that run only when named with ``--only`` (they take a quarter of an hour or
 more)."""
