@@ -29,15 +29,16 @@ import numpy.typing as npt
 
 from solver.errors import ContractError, InvalidParameterError
 
-CONTRACT_VERSION = 3
+CONTRACT_VERSION = 4
 """The version of the Game contract this negagraph implements. A game declares the one it
 was written for (:attr:`GameBase.contract`); games written for a later one are refused.
 Version 2 added tiers (:attr:`GameFacts.tiers` and the hooks :meth:`GameBase.tier`,
 :meth:`GameBase.child_tiers`, :meth:`GameBase.tier_positions`) and batched rules
 (:meth:`GameBase.children_batch`, :meth:`GameBase.terminal_values_batch`,
 :meth:`GameBase.canonical_batch`, :meth:`GameBase.tiers_batch`); version 3 chance nodes
-(:attr:`GameFacts.chance` and the hook :meth:`GameBase.probabilities`). Games written for
-an earlier version are unchanged by a later one."""
+(:attr:`GameFacts.chance` and the hook :meth:`GameBase.probabilities`); version 4 the
+optional evaluation (:mod:`solver.evaluation`). Games written for an earlier version are
+unchanged by a later one."""
 
 Tier: TypeAlias = int
 """A tier's number (see :attr:`GameFacts.tiers`), e.g. connect-four's stones on the board."""

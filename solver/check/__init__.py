@@ -23,6 +23,11 @@ from typing import Any, ClassVar, cast
 import numpy as np
 
 from solver.check.base import INT64, Violation, find_cycle, first_of, witness
+from solver.check.evaluation import (
+    check_evaluate_batch,
+    evaluation_violations,
+    ignored_evaluation,
+)
 from solver.check.sample import late, safe_moves, sample_positions
 from solver.check.tiers import check_position_tiers, check_tiers
 from solver.errors import NegagraphError
@@ -116,7 +121,9 @@ def check_position(
     deterministic children (also against *other*, another instance of the variant), and
     with symmetry: the canonical image is idempotent, writable, has the same terminal
     value and the same moves up to symmetry; with tiers: every move stays in its tier or
-    goes to one of the tier's child tiers, and the canonical image is in the same tier."""
+    goes to one of the tier's child tiers, and the canonical image is in the same tier;
+    with an evaluation (:mod:`solver.evaluation`): an integer in range, deterministic,
+    the terminal value at a terminal position."""
     facts = game.facts if facts is None else facts
     out: list[Violation] = []
 
@@ -138,6 +145,7 @@ def check_position(
         if facts.chance:
             for message in _chance_problems(game, key, len(children)):
                 bad("chance", message)
+        out.extend(evaluation_violations(game, key, value, facts, other))
     except Exception as e:
         bad("error", f"{type(e).__name__}: {e}")
     return out
@@ -432,6 +440,9 @@ def check_game(
     if facts.acyclic:  # on the positions themselves: a wrong symmetry is reported apart
         report.violations.extend(_check_acyclic(game, keys))
     report.violations.extend(check_format_batch(game, keys))
+    report.violations.extend(check_evaluate_batch(game, keys))
+    if (note := ignored_evaluation(game)) is not None:
+        report.notes.append(note)
     if facts.tiers:
         _check_sample_tiers(game, keys, deadline, report)
     _note_finite(report, facts, exhausted, len(keys), sampled)

@@ -17,8 +17,8 @@ class Violation:
 
     check: str
     """Which check: ``notation``, ``moves``, ``terminal``, ``range``, ``determinism``,
-    ``canonical``, ``symmetry``, ``acyclic``, ``finite``, ``tiers``, ``chance`` or
-    ``error``."""
+    ``canonical``, ``symmetry``, ``acyclic``, ``finite``, ``tiers``, ``chance``,
+    ``evaluate`` or ``error``."""
     message: str
     witness: str
     """The position in the game's notation (its key if it cannot be written)."""

@@ -54,6 +54,7 @@ import numpy.typing as npt
 from solver.errors import InvalidPositionError, NegagraphError
 from solver.game import GameBase, LeakOrder, MoveLabel, Param, ParamValue, PositionKey
 from solver.games.chess_board import MIRROR, PAWNLESS_BEST, SQUARE_MAPS, explain_status
+from solver.games.chess_eval import evaluate_board
 from solver.games.chess_material import (
     PIECE_ORDER,
     PROMOTIONS,
@@ -403,6 +404,11 @@ class ChessGame(GameBase):
         for _ in board.generate_legal_moves():
             return None
         return -1 if board.is_check() else 0
+
+    def evaluate(self, key: PositionKey) -> int:
+        """Material and mobility (:mod:`solver.games.chess_eval`); the value if terminal."""
+        value = self.terminal_value(key)
+        return value if value is not None else evaluate_board(self._load(key))
 
     def canonical(self, key: PositionKey) -> PositionKey:
         if not self.uses_symmetry or key & _CASTLING_MASK:

@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from solver.errors import InvalidPositionError
 from solver.game import BatchMoves, GameBase, MoveLabel, Param, PositionKey
+from solver.games.connect_four_threats import evaluate_arrays, evaluate_stones
 
 logger = logging.getLogger(__name__)
 
@@ -173,7 +174,33 @@ class ConnectFour(GameBase):
             return 0
         return None
 
+    def evaluate(self, key: PositionKey) -> int:
+        """Threats: the winning cells of each side, scaled into -1, 0 and 1 (see
+        :mod:`solver.games.connect_four_threats`)."""
+        mask = self._mask(key)
+        current = key ^ (mask + self._bottom)
+        return evaluate_stones(
+            current,
+            mask,
+            board=self._board,
+            bottom=self._bottom,
+            h1=self._h1,
+            won=self._has_four(current ^ mask),
+        )
+
     # -- batched rules: the same bitboard steps over arrays of keys ---------------------
+
+    def evaluate_batch(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
+        """:meth:`evaluate` of every key, or ``None`` for boards beyond 63 bits."""
+        if not self._batchable():
+            return None
+        k = np.asarray(keys, dtype=np.int64).astype(np.uint64)
+        mask = self._mask_of(k)
+        current = k ^ (mask + np.uint64(self._bottom))
+        won = self._fours(current ^ mask)
+        return evaluate_arrays(
+            current, mask, board=self._board, bottom=self._bottom, h1=self._h1, won=won
+        )
 
     def _batchable(self) -> bool:
         """Keys fit 63 bits (boards of at most 63 bits with the spare row)."""

@@ -548,7 +548,7 @@ class EValuate(FieldGame):
             return None
         return self._evaluate(key)
 
-    def evaluate(self, assignment: dict[str, int]) -> int:
+    def value_of(self, assignment: dict[str, int]) -> int:
         """The expression's value for a full assignment of variable names to values."""
         key = 0
         for name, value in assignment.items():

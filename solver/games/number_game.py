@@ -121,6 +121,13 @@ class NumberGame(GameBase):
     def terminal_value(self, key: PositionKey) -> int | None:
         return -key if key < _TERMINAL_BELOW else None
 
+    def evaluate(self, key: PositionKey) -> int:
+        """One move ahead: ``-n`` at a terminal *n*; else the largest divisor ``d < 6``
+        (moving there wins ``d``), or 0 when there is none."""
+        if key < _TERMINAL_BELOW:
+            return -key
+        return max((d for d in range(2, _TERMINAL_BELOW) if key % d == 0), default=0)
+
     def parse(self, text: str) -> PositionKey:
         s = text.strip()
         if not s:

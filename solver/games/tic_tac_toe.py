@@ -177,6 +177,27 @@ class TicTacToe(GameBase):
             return self._canonical[key]
         return key
 
+    def evaluate(self, key: PositionKey) -> int:
+        """Threats, one move ahead: the value at a terminal position; 1 if the mover can
+        complete a line, or make two threats with the move he may play (the block of the
+        opponent's one threat, if there is one); -1 if the opponent has two threats;
+        else 0."""
+        value = self._terminal[key]
+        if value is not None:
+            return value
+        cells = [(key // p) % 3 for p in _POW3]
+        mover = 1 if cells.count(1) == cells.count(2) else 2
+        if _threats(cells, mover):
+            return 1
+        theirs = _threats(cells, 3 - mover)
+        if len(theirs) >= 2:
+            return -1
+        for cell in theirs or [i for i in range(SIZE) if not cells[i]]:
+            after = [*cells[:cell], mover, *cells[cell + 1 :]]
+            if len(_threats(after, mover)) >= 2:
+                return 1
+        return 0
+
     def parse(self, text: str) -> PositionKey:
         key = _read_cells(text)
         tables = _get_tables()
@@ -204,6 +225,18 @@ class TicTacToe(GameBase):
     def format(self, key: PositionKey) -> str:
         cells = [_CHARS[(key // _POW3[i]) % 3] for i in range(SIZE)]
         return "/".join("".join(cells[r * 3 : r * 3 + 3]) for r in range(3))
+
+
+def _threats(cells: list[int], mark: int) -> list[int]:
+    """The empty *cells* that would complete a line of *mark*'s (1: X, 2: O), ascending."""
+    return sorted(
+        {
+            i
+            for line in LINES
+            for i in line
+            if not cells[i] and all(cells[j] == mark for j in line if j != i)
+        }
+    )
 
 
 def _read_cells(text: str) -> PositionKey:

@@ -324,3 +324,86 @@ class FickleUp(SingleTiers):
         if key == int(self.params["heap"]) and next(self._calls) % 2:
             moves.append(("+1", key + 1))
         return moves
+
+
+class EvaluatedHeap(Heap):
+    """The heap game with a correct evaluation (the exact value: a multiple of 4 loses)
+    and its batched form."""
+
+    name: ClassVar[str] = "evaluated-heap"
+
+    def evaluate(self, key: PositionKey) -> int:
+        return -1 if key % 4 == 0 else 1
+
+    def evaluate_batch(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
+        return np.where(keys % 4 == 0, -1, 1).astype(np.int64)
+
+
+class EvaluationOutOfRange(EvaluatedHeap):
+    """Estimates heap 5 at 2, outside the declared value range (-1, 1)."""
+
+    name: ClassVar[str] = "evaluation-out-of-range"
+
+    def evaluate(self, key: PositionKey) -> int:
+        return 2 if key == 5 else super().evaluate(key)
+
+    def evaluate_batch(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
+        return None
+
+
+class RestlessEvaluation(EvaluatedHeap):
+    """Its estimate of heap 7 changes from call to call."""
+
+    name: ClassVar[str] = "restless-evaluation"
+
+    def _configure(self) -> None:
+        self._flips = itertools.cycle((1, 0))
+
+    def evaluate(self, key: PositionKey) -> int:
+        return next(self._flips) if key == 7 else super().evaluate(key)
+
+    def evaluate_batch(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
+        return None
+
+
+class WrongAtTerminal(EvaluatedHeap):
+    """Estimates the empty heap, where the player to move has lost (-1), at 0."""
+
+    name: ClassVar[str] = "wrong-at-terminal"
+
+    def evaluate(self, key: PositionKey) -> int:
+        return 0 if key == 0 else super().evaluate(key)
+
+    def evaluate_batch(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
+        return None
+
+
+class WrongEvaluateBatch(EvaluatedHeap):
+    """Its batched evaluation says 0 of heap 9, the per-position one 1."""
+
+    name: ClassVar[str] = "wrong-evaluate-batch"
+
+    def evaluate_batch(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
+        out = super().evaluate_batch(keys)
+        assert out is not None
+        out[keys == 9] = 0
+        return out
+
+
+class CrashingEvaluation(EvaluatedHeap):
+    """Its evaluation raises at heap 3."""
+
+    name: ClassVar[str] = "crashing-evaluation"
+
+    def evaluate(self, key: PositionKey) -> int:
+        if key == 3:
+            raise ZeroDivisionError("heap 3")
+        return super().evaluate(key)
+
+
+class EvaluationOfContractThree(EvaluationOutOfRange):
+    """Written for Game contract 3, before the evaluation: its ``evaluate`` (out of range
+    at heap 5) is never asked."""
+
+    name: ClassVar[str] = "evaluation-of-contract-three"
+    contract: ClassVar[int] = 3

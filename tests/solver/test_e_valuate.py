@@ -145,7 +145,7 @@ def _brute_from(game: EValuate, key: int) -> int:
     @cache
     def max_node(done: frozenset[tuple[str, int]]) -> int:
         if len(done) == len(free):
-            return game.evaluate({**fixed, **dict(done)})
+            return game.value_of({**fixed, **dict(done)})
         return max(min_node(done, d) for d in digits)
 
     def min_node(done: frozenset[tuple[str, int]], d: int) -> int:
@@ -298,7 +298,7 @@ def test_repeated_variable_is_substituted_everywhere() -> None:
     child = dict(game.children(key))["x"]
     assert game.format(child) == "x=4,y=?"
     assert game.terminal_value(game.parse("x=4,y=1")) == 16 - 4 + 1
-    assert game.evaluate({"x": 4, "y": 1}) == 13
+    assert game.value_of({"x": 4, "y": 1}) == 13
 
 
 def test_notation_round_trip_and_leniency() -> None:
