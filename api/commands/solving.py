@@ -15,7 +15,7 @@ import click
 
 from api.commands.common import fail, open_engine, parse_params, parse_position, user_errors
 from api.console.progress import ProgressDisplay
-from db.session import database_url
+from db.session import database_url, sqlite_file
 from db.store import SqlStore
 from solver.game import GameBase
 from solver.games import get_game
@@ -145,6 +145,7 @@ def run_solve(args: SolveArguments, interrupts: Interrupts) -> Solved:
             stack.callback(display.close)
             display.start()
             url = None if args.memory else database_url(args.db_url)
+            display.database = None if url is None else sqlite_file(url)
             store = (
                 None
                 if url is None

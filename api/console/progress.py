@@ -3,9 +3,11 @@ few seconds, with the figures the solver reports, the phase, the time and an ETA
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from collections import deque
+from pathlib import Path
 
 import click
 
@@ -55,6 +57,9 @@ class ProgressDisplay:
         """(time, frontier) while expanding, the last minute: the frontier's trend."""
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
+        self.database: Path | None = None
+        """The SQLite file being written, if it is one: its bytes a position and the
+        disk still free are shown."""
 
     def start(self) -> ProgressDisplay:
         if self.mode != "off":
@@ -123,9 +128,27 @@ class ProgressDisplay:
             f"{number(p.expansions)} expansions ({number(rate)}/s)  "
             f"{number(p.nodes)} nodes{tiers}  {number(p.frontier)} frontier  "
             f"root [{low}{'*' if p.root_low_final else ''}, "
-            f"{high}{'*' if p.root_high_final else ''}]  RAM {memory}  {elapsed}  {self.phase}"
-            + ("" if eta is None else f"  {eta}")
+            f"{high}{'*' if p.root_high_final else ''}]  RAM {memory}{self.disk_text(p)}  "
+            f"{elapsed}  {self.phase}" + ("" if eta is None else f"  {eta}")
         )
+
+    def disk_text(self, p: Progress) -> str:
+        """``  disk 17.2 B a position, 61 GiB free``: the SQLite file (and its log) over
+        the positions stored so far, and the room left beside it ('' for other
+        databases, or one not made yet)."""
+        if self.database is None:
+            return ""
+        try:
+            used = sum(
+                f.stat().st_size
+                for f in (self.database, Path(f"{self.database}-wal"))
+                if f.exists()
+            )
+            free = shutil.disk_usage(self.database.parent).free
+        except OSError:
+            return ""
+        per = f"{used / p.nodes:.1f} B a position, " if p.nodes else ""
+        return f"  disk {per}{format_size(free)} free"
 
     def eta(self, p: Progress, rate: float, now: float) -> str | None:
         """``~T left (why)``: the soonest end that is known, or ``None``."""

@@ -865,6 +865,33 @@ def test_the_eta_comes_from_what_is_known() -> None:
     assert partial.eta(at(0, 6000, 30.0), 10.0, 30.0) is None
 
 
+def test_the_progress_line_shows_bytes_a_position_and_free_disk(tmp_path: Path) -> None:
+    import shutil
+
+    from api.console.progress import ProgressDisplay
+    from solver.store import Progress
+
+    database = tmp_path / "solve.db"
+    database.write_bytes(b"x" * 1700)
+    Path(f"{database}-wal").write_bytes(b"x" * 300)
+    display = ProgressDisplay("off", full=True)
+    at = Progress("running", 10, 100, 0, 0, 0, 0, 0, 0, False, False, 1.0)
+    assert display.disk_text(at) == ""  # not a SQLite file
+    display.database = database
+    shown = display.disk_text(at)
+    assert shown.startswith("  disk 20.0 B a position, ") and shown.endswith(" free")
+    free = shutil.disk_usage(tmp_path).free
+    assert abs(free - _size(shown.split(", ")[1].removesuffix(" free"))) <= free * 0.01 + 2**20
+    display(at)
+    assert "disk 20.0 B a position" in display.text(0.0)
+
+
+def _size(text: str) -> float:
+    from solver.memory import parse_size
+
+    return parse_size(text.replace(" ", ""))
+
+
 @pytest.mark.parametrize("tiers", [False, True], ids=["untiered", "tiered"])
 def test_a_failed_run_records_what_is_committed_not_what_was_in_memory(
     db_url: str, tiers: bool
