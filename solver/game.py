@@ -18,16 +18,18 @@ registration rather than misread.
 
 from __future__ import annotations
 
+import typing
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar, Literal, Protocol, TypeAlias, TypeGuard, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
-
 from solver.errors import ContractError, InvalidParameterError
+
+if typing.TYPE_CHECKING:  # numpy in annotations only: `negagraph` starts without it
+    import numpy as np
+    import numpy.typing as npt
 
 CONTRACT_VERSION = 3
 """The version of the Game contract this negagraph implements. A game declares the one it
@@ -617,8 +619,7 @@ class GameBase(ABC):
         """Positions of *tier*, canonical when the variant uses symmetry, each once, in
         a fixed order — every one the game can list (chess: every legal placement of a
         material) — or ``None`` to leave their discovery to the solver. A tiered solve
-        starts a tier from them and adds any other position of the tier that moves
-        reach."""
+        starts a tier from them and adds any other position of the tier moves reach."""
         return None
 
     def probabilities(self, key: PositionKey) -> Sequence[Fraction] | None:
