@@ -168,3 +168,9 @@ def test_ctrl_c_while_the_command_line_loads_is_one_line_and_status_130() -> Non
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert (status, out, err) == (130, "", "interrupted\n")
 
+
+def test_a_budget_in_memory_speaks_of_no_commit() -> None:
+    # --memory commits nothing: the ending line once said "after committing the last batch"
+    code, out, err = run("solve", "--memory", "number-game", "--max-expansions", "1", "-q")
+    assert code == 0 and "expansions" in out
+    assert err.splitlines() == ["  budget exhausted; nothing is stored (--memory)"]
