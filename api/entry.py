@@ -1,11 +1,12 @@
 """The ``negagraph`` console script's entry point.
 
-Loading the command line (:mod:`api.cli`: click, SQLAlchemy, Flask, numpy, the games...)
-takes a second or more before any command runs, and a Ctrl-C meanwhile ended in a
+Loading a command (:mod:`api.cli`, then the command's module: SQLAlchemy, numpy, the
+game...) takes up to a second or more before it runs, and a Ctrl-C meanwhile ended in a
 ``KeyboardInterrupt`` traceback. This module imports nothing heavy (nor does
 ``api/__init__.py``): :func:`main` first makes SIGINT end the process at once with one
 ``interrupted`` line and status 130, as an interrupted command does, then loads the
-command line, restores Python's own SIGINT handling and runs it.
+command line and the module of the command asked for (:func:`api.cli.preload`), restores
+Python's own SIGINT handling and runs it.
 
 A Ctrl-C in the first few milliseconds, while Python itself starts (before this module
 runs), is still Python's to handle.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from types import FrameType
 
 
@@ -32,6 +34,9 @@ def main() -> None:
     if loading:
         signal.signal(signal.SIGINT, interrupted)
     from api.cli import main as cli_main
+    from api.cli import preload
+
+    preload(sys.argv[1:])  # the command's own module (api.cli loads none)
 
     if loading:
         signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -6,7 +6,6 @@ and reversible — every game can turn a key back into its position. The text no
 solver and the database.
 
 Values are integers from the point of view of the player to move (negamax convention).
-
 The contract has two parts (OpenSpiel's ``GameType``/``GameInfo`` split, in one record):
 the *hooks* a game implements (:class:`Game`: ``initial``, ``children``, ... each optional
 one with its default on :class:`GameBase`), and the *facts* it declares about itself
@@ -18,16 +17,18 @@ registration rather than misread.
 
 from __future__ import annotations
 
+import typing
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar, Literal, Protocol, TypeAlias, TypeGuard, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
-
 from solver.errors import ContractError, InvalidParameterError
+
+if typing.TYPE_CHECKING:  # numpy in annotations only: `negagraph` starts without it
+    import numpy as np
+    import numpy.typing as npt
 
 CONTRACT_VERSION = 4
 """The version of the Game contract this negagraph implements. A game declares the one it
@@ -618,8 +619,7 @@ class GameBase(ABC):
         """Positions of *tier*, canonical when the variant uses symmetry, each once, in
         a fixed order — every one the game can list (chess: every legal placement of a
         material) — or ``None`` to leave their discovery to the solver. A tiered solve
-        starts a tier from them and adds any other position of the tier that moves
-        reach."""
+        starts a tier from them and adds any other position of the tier moves reach."""
         return None
 
     def probabilities(self, key: PositionKey) -> Sequence[Fraction] | None:

@@ -21,11 +21,12 @@ import re
 import resource
 import sys
 from dataclasses import dataclass
-from typing import Any
-
-import psutil
+from typing import TYPE_CHECKING, Any
 
 from solver.errors import InvalidParameterError
+
+if TYPE_CHECKING:
+    import psutil
 
 UNITS = {
     "": 1,
@@ -118,6 +119,8 @@ def map_large_blocks(threshold: int = 128 * 1024) -> bool:
 
 def machine_memory() -> int:
     """The machine's physical memory in bytes."""
+    import psutil  # here: a command that never measures memory starts without it
+
     return int(psutil.virtual_memory().total)
 
 
@@ -225,6 +228,8 @@ def rss() -> int:
     """This process's resident set size in bytes (about 20 microseconds)."""
     global _process
     if _process is None:
+        import psutil
+
         _process = psutil.Process()
     return int(_process.memory_info().rss)
 

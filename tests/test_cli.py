@@ -125,11 +125,13 @@ def loading_extensions(pid: int) -> bool:
 
 
 def interrupt_while_loading() -> tuple[int, str, str] | None:
-    """Start ``negagraph --help``, send SIGINT once it has begun loading its compiled
-    extensions, and give its exit status and output; ``None`` if it had already finished
-    (on a loaded machine this test's polling can be late for the whole import)."""
+    """Start ``negagraph solve --help``, send SIGINT once it has begun loading its
+    compiled extensions, and give its exit status and output; ``None`` if it had already
+    finished (on a loaded machine this test's polling can be late for the whole import).
+    (``solve``'s module loads the solver and the database; ``negagraph --help`` alone
+    loads no compiled extension, tests/test_startup.py.)"""
     proc = subprocess.Popen(
-        [NEGAGRAPH, "--help"],
+        [NEGAGRAPH, "solve", "--help"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -161,7 +163,14 @@ def test_ctrl_c_while_the_command_line_loads_is_one_line_and_status_130() -> Non
         caught = interrupt_while_loading()
         if caught is not None:
             break
-    assert caught is not None, "every SIGINT came after negagraph --help had finished"
+    assert caught is not None, "every SIGINT came after negagraph solve --help had finished"
     status, out, err = caught
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert (status, out, err) == (130, "", "interrupted\n")
+
+
+def test_a_budget_in_memory_speaks_of_no_commit() -> None:
+    # --memory commits nothing: the ending line once said "after committing the last batch"
+    code, out, err = run("solve", "--memory", "number-game", "--max-expansions", "1", "-q")
+    assert code == 0 and "expansions" in out
+    assert err.splitlines() == ["  budget exhausted; nothing is stored (--memory)"]

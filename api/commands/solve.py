@@ -151,6 +151,9 @@ def solve_command(args: SolveArguments) -> None:
                 + (
                     "nothing is stored"
                     if args.memory
+                    else "the solve had not begun: nothing of it was written; run the same "
+                    "command again to solve"
+                    if interrupts.before_run
                     else "every committed batch is kept; run the same command again to continue"
                 ),
                 err=True,

@@ -84,6 +84,9 @@ class Interrupts:
     def __init__(self) -> None:
         self.stop = False
         self.closing = False
+        self.before_run = False
+        """Whether the solve ended before it opened its variant in the database (while it
+        walked a tiered game's child tiers, say): nothing of it was written."""
 
     def __call__(self) -> bool:
         return self.stop
@@ -198,6 +201,7 @@ def _solve(
         # solve() closes the run itself, unless a second Ctrl-C lands where it cannot
         # (between opening the run and its clean-up): then record it here.
         if isinstance(store, SqlStore):
+            interrupts.before_run = store.variant_id is None
             store.abandon("stopped" if isinstance(exc, KeyboardInterrupt) else "failed")
         raise
 

@@ -46,9 +46,17 @@ def ending_notes(r: SolveResult, stored: bool, as_json: bool) -> list[str]:
     if as_json:
         return []
     if r.ended_by == "memory":
-        return [
+        reached = (
             f"  memory limit reached ({format_size(r.peak_rss)} in use, limit "
-            f"{format_size(r.memory_limit or 0)}) after committing the last batch; "
+            f"{format_size(r.memory_limit or 0)})"
+        )
+        if not stored:
+            return [
+                f"{reached}; nothing is stored (--memory), the whole graph is in RAM: give "
+                "it a larger --memory-limit"
+            ]
+        return [
+            f"{reached} after committing the last batch; "
             + (
                 "a tiered solve holds one tier and what its moves reach in RAM: run "
                 "the same command again to go on (a fresh process), or give it a "
@@ -60,8 +68,12 @@ def ending_notes(r: SolveResult, stored: bool, as_json: bool) -> list[str]:
             )
         ]
     if r.status == "budget":
-        again = "; run the same command again to continue" if stored else ""
-        return [f"  budget exhausted after committing the last batch{again}"]
+        if not stored:
+            return ["  budget exhausted; nothing is stored (--memory)"]
+        return [
+            "  budget exhausted after committing the last batch; run the same command "
+            "again to continue"
+        ]
     return []
 
 

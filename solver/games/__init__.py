@@ -1,7 +1,9 @@
 """The game registry: the built-in games, games from installed plugins, and games named by
 a reference to their class.
 
-* Built-in games are one explicit table (:data:`BUILTIN_GAMES`).
+* Built-in games are one explicit table (:data:`BUILTIN_GAMES`); a game's module is
+  imported when that game is first asked for (chess needs python-chess, which a command
+  about tic-tac-toe need not load).
 * Installed packages add games through the entry-point group ``negagraph.games``
   (:data:`ENTRY_POINT_GROUP`): ``nim = "nim_game:Nim"`` registers class ``Nim`` of module
   ``nim_game``; the entry point's name must be the game's :attr:`~GameBase.name`.
@@ -36,18 +38,6 @@ from pathlib import Path
 
 from solver.errors import ContractError, UnknownGameError
 from solver.game import CONTRACT_VERSION, Game, GameBase, GameFacts, Param
-from solver.games.chess_endgame import ChessGame
-from solver.games.coin_nim import CoinNim
-from solver.games.connect_four import ConnectFour
-from solver.games.dice_race import DiceRace
-from solver.games.domino_tiling import DominoTiling
-from solver.games.e_valuate import EValuate
-from solver.games.graph_share import GraphShare
-from solver.games.grundy import Grundy
-from solver.games.nap import Nap
-from solver.games.number_game import NumberGame
-from solver.games.pig import Pig
-from solver.games.tic_tac_toe import TicTacToe
 
 log = logging.getLogger(__name__)
 
@@ -61,24 +51,45 @@ by commas) to load with the plugins."""
 GAME_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*\Z")
 """What a game's name may look like (it is a URL path segment and a CLI word)."""
 
-BUILTIN_GAMES: dict[str, type[GameBase]] = {
-    cls.name: cls
-    for cls in (
-        NumberGame,
-        TicTacToe,
-        ConnectFour,
-        Grundy,
-        Nap,
-        ChessGame,
-        EValuate,
-        DominoTiling,
-        GraphShare,
-        Pig,
-        CoinNim,
-        DiceRace,
-    )
+BUILTIN_REFERENCES: dict[str, str] = {
+    "number-game": "solver.games.number_game:NumberGame",
+    "tic-tac-toe": "solver.games.tic_tac_toe:TicTacToe",
+    "connect-four": "solver.games.connect_four:ConnectFour",
+    "grundy": "solver.games.grundy:Grundy",
+    "nap": "solver.games.nap:Nap",
+    "chess": "solver.games.chess_endgame:ChessGame",
+    "e-valuate": "solver.games.e_valuate:EValuate",
+    "domino-tiling": "solver.games.domino_tiling:DominoTiling",
+    "graph-share": "solver.games.graph_share:GraphShare",
+    "pig": "solver.games.pig:Pig",
+    "coin-nim": "solver.games.coin_nim:CoinNim",
+    "dice-race": "solver.games.dice_race:DiceRace",
 }
-"""Every built-in game class by name."""
+"""Every built-in game's name and its class as ``module:Class``."""
+
+
+class Builtins(Mapping[str, type[GameBase]]):
+    """The built-in game classes by name (:data:`BUILTIN_REFERENCES`), each module
+    imported when its game is first looked up; the names are known without importing."""
+
+    def __getitem__(self, name: str) -> type[GameBase]:
+        module, _, attr = BUILTIN_REFERENCES[name].partition(":")
+        cls: type[GameBase] = vars(importlib.import_module(module))[attr]
+        assert cls.name == name, f"{BUILTIN_REFERENCES[name]} is named {cls.name!r}"
+        return cls
+
+    def __contains__(self, name: object) -> bool:
+        return name in BUILTIN_REFERENCES
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(BUILTIN_REFERENCES)
+
+    def __len__(self) -> int:
+        return len(BUILTIN_REFERENCES)
+
+
+BUILTIN_GAMES = Builtins()
+"""Every built-in game class by name (its module imported on first use)."""
 
 
 @dataclass(frozen=True)
@@ -246,9 +257,11 @@ class Registry(Mapping[str, type[GameBase]]):
     the installed plugins and the references in ``$NEGAGRAPH_GAMES``."""
 
     def __init__(self) -> None:
-        self._games: dict[str, type[GameBase]] = dict(BUILTIN_GAMES)
+        self._games: dict[str, type[GameBase]] = {}
+        """The games of plugins and references (the built-ins are :data:`BUILTIN_GAMES`)."""
         self._sources: dict[str, GameSource] = {
-            name: GameSource("builtin", cls.__module__) for name, cls in BUILTIN_GAMES.items()
+            name: GameSource("builtin", ref.partition(":")[0])
+            for name, ref in BUILTIN_REFERENCES.items()
         }
         self._errors: dict[str, str] = {}
         """One line per plugin or reference that was left out, by its name."""
@@ -292,7 +305,7 @@ class Registry(Mapping[str, type[GameBase]]):
         self._errors[key] = message
 
     def _add(self, cls: type[GameBase], source: GameSource, label: str) -> bool:
-        taken = self._games.get(cls.name)
+        taken = BUILTIN_GAMES[cls.name] if cls.name in BUILTIN_GAMES else self._games.get(cls.name)
         if taken is not None and taken is not cls:
             self._fail(
                 cls.name,
@@ -350,27 +363,32 @@ class Registry(Mapping[str, type[GameBase]]):
         self._load()
         if ":" in name:
             return self.add_reference(name)
-        try:
+        if name in self._games:
             return self._games[name]
-        except KeyError:
-            pass
         if name in self._errors:
             raise UnknownGameError(f"game {name!r} is not available: {self._errors[name]}")
-        raise UnknownGameError(
-            f"unknown game {name!r} (known games: {', '.join(sorted(self._games))})"
-        )
+        raise UnknownGameError(f"unknown game {name!r} (known games: {', '.join(sorted(self))})")
 
     def __getitem__(self, name: str) -> type[GameBase]:
+        if name in BUILTIN_GAMES:
+            return BUILTIN_GAMES[name]
         self._load()
         return self._games[name]
 
+    def __contains__(self, name: object) -> bool:
+        """Whether *name* is registered (without importing a built-in game's module)."""
+        if name in BUILTIN_GAMES:
+            return True
+        self._load()
+        return name in self._games
+
     def __iter__(self) -> Iterator[str]:
         self._load()
-        return iter(list(self._games))
+        return iter([*BUILTIN_GAMES, *self._games])
 
     def __len__(self) -> int:
         self._load()
-        return len(self._games)
+        return len(BUILTIN_GAMES) + len(self._games)
 
 
 GAMES = Registry()
@@ -412,6 +430,8 @@ def plugin_errors() -> list[str]:
 
 __all__ = [
     "BUILTIN_GAMES",
+    "BUILTIN_REFERENCES",
+    "Builtins",
     "ENTRY_POINT_GROUP",
     "GAMES",
     "GAMES_ENV",
