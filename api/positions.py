@@ -76,6 +76,7 @@ def variant_model(summary: VariantSummary, cls: type[GameBase]) -> schemas.Varia
         game_source=v.game_source,
         compatible=v.rules_version == cls.version,
         nodes=summary.nodes,
+        layout="compact" if v.layout == "compact" else "graph",
         root=v.root_position,
         root_bounds=None if summary.root_bounds is None else bounds_model(summary.root_bounds),
         last_run=None if run is None else schemas.LastRun(id=run.id, status=run.status),

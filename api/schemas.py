@@ -327,6 +327,10 @@ class Variant(_Model):
     )
     compatible: bool = Field(description="stored under this server's rules version")
     nodes: int = Field(ge=0)
+    layout: Literal["graph", "compact"] = Field(
+        description="graph: nodes and edges; compact: a complete tiered solve's values by "
+        "key, no graph (no replay)"
+    )
     root: str | None
     root_bounds: Bounds | None
     last_run: LastRun | None

@@ -295,6 +295,11 @@ def test_query_and_status_on_a_compact_database(tmp_path: Path) -> None:
     )
     assert status.returncode == 0, status.stderr
     assert "5,478 positions, compact" in status.stdout
+    for url, layout in ((graph_url, "graph"), (compact_url, "compact")):
+        with make_app(url) as app:
+            games = app.test_client().get("/api/games").get_json()["games"]
+        (variant,) = next(g for g in games if g["name"] == "tic-tac-toe")["variants"]
+        assert (variant["layout"], variant["nodes"]) == (layout, 5478)
 
 
 def test_the_documented_compact_queries(tmp_path: Path) -> None:
