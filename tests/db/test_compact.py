@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from api.views import describe_positions
 from db import compact
+from db.errors import PositionNotFoundError
 from db.models import decode_key
 from db.session import make_engine
 from db.store import SqlStore
@@ -64,7 +65,7 @@ def answers(url: str, game: Any, keys: list[int]) -> list[Any]:
     try:
         with Session(engine) as session:
             return [
-                a.model_dump() if hasattr(a, "model_dump") else str(a)
+                str(a) if isinstance(a, PositionNotFoundError) else a.model_dump()
                 for a in describe_positions(session, game, keys)
             ]
     finally:
