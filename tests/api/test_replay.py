@@ -13,7 +13,7 @@ from sqlalchemy import delete, update
 
 from api.schemas import Replay
 from db.migrate import upgrade
-from db.models import Commit, Variant
+from db.models import Commit, Tier, Variant
 from db.session import make_engine
 from db.store import SqlStore
 from solver.games import get_game
@@ -221,3 +221,36 @@ def test_a_compact_variant_has_its_timeline_and_tiers_but_no_graph(tmp_path: Pat
     assert step.commit == len(step.commits) == 20
     assert sum(t.nodes for t in step.tiers) == step.commits[-1].nodes == 869
     assert (step.commits[-1].root_low, step.commits[-1].root_high) == (0, 0)
+
+
+def test_a_tiered_solve_in_progress_says_why_a_commit_is_not_drawn(tmp_path: Path) -> None:
+    """Tiers not numbered yet (still discovering), or discovered but not solved (no node
+    rows yet): the commit's graph is not drawn, and the answer says why."""
+    url = f"sqlite:///{tmp_path / 'progress.db'}"
+    upgrade(url)
+    solve_into(url, "connect-four", {"width": 3, "height": 2}, True)
+    query = {"width": 3, "height": 2, "commit": 3}
+    engine = make_engine(url)
+    with engine.begin() as conn:  # as if tier 2 were not solved yet
+        conn.execute(update(Tier).where(Tier.tier == 2).values(solved_in=None, edges=None))
+    engine.dispose()
+    with make_app(url) as app:
+        step = Replay.model_validate(
+            app.test_client().get(URL.format(game="connect-four"), query_string=query).get_json()
+        )
+    assert not step.drawn and step.nodes == []
+    assert step.not_drawn == (
+        "the positions of tier 2 are not written yet (they are, whole, when the solve "
+        "solves their tier)"
+    )
+    engine = make_engine(url)
+    with engine.begin() as conn:  # as if the last tiers were not all discovered yet
+        conn.execute(update(Tier).values(first_id=None))
+    engine.dispose()
+    with make_app(url) as app:
+        step = Replay.model_validate(
+            app.test_client().get(URL.format(game="connect-four"), query_string=query).get_json()
+        )
+    assert step.not_drawn == (
+        "commit 3's tiers have no node ids yet (the solve is still discovering)"
+    )
