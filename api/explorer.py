@@ -1,6 +1,6 @@
 """The explorer: a small browser app at ``/`` and ``/explore/...`` over the JSON API.
 
-The page (``api/static/explorer/index.html``) and its plain script talk to ``/api`` only;
+The page (``api/static/explorer/index.html``) and its plain ES modules talk to ``/api`` only;
 this blueprint serves them, the vendored cytoscape.js, and one drawing endpoint:
 ``/explore/board/<game>?p=...&<params>`` answers ``{"svg": ...}``: the position as an SVG
 board when the game draws one (its optional ``draw_svg(key)`` method, see

@@ -184,12 +184,15 @@ ROUTES: tuple[Route, ...] = (
         "A stored solve as one of its commits left it",
         (ok("Replay", "The timeline and the graph"), NOT_MODIFIED, *LOOKUP_ERRORS),
         ("commit", GAME_PARAMETERS, *CACHED),
-        description="Every commit of the variant (its positions and the run root's "
-        "bounds), and the graph as commit `commit` left it: positions, moves, which commit "
-        "expanded each position, and bounds and finality recomputed from that graph alone. "
+        description="Every commit of the variant (its positions, moves and the run root's "
+        "bounds), the tiers of a tiered full solve (which commit discovered and which solved "
+        "each), and the graph as commit `commit` left it: positions, moves, which commit "
+        "expanded each position, and bounds and finality recomputed from that graph alone "
+        "(in a tiered solve, the positions of the tiers the commit had discovered). "
         f"At most {MAX_REPLAY_NODES} positions are drawn: the default commit is the "
-        "last that fits, a larger one is a 400. A variant stored before schema revision "
-        "0006 has no commits (404).",
+        "last that fits; a larger one, or any of a variant in the compact layout, is "
+        "answered without its graph (`drawn` false, `not_drawn` saying why). A variant "
+        "stored before schema revision 0006 has no commits (404).",
     ),
     Route(
         "/solves",

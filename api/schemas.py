@@ -263,6 +263,7 @@ class ReplayCommit(_Model):
     seq: int = Field(ge=1, description="1, 2, ... per variant, across its runs")
     run: int = Field(description="the solve run (`/api/solves/{run}`)")
     nodes: int = Field(ge=0, description="positions stored after this commit")
+    edges: int = Field(ge=0, description="moves stored after this commit")
     expansions: int = Field(ge=0, description="the run's expansions so far")
     root_low: Bound = Field(description="the run root's low bound after this commit")
     root_high: Bound = Field(description="the run root's high bound after this commit")
@@ -270,8 +271,21 @@ class ReplayCommit(_Model):
     root_high_final: bool
 
 
+class ReplayTier(_Model):
+    """A tier of a tiered full solve (a `tiers` row)."""
+
+    tier: int = Field(description="the game's tier number")
+    name: str = Field(description="how the game names it (chess: the material)")
+    ordinal: int = Field(ge=0, description="its place in the discovery order, parents first")
+    first_id: int | None = Field(description="its first node id (null: not numbered yet)")
+    nodes: int = Field(ge=0, description="its positions")
+    edges: int | None = Field(description="its positions' moves (null: not solved yet)")
+    discovered_in: int = Field(ge=1, description="the commit that recorded it")
+    solved_in: int | None = Field(description="the commit that solved it (null: not yet)")
+
+
 class _ReplayHead(_Model):
-    id: int = Field(ge=0, description="the node id (discovery order)")
+    id: int = Field(ge=0, description="the node id (discovery order; a tier's in solve order)")
     position: str
     state: Literal["unexpanded", "expanded", "terminal"]
 
@@ -295,9 +309,15 @@ class Replay(_Model):
 
     game: str
     params: Params
+    layout: Literal["graph", "compact"] = Field(description="the variant's storage layout")
     commit: int = Field(ge=1, description="the commit shown")
     root: int | None = Field(description="the node id of that commit's run root")
     commits: list[ReplayCommit] = Field(description="every commit of the variant, in order")
+    tiers: list[ReplayTier] = Field(
+        description="its tiers in discovery order (empty: solved without tiers)"
+    )
+    drawn: bool = Field(description="whether nodes and edges give the commit's graph")
+    not_drawn: str | None = Field(description="why the graph is not given (null: it is)")
     nodes: list[ReplayNode]
     edges: list[ReplayEdge] = Field(description="the moves of the expanded positions")
 

@@ -1,5 +1,11 @@
-// negagraph explorer: plain script over the JSON API (/api), drawn with cytoscape.js.
-"use strict";
+// negagraph explorer: plain ES modules over the JSON API (/api), drawn with cytoscape.js
+// (loaded before as a plain script). replay.js: the replay's words, tiers and chart;
+// board.js: the board, its coordinates and the moves played on it; play.js: the move
+// list's keys and the value history of the line played.
+import { boundsChart, rootWords, summary, tierEvents, tierList } from "./replay.js";
+import { chessClicks, gridBoard } from "./board.js";
+import { listKeys, valueStrip } from "./play.js";
+
 (function () {
   const CAP = 60; // positions a view draws at first (opening a node adds all its children)
   const BATCH = 1000; // positions per batch lookup (the API's limit)
@@ -181,22 +187,20 @@
   }
 
   // ---- board -------------------------------------------------------------------------
-  // The board of *position*, as an element (fetched first, put on the page by show()).
-  async function boardOf(position) {
+  // The board of position *v*, as an element (fetched first, put on the page by show()):
+  // its moves played by clicking on it (board.js).
+  async function boardOf(v) {
+    const position = v.position;
     const answer = await api(`/explore/board/${state.game}`, { p: position });
+    const playing = (m) => { play(m).catch(fail); };
     if (answer.svg) {
       const div = document.createElement("div");
       div.innerHTML = answer.svg;
+      if (!v.chance) chessClicks(div, v.moves, moveClass, playing);
       return div;
     }
     if (position.includes("/")) {
-      const table = document.createElement("table");
-      table.className = "grid";
-      for (const row of position.split("/")) {
-        const tr = table.insertRow();
-        for (const c of row) tr.insertCell().textContent = c === "." ? "" : c.toUpperCase();
-      }
-      return table;
+      return gridBoard(position, v.chance ? [] : v.moves, moveClass, (m) => moveWords(v, m), playing);
     }
     const pre = document.createElement("pre");
     pre.textContent = position;
@@ -370,10 +374,9 @@
   }
 
   // ---- replay: the solve commit by commit (/api/games/<game>/replay) --------------------
-  async function replay(seq) {
-    busy();
-    const answer = await api(`/api/games/${state.game}/replay`, seq ? { commit: seq } : {});
-    state.replay = answer;
+  // A tiered solve's graph is the positions of the tiers the commit had discovered (the
+  // API's); a commit not drawn (too large, the compact layout) is a summary in words.
+  function drawReplay(answer) {
     cy.batch(() => {
       cy.elements().remove();
       for (const n of answer.nodes) {
@@ -388,16 +391,41 @@
       }
     });
     layout(answer.root === null ? null : `r${answer.root}`);
+  }
+  function replayWords(answer) {
+    const head = `commit ${answer.commit} of ${answer.commits.length}`;
+    if (!answer.drawn) return `${head} · ${summary(answer)}`;
     const fresh = answer.nodes.filter((n) => n.expanded_in === answer.commit)
       .map((n) => n.position);
     const fin = (f) => (f ? "final" : "not final");
-    const root = answer.root === null ? null : answer.nodes[answer.root];
-    const rootText = root === null ? "" : ` · root ${root.position}: low ${low(root)}` +
+    const root = answer.nodes.find((n) => n.id === answer.root);
+    const rootText = root === undefined ? "" : ` · root ${root.position}: low ${low(root)}` +
       ` (${fin(root.low_final)}), high ${high(root)} (${fin(root.high_final)})`;
-    $("replayinfo").textContent = `commit ${answer.commit} of ${answer.commits.length}` +
-      ` · ${answer.nodes.length} positions · expanded: ${fresh.join(", ") || "none"}` + rootText;
-    $("graphinfo").textContent = "replay: the graph as each commit left it (bounds as that" +
-      " graph proves them; orange: expanded by this commit) · click a node to leave the replay";
+    const events = tierEvents(answer);
+    return `${head} · ${answer.nodes.length} positions · ` + (answer.tiers.length
+      ? events.join(", ") || "no tier changed" : `expanded: ${fresh.join(", ") || "none"}`) +
+      rootText;
+  }
+  async function replay(seq) {
+    busy();
+    const answer = await api(`/api/games/${state.game}/replay`, seq ? { commit: seq } : {});
+    state.replay = answer;
+    if (answer.drawn) drawReplay(answer); else cy.elements().remove();
+    $("replayinfo").textContent = replayWords(answer);
+    $("tiers").replaceChildren(...(answer.tiers.length ? [tierList(answer)] : []));
+    $("chart").replaceChildren(boundsChart(answer.commits, answer.commit,
+      state.info && state.info.value_range, (k) => replay(k).catch(fail)));
+    const last = answer.commits[answer.commits.length - 1];
+    $("graphinfo").textContent = answer.drawn
+      ? "replay: the graph as each commit left it (bounds as that graph proves them; orange:" +
+        " expanded by this commit" + (answer.tiers.length ? "; a tiered solve, tier by tier:" +
+        " discovery stores positions only, solving a tier adds its moves" : "") +
+        ") · click a node to leave the replay"
+      : answer.layout === "compact"
+        ? `this variant is stored in the compact layout: no per-position replay (${answer.not_drawn}).` +
+          ` Its solve took ${answer.commits.length} commits; root at the end: ${rootWords(last)}`
+        : `not drawn: ${answer.not_drawn}; the summary above says what the commit did`;
+    $("graph").dataset.drawn = answer.drawn ? "1" : "0";
     $("rfirst").disabled = $("rprev").disabled = answer.commit <= 1;
     $("rnext").disabled = $("rlast").disabled = answer.commit >= answer.commits.length;
     clearError();
@@ -408,8 +436,10 @@
   function leaveReplay() {
     state.replay = null;
     $("replaycontrols").hidden = true;
+    $("replaypanel").hidden = true;
     $("replay").textContent = "replay the solve";
     delete $("graph").dataset.commit;
+    delete $("graph").dataset.drawn;
     controls();
   }
   async function replayMode(on) {
@@ -421,19 +451,21 @@
       throw e;
     }
     $("replaycontrols").hidden = false;
+    $("replaypanel").hidden = false;
     $("replay").textContent = "back to the position";
   }
   const step = (to) => () => replay(to(state.replay)).catch(fail);
 
   // ---- play --------------------------------------------------------------------------
-  function moveItem(view, m) {
+  // A move of the list: click it, or (the list is one Tab stop) arrows, then Enter.
+  function moveItem(view, m, i) {
     const li = document.createElement("li");
     li.className = moveClass(m);
     li.dataset.move = m.move;
-    li.tabIndex = 0;
+    li.tabIndex = i === 0 ? 0 : -1;
+    li.setAttribute("role", "option");
     li.textContent = `${m.move}: ${moveWords(view, m)}`;
     li.onclick = () => play(m).catch(fail);
-    li.onkeydown = (ev) => { if (ev.key === "Enter") li.click(); };
     return li;
   }
   // Show *position*: everything is fetched first; only then is the page changed, so a
@@ -442,18 +474,22 @@
     busy();
     const v = await positionOf(position);
     const g = await buildGraph(v);
-    const board = await boardOf(v.position);
+    const board = await boardOf(v);
+    const line = state.history.length && !(state.info && state.info.chance)
+      ? await lookupMany([state.history[0].from, ...state.history.map((h) => h.position)]) : [];
     state.view = v;
     state.root = v.position;
     $("position").value = v.position;
-    history.replaceState(null, "", `/explore/${state.game}?${query({ p: v.position })}`);
+    history.replaceState(null, "", address(v.position));
     $("verdict").textContent = verdict(v);
     $("detail").textContent = v.chance ? "" : detail(v);
     const [me] = names(v);
     $("movesfor").textContent = !v.chance ? `(for ${me}, best first: shortest win, ` +
       "then draws, then longest loss)" : v.chance.kind === "chance"
       ? "(the outcomes, with their probabilities)" : `(for ${me}, best first)`;
-    $("moves").replaceChildren(...v.moves.map((m) => moveItem(v, m)));
+    $("moves").replaceChildren(...v.moves.map((m, i) => moveItem(v, m, i)));
+    $("vvh").replaceChildren(...valueStrip(line, players()[0], verdict));
+    $("vvhpane").hidden = !line.length;
     $("history").replaceChildren(...state.history.map((h) => {
       const li = document.createElement("li");
       li.textContent = `${h.move}${h.by === "db" ? " (database)" : ""}`;
@@ -465,7 +501,33 @@
     notice("");
     info(v);
     controls();
+    if (state.keyboard && $("moves").firstElementChild) $("moves").firstElementChild.focus();
+    state.keyboard = false;
     document.body.dataset.ready = "1";
+  }
+  // The address of the page: the line played from its start (&line=, moves separated by
+  // spaces), else the position shown.
+  function address(position) {
+    const h = state.history;
+    const extra = h.length ? { p: h[0].from, line: h.map((x) => x.move).join(" ") }
+      : { p: position };
+    return `/explore/${state.game}?${query(extra)}`;
+  }
+  // The line *moves* played from *start* (the address's &line=): its history, and the
+  // position it reaches. A move that is not one of its position's says so.
+  async function follow(start, moves) {
+    let pos = start;
+    for (const move of moves) {
+      const v = await positionOf(pos);
+      const m = v.moves.find((x) => x.move === move);
+      if (!m) {
+        throw new Error(`the line's move ${move} is not a move of ${v.position}` +
+          ` (its moves: ${v.moves.map((x) => x.move).join(", ") || "none"})`);
+      }
+      state.history.push({ move, position: m.position, from: v.position, by: "you" });
+      pos = m.position;
+    }
+    return pos;
   }
   async function play(m) {
     busy();
@@ -559,7 +621,7 @@
   }
   // Go to variant *v* (at *position*, else its root). If that fails while another
   // variant is shown, that one stays, whole: game, parameters, history and selector.
-  async function pick(v, position) {
+  async function pick(v, position, line) {
     const old = { game: state.game, params: state.params, info: state.info,
                   history: state.history, picked: state.picked };
     const set = (x) => {
@@ -574,7 +636,8 @@
           picked: v.index });
     leaveReplay();
     try {
-      await show(position || v.root);
+      const start = position || v.root;
+      await show(line && line.length ? await follow(start, line) : start);
     } catch (e) {
       if (state.view) set(old);
       throw e;
@@ -585,7 +648,7 @@
   function wanted(variants, name, url) {
     const game = state.games.get(name);
     if (!game) throw new Error(`this server has no game ${name}`);
-    const given = [...url.searchParams.keys()].filter((k) => k !== "p");
+    const given = [...url.searchParams.keys()].filter((k) => k !== "p" && k !== "line");
     const known = new Set(game.parameters.map((p) => p.name));
     const unknown = given.filter((k) => !known.has(k));
     if (unknown.length) {
@@ -611,6 +674,7 @@
     $("rnext").onclick = step((r) => Math.min(r.commits.length, r.commit + 1));
     $("rlast").onclick = step((r) => r.commits.length);
     $("undo").onclick = () => undo().catch(fail);
+    $("moves").onkeydown = (ev) => listKeys(ev, $("moves"), () => { state.keyboard = true; });
     $("goto").onsubmit = (ev) => {
       ev.preventDefault();
       if (state.replay) leaveReplay();
@@ -629,7 +693,8 @@
       await pick(variants[0], null);
       return;
     }
-    await pick(wanted(variants, decodeURIComponent(want), url), url.searchParams.get("p"));
+    const line = (url.searchParams.get("line") || "").split(" ").filter((x) => x);
+    await pick(wanted(variants, decodeURIComponent(want), url), url.searchParams.get("p"), line);
   }
   start().catch(fail);
-})();
+}());
