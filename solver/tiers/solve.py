@@ -572,6 +572,9 @@ class TieredSolve:
         """Mark a tier whose shards are all written solved (one commit)."""
         record = run.record
         last = all(r.solved for r in self.records if r.ordinal != record.ordinal)
+        if run.held is not None and record.tier == self.root_tier:
+            # known before the commit that marks the root's tier solved, which records it
+            self._set_root(run.held.values, id_ordered_keys(run.held))
         self.expansions += run.expanded  # as committed with the tier
         try:
             solved = self.store.finish_tier(record, self.progress("running"), last=last)
@@ -579,12 +582,10 @@ class TieredSolve:
             self.expansions -= run.expanded
             raise
         self.records[record.ordinal] = solved
-        table, run.held = run.held, None  # TABLES holds it while its parents need it
+        run.held = None  # TABLES holds it while its parents need it
         # held on: the tiers that tiers not solved yet read (this one's parents)
         waiting = {c for r in self.records if not r.solved for c in self.rules.child_tiers(r.tier)}
         TABLES.keep(self.ident, waiting)
-        if table is not None and record.tier == self.root_tier:
-            self._set_root(table.values, id_ordered_keys(table))
         if isinstance(self.runner, InlineRunner):
             self._measure("solve", record.nodes)
         if self.progress_cb is not None:

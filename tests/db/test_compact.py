@@ -123,6 +123,16 @@ def test_compact_answers_as_the_graph(name: str, params: dict[str, Any], tmp_pat
         g.status,
     )
     assert_same_answers(graph_url, compact_url, game)
+    for url in (graph_url, compact_url):  # the last commit records the root's bounds
+        engine = make_engine(url)
+        try:
+            with engine.connect() as conn:
+                last = conn.execute(
+                    text("SELECT root_low, root_high FROM commits ORDER BY seq DESC LIMIT 1")
+                ).one()
+        finally:
+            engine.dispose()
+        assert tuple(last) == (g.low, g.high), url
 
 
 @pytest.mark.postgres
