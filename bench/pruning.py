@@ -16,8 +16,11 @@ method searches to prove the root's value:
   final; also with one leak per round (``batch_size=1``) where that finishes quickly.
 
 ``calls`` counts searched positions with repeats (tree nodes), ``distinct`` without.
-Symmetry is off in this table (the paper has none); a second table measures what the
-games' ``symmetry`` parameters save.
+Symmetry is off in this table (the paper has none). A second table (``family``) puts the
+rest of the classic search family (:data:`FAMILY_COLUMNS`: iterative deepening, PVS,
+aspiration windows, MTD(f)) beside alpha-beta with a table and negagraph's partial solve,
+on the same rows and on connect-four; a third measures what the games' ``symmetry``
+parameters save.
 """
 
 from __future__ import annotations
@@ -30,8 +33,10 @@ from typing import Any
 
 from bench.measure import Row, timed
 from solver.alphabeta import alphabeta
+from solver.classic import FAMILY, search
 from solver.game import Game, PositionKey
 from solver.games import get_game
+from solver.games.connect_four import ConnectFour
 from solver.games.domino_tiling import DominoTiling
 from solver.games.e_valuate import EValuate
 from solver.negamax import solve
@@ -53,6 +58,17 @@ EXPRESSIONS: list[tuple[str, str]] = [
 SMOKE_EXPRESSIONS: list[tuple[str, str]] = [("x*(y-z)", "0-9"), ("a*b-c*d", "0-3")]
 BOARDS = [(3, 4), (4, 4), (4, 5)]
 SMOKE_BOARDS = [(3, 3), (3, 4)]
+CONNECT_FOUR = [(5, 4), (4, 5)]
+SMOKE_CONNECT_FOUR = [(4, 3)]
+FAMILY_COLUMNS: dict[str, str] = {
+    "id": "deepening",
+    "pvs": "pvs",
+    "asp": "aspiration",
+    "mtdf": "mtdf",
+    "mtdf_id": "mtdf-deepening",
+}
+"""The family's columns: prefix -> member of :data:`solver.classic.FAMILY` (exact mode,
+symmetry off like the rest of the table)."""
 BATCH_ONE_UP_TO = 500_000
 """Rows whose default partial solve expands more than this skip the ``batch_size=1`` run."""
 
@@ -164,9 +180,49 @@ def measure(
     return row
 
 
+def family_row(case: str, game: Game, size: int, repeat: int, known: Row | None = None) -> Row:
+    """One row of the family table: alpha-beta with a table, each member of
+    :data:`FAMILY_COLUMNS` (positions searched with repeats, seconds, value) and the
+    partial solve. *known*: the pruning row of the same case, whose alpha-beta and
+    negagraph columns are taken instead of measured again."""
+    log = sys.stderr
+    row: Row = {"benchmark": "family", "case": case, "size": size}
+    if known is None:
+        print(f"  {case}: alpha-beta + ordering + TT ...", file=log)
+        t, abtt = slow_once(lambda: alphabeta(game, ordering=True), repeat)
+        print(f"  {case}: negagraph partial solve ...", file=log)
+        t_solve, r = slow_once(lambda: solve(game), repeat)
+        known = {
+            "abtt_calls": abtt.stats.calls,
+            "abtt_s": round(t, 3),
+            "value": abtt.value,
+            "negagraph_expansions": r.expansions,
+            "negagraph_s": round(t_solve, 3),
+        }
+        if r.value != abtt.value:
+            raise SystemExit(f"{case}: the partial solve gives {r.value}, not {abtt.value}")
+    value = known["value"]
+    row.update(value=value, abtt_calls=known["abtt_calls"], abtt_s=known["abtt_s"])
+    for prefix, member in FAMILY_COLUMNS.items():
+        print(f"  {case}: {member} ...", file=log)
+        t, result = slow_once(partial(search, game, options=FAMILY[member]), repeat)
+        if result.value != value or not result.exact:
+            raise SystemExit(f"{case}: {member} gives {result.value}, not {value}")
+        row.update(
+            {
+                f"{prefix}_calls": result.stats.calls,
+                f"{prefix}_s": round(t, 3),
+                f"{prefix}_value": result.value,
+            }
+        )
+    row.update(negagraph_expansions=known["negagraph_expansions"], negagraph_s=known["negagraph_s"])
+    return row
+
+
 def pruning_rows(repeat: int, smoke: bool) -> list[Row]:
-    """The pruning table, then the symmetry table."""
+    """The pruning table, the family table, then the symmetry table."""
     rows: list[Row] = []
+    family: list[Row] = []
     for expression, digits in SMOKE_EXPRESSIONS if smoke else EXPRESSIONS:
         game = EValuate(expression=expression, digits=digits, symmetry=False)
         n, d = len(game.names), len(game.digits)
@@ -174,11 +230,18 @@ def pruning_rows(repeat: int, smoke: bool) -> list[Row]:
         print(f"pruning: {case}", file=sys.stderr)
         ascending = AscendingEValuate(expression=expression, digits=digits, symmetry=False)
         rows.append(measure(case, game, n, evaluate_tree(n, d), repeat, ascending))
+        family.append(family_row(case, game, n, repeat, rows[-1]))
     for r, c in SMOKE_BOARDS if smoke else BOARDS:
         board = DominoTiling(rows=r, cols=c, symmetry=False)
         case = f"domino-tiling {r}x{c}"
         print(f"pruning: {case}", file=sys.stderr)
         rows.append(measure(case, board, r * c, graph_tree(board), repeat))
+        family.append(family_row(case, board, r * c, repeat, rows[-1]))
+    for w, h in SMOKE_CONNECT_FOUR if smoke else CONNECT_FOUR:
+        case = f"connect-four {w}x{h}"
+        print(f"family: {case}", file=sys.stderr)
+        family.append(family_row(case, ConnectFour(width=w, height=h), w * h, repeat))
+    rows.extend(family)
     rows.extend(symmetry_rows(repeat, smoke))
     return rows
 
@@ -247,4 +310,11 @@ def symmetry_rows(repeat: int, smoke: bool) -> list[Row]:
     return rows
 
 
-__all__ = ["evaluate_tree", "graph_tree", "pruning_rows", "symmetry_rows"]
+__all__ = [
+    "FAMILY_COLUMNS",
+    "evaluate_tree",
+    "family_row",
+    "graph_tree",
+    "pruning_rows",
+    "symmetry_rows",
+]

@@ -2,42 +2,22 @@
 
 Optional transposition table and move ordering. For acyclic games only: it is the oracle
 the tests compare the graph solver with, and the yardstick for expansion counts (how many
-distinct positions a depth-first search visits to prove the root's value).
+distinct positions a depth-first search visits to prove the root's value). The rest of the
+classic family (iterative deepening, PVS, aspiration windows, MTD(f)) is
+:mod:`solver.classic`, which shares its statistics and result types.
 """
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 
+from solver.classic.results import SearchResult, SearchStats
+from solver.classic.table import order_moves
 from solver.errors import SolveError
 from solver.game import Game, PositionKey
 from solver.values import NEG_INF, POS_INF
 
 _EXACT, _LOWER, _UPPER = 0, 1, 2
-
-
-@dataclass
-class SearchStats:
-    """What a search did."""
-
-    calls: int = 0
-    """Positions searched, counting repeats (the tree size seen by the search)."""
-    distinct: int = 0
-    """Distinct positions searched."""
-    tt_hits: int = 0
-    """Searches answered from the transposition table."""
-    cutoffs: int = 0
-    """Beta cutoffs (moves not searched)."""
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """The root's value (from the mover's view), its best move and the statistics."""
-
-    value: int
-    best_move: str | None
-    stats: SearchStats = field(compare=False)
 
 
 def alphabeta(
@@ -123,18 +103,9 @@ class _Search:
     def _order(self, moves: list[tuple[str, PositionKey]], hint: int) -> list[int]:
         """The order to search *moves* in: the game's, or (``ordering``) the table's best
         move first, then moves into terminal positions that win at once, then the rest."""
-        order = list(range(len(moves)))
         if self.ordering:
-            terminal_value = self.game.terminal_value
-
-            def rank(i: int) -> int:
-                if i == hint:
-                    return 0
-                tv = terminal_value(moves[i][1])
-                return 1 if tv is not None and tv < 0 else 2
-
-            order.sort(key=rank)
-        return order
+            return order_moves(self.game, moves, hint)
+        return list(range(len(moves)))
 
     def _best(
         self, moves: list[tuple[str, PositionKey]], order: list[int], alpha: int, beta: int
