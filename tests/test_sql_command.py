@@ -74,7 +74,8 @@ def test_a_value_by_notation_and_the_moves_as_rows(solved: str) -> None:
     assert [(r[0], r[1]) for r in rows[1:]] == expected
     # the oracle: the in-memory solve's bounds of the same moves
     memory = solve(game, full=True)
-    assert memory.low == 0 and min(int(r[2]) for r in rows[1:]) == -memory.high
+    assert (memory.low, memory.high) == (0, 0)  # high = max over moves of -low(child)
+    assert min(int(r[2]) for r in rows[1:]) == 0
 
 
 def test_the_functions_read_a_graph_s_blob_keys_too(solved: str) -> None:
