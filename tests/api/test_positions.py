@@ -49,7 +49,15 @@ def lookup(client: FlaskClient, game: str, p: str, **params: Any) -> tuple[int, 
 def test_tic_tac_toe_start_is_a_draw_with_every_move_listed(client: FlaskClient) -> None:
     status, body = lookup(client, "tic-tac-toe", ".........")
     assert status == 200
-    assert set(body) == {"game", "params", "position", "moves"} | FIELDS
+    # tic-tac-toe says who is to move: the bounds from the first player's side too
+    first = {"to_move", "max_low", "max_high", "max_value"}
+    assert set(body) == {"game", "params", "position", "moves"} | FIELDS | first
+    assert (body["to_move"], body["max_low"], body["max_high"], body["max_value"]) == (
+        "MAX",
+        0,
+        0,
+        0,
+    )
     assert body["game"] == "tic-tac-toe" and body["params"] == {"symmetry": False}
     assert body["position"] == ".../.../..."
     assert (body["low"], body["high"], body["value"]) == (0, 0, 0)
@@ -58,7 +66,8 @@ def test_tic_tac_toe_start_is_a_draw_with_every_move_listed(client: FlaskClient)
     assert body["repetition_value"] is None  # tic-tac-toe has no repetition rule
     assert len(body["moves"]) == 9
     for m in body["moves"]:
-        assert set(m) == MOVE_FIELDS
+        assert set(m) == MOVE_FIELDS | first
+        assert m["to_move"] == "MIN"
         assert m["move_low"] == -m["high"] and m["move_high"] == -m["low"]
     # The centre and the corners draw; the edges too (tic-tac-toe is a draw anyway).
     assert all(m["move_low"] == 0 for m in body["moves"])

@@ -211,9 +211,9 @@ def test_a_shard_refused_behind_fails_the_run_and_loses_nothing(
     refused: list[str] = []  # the threads of the shards refused
     write = db.shards.write_shard
 
-    def shard(*args: Any) -> int | None:
+    def shard(*args: Any, **kwargs: Any) -> int | None:
         try:
-            return write(*args)
+            return write(*args, **kwargs)
         except Exception:  # the driver's error (the store translates it)
             refused.append(threading.current_thread().name)
             raise

@@ -29,9 +29,13 @@ ROOT = Path(__file__).resolve().parents[2]
         (
             "tic-tac-toe",
             {"symmetry": True},
-            GameFacts(acyclic=True, uses_symmetry=True, tiers=True),
+            GameFacts(acyclic=True, uses_symmetry=True, tiers=True, players=("X", "O")),
         ),
-        ("connect-four", {"width": 4, "height": 4}, GameFacts(acyclic=True, tiers=True)),
+        (
+            "connect-four",
+            {"width": 4, "height": 4},
+            GameFacts(acyclic=True, tiers=True, players=("X", "O")),
+        ),
         ("grundy", {}, GameFacts(acyclic=True, tiers=True)),
         ("nap", {}, GameFacts(acyclic=True, tiers=True)),
         (
