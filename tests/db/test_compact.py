@@ -7,7 +7,6 @@ commit resumes to the same tables; and the refusals."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -34,6 +33,7 @@ from tests.api.helpers import make_app
 from tests.db.test_tiered import (
     TIERED_GAMES,
     RandomTiers,
+    _cli,  # connect-four 4 x 3 --full --tiers through the command line
     _fresh_url,
     full_solve,
     sqlite_url,
@@ -204,31 +204,6 @@ def test_a_compact_database_is_small(tmp_path: Path) -> None:
 
 
 # -- kill -9 at every commit -------------------------------------------------------------
-
-
-def _cli(
-    url: str, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            NEGAGRAPH,
-            "solve",
-            "connect-four",
-            "-p",
-            "width=4",
-            "-p",
-            "height=3",
-            "--full",
-            "-q",
-            "--db",
-            url,
-            *args,
-        ],
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 @pytest.mark.slow
