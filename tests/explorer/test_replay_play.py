@@ -8,11 +8,8 @@ API's moves and positions.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlencode
-from urllib.request import urlopen
 
 import pytest
 from selenium import webdriver
@@ -25,7 +22,7 @@ from tests.api.helpers import pg_database
 from tests.api.test_replay import reachable_by_marks
 from tests.api.test_serve import served
 from tests.explorer.helpers import WAIT, load, ready, screenshot, severe_logs, text
-from tests.explorer.test_pages import KRVK_ROOT, solved
+from tests.explorer.test_pages import KRVK_ROOT, get, solved
 
 SOLVES = (
     ["tic-tac-toe", "--full"],
@@ -43,11 +40,6 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     solved(url, SOLVES)
     with served(url) as (address, _proc):
         yield address
-
-
-def get(base: str, path: str, **query: Any) -> Any:
-    with urlopen(f"{base}{path}?{urlencode(query)}") as r:
-        return json.load(r)
 
 
 def js(driver: webdriver.Chrome, script: str, *args: Any) -> Any:
