@@ -529,7 +529,8 @@ def test_e_valuate_lookups_report_max_side_values(tmp_path: Path) -> None:
 
 
 def read_lines_until(stream: Any, found: Any, timeout: float = WAIT) -> list[str]:
-    """Lines of *stream* (read in a thread) until one satisfies *found*; all of them."""
+    """Lines of *stream* (read in a thread) until one satisfies *found*; all of them.
+    The thread stops reading there, so what follows is left for ``communicate()``."""
     lines: list[str] = []
     hit = threading.Event()
 
@@ -537,7 +538,7 @@ def read_lines_until(stream: Any, found: Any, timeout: float = WAIT) -> list[str
         for line in stream:
             lines.append(line)
             if found(line):
-                hit.set()
+                break
         hit.set()
 
     threading.Thread(target=reader, daemon=True).start()
