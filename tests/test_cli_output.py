@@ -173,3 +173,24 @@ def test_the_memory_limit_s_minimum_is_in_the_help_and_the_readme() -> None:
         timeout=120,
     )
     assert refused.returncode == 1 and f"at least {minimum}" in refused.stderr
+
+
+def test_a_tiered_solve_counts_positions_discovered_and_solved(tmp_path: Path) -> None:
+    # Stopped by its budget while discovering tiers, a tiered solve has solved nothing
+    # and stored no moves: its line says so, as `status` does, rather than "N nodes,
+    # 0 edges"; resumed to the end, every position discovered is solved.
+    url = f"sqlite:///{tmp_path / 't.db'}"
+    args = ["solve", "connect-four", "-p", "width=4", "-p", "height=4", "--full", "--db", url]
+    runner = CliRunner()
+    done = runner.invoke(cli, [*args, "--max-expansions", "1000", "-q"])
+    assert done.exit_code == 0, done.output
+    (line,) = [x for x in done.stdout.splitlines() if " expansions, " in x]
+    assert " positions discovered, 0 solved in " in line, line
+    assert " edges " not in line and " nodes" not in line
+    discovered = line.split(" expansions, ")[1].split(" positions discovered")[0]
+    status = runner.invoke(cli, ["status", "--db", url])
+    assert f"{discovered} positions discovered, 0 solved" in status.stdout, status.stdout
+    done = runner.invoke(cli, [*args, "-q"])
+    assert done.exit_code == 0, done.output
+    assert "  value 0 (exact)" in done.stdout  # Tromp: 4 x 4 is a draw
+    assert " expansions, 161,029 positions discovered, 161,029 solved in " in done.stdout

@@ -152,9 +152,15 @@ def value_result_lines(game: GameBase, r: SolveResult) -> list[str]:
         dh = "inf" if r.depth_high is None else str(r.depth_high)
         lines.append(f"  depths: low {dl} plies, high {dh} plies")
     rate = r.expansions / r.seconds if r.seconds > 0 else 0.0
+    solved = r.extra.get("positions_solved")
+    stored = (
+        f"{number(r.nodes)} nodes, {number(r.edges)} edges"
+        if solved is None  # a graph solved as a whole: its nodes and edges
+        else f"{number(r.nodes)} positions discovered, {number(solved)} solved"  # tiered
+    )
     lines.append(
-        f"  {number(r.expansions)} expansions, {number(r.nodes)} nodes, "
-        f"{number(r.edges)} edges in {r.seconds:.2f} s ({number(rate)} expansions/s)"
+        f"  {number(r.expansions)} expansions, {stored} in {r.seconds:.2f} s "
+        f"({number(rate)} expansions/s)"
     )
     return lines
 

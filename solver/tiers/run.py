@@ -162,6 +162,7 @@ class TieredRun:
             peak_rss=solver.peak_rss,
             extra={
                 "tiers": final.tiers_total,
+                "positions_solved": sum(r.nodes for r in solver.records if r.solved),
                 "units": final.units_total,
                 "workers": final.workers,
                 "discover_seconds": round(solver.sweep_seconds["discover"], 3),
