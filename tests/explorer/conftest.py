@@ -10,7 +10,7 @@ import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
-from tests.explorer.helpers import CHROMEDRIVER, CHROMIUM, severe_logs
+from tests.explorer.helpers import CHROMEDRIVER, CHROMIUM, leaving, requested, severe_logs
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def browser() -> Iterator[webdriver.Chrome]:
         "--window-size=1200,800",
     ):
         options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     try:
         yield driver
@@ -38,9 +38,16 @@ def browser() -> Iterator[webdriver.Chrome]:
 @pytest.fixture(autouse=True)
 def _no_javascript_error(request: pytest.FixtureRequest) -> Iterator[None]:
     """No page a test opened logged a JavaScript error (a failed request the test
-    provoked, logged by the browser as a network error, is the test's own to check)."""
-    yield
+    provoked, logged by the browser as a network error, is the test's own to check), and
+    no request left this machine (the explorer works offline: issue 47)."""
+    driver: webdriver.Chrome | None = None
     if "browser" in request.fixturenames:
-        driver: webdriver.Chrome = request.getfixturevalue("browser")
+        driver = request.getfixturevalue("browser")
+        requested(driver)  # what earlier tests asked is theirs
+    yield
+    if driver is not None:
         errors = [e for e in severe_logs(driver) if e.get("source") != "network"]
         assert errors == [], errors
+        urls = requested(driver)
+        assert urls, "the test's pages made no request at all: is the log read?"
+        assert leaving(urls) == [], leaving(urls)

@@ -3,9 +3,11 @@ ready flags, and the browser's console log."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from selenium import webdriver
 from selenium.webdriver.support.ui import WebDriverWait
@@ -36,6 +38,32 @@ def severe_logs(driver: webdriver.Chrome) -> list[dict[str, Any]]:
     """The console's errors since the last read (reading empties the log)."""
     logs: list[dict[str, Any]] = driver.get_log("browser")  # type: ignore[no-untyped-call]
     return [e for e in logs if e["level"] in ("SEVERE", "ERROR")]
+
+
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+
+def requested(driver: webdriver.Chrome) -> list[str]:
+    """The URLs the browser asked for since the last read (Chromium's performance log:
+    every request a page made, scripts, styles and fonts included; reading empties it)."""
+    logs: list[dict[str, Any]] = driver.get_log("performance")  # type: ignore[no-untyped-call]
+    urls = []
+    for entry in logs:
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            urls.append(str(message["params"]["request"]["url"]))
+    return urls
+
+
+def leaving(urls: list[str]) -> list[str]:
+    """Those of *urls* addressed to another host than this machine's loopback (the
+    page's own ``data:`` and ``blob:`` URLs stay in the browser)."""
+    return [
+        u
+        for u in urls
+        if urlsplit(u).scheme not in ("data", "blob", "about")
+        and urlsplit(u).hostname not in LOCAL_HOSTS
+    ]
 
 
 def screenshot(driver: webdriver.Chrome, name: str) -> None:

@@ -20,7 +20,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from api.cli import cli
 from tests.api.test_serve import served
-from tests.explorer.helpers import WAIT, load, node, screenshot, severe_logs
+from tests.explorer.helpers import WAIT, leaving, load, node, requested, screenshot, severe_logs
 
 KRVK_ROOT = "k7/8/1K6/8/8/8/8/7R w - - 0 1"  # white mates with Rh8
 
@@ -45,6 +45,26 @@ def test_the_explorer_loads_without_console_errors(base: str, browser: webdriver
     assert len([o for o in options if o.get_attribute("value")]) == 3  # the stored variants
     assert not browser.find_element(By.ID, "status").text.startswith("error")
     assert severe_logs(browser) == []
+
+
+def test_a_request_leaving_the_machine_would_be_seen(base: str, browser: webdriver.Chrome) -> None:
+    # The check every browser test ends with (conftest): the pages' requests are read
+    # from Chromium's log, and one to another host is told apart (192.0.2.1 is a
+    # documentation address: nothing answers it).
+    requested(browser)  # the requests before the page's own
+    load(browser, f"{base}/explore/tic-tac-toe")
+    browser.execute_script("fetch('http://192.0.2.1/probe').catch(() => {})")
+    seen: list[str] = []
+
+    def asked(driver: webdriver.Chrome) -> bool:
+        seen.extend(requested(driver))
+        return any("192.0.2.1" in u for u in seen)
+
+    WebDriverWait(browser, WAIT).until(asked)
+    assert leaving(seen) == ["http://192.0.2.1/probe"]
+    assert any(u.startswith(f"{base}/api/") for u in seen)  # and the page's own are there
+    severe_logs(browser)  # the failed fetch's console line is this test's own
+    load(browser, f"{base}/explore/tic-tac-toe")  # the check after this test: local only
 
 
 def test_the_number_game_graph_has_both_root_bounds_final(
