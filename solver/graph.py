@@ -674,6 +674,22 @@ class Graph:
             dirty,
         )
 
+    def all_committed(self) -> bool:
+        """Whether a store holds all of the graph: no node, edge or change of a node
+        made since the last :meth:`mark_committed` (a run that ends otherwise lost work
+        in mid-batch)."""
+        return (
+            self.committed_nodes == self.num_nodes
+            and self.committed_edges == self.num_edges
+            and not self.dirty
+            and not self.all_dirty
+        )
+
+    def resumable(self) -> bool:
+        """Whether the next run can start from a copy of this graph (a resume file):
+        all of it committed, and all of it in RAM (a mapped graph holds only part)."""
+        return not self.mapped and self.all_committed()
+
     def mark_committed(self) -> None:
         if self.gid is not None:
             self.committed_gid = self.total_nodes

@@ -87,15 +87,7 @@ def _all_stored(writer: Writer) -> bool:
     """Whether the database holds everything the run's graph holds (no batch lost, no
     work left uncommitted)."""
     graph = writer.graph
-    return not writer.behind.lost and (
-        graph is None
-        or not (
-            graph.committed_nodes != graph.num_nodes
-            or graph.committed_edges != graph.num_edges
-            or graph.dirty
-            or graph.all_dirty
-        )
-    )
+    return not writer.behind.lost and (graph is None or graph.all_committed())
 
 
 def _record_end(
@@ -155,12 +147,8 @@ def _keep_for_resume(writer: Writer, graph: Graph, progress: Progress) -> None:
         path is None
         or conn is None
         or writer.behind.lost
-        or graph.mapped  # part of the graph: the next run reads the database
         or progress.status not in ("budget", "stopped")
-        or graph.committed_nodes != graph.num_nodes
-        or graph.committed_edges != graph.num_edges
-        or graph.dirty
-        or graph.all_dirty
+        or not graph.resumable()
     ):
         return
     assert writer.run_id is not None and writer.variant_id is not None
