@@ -402,3 +402,45 @@ def test_on_postgresql_failures_say_why_and_values_read_in_words(
     )
     with urlopen(request) as r:
         assert json.load(r)["results"][0]["error"]["code"] == 404
+
+
+def test_in_a_game_of_chance_the_page_rolls_the_dice_and_the_database_plays_the_other_side(
+    base: str, browser: webdriver.Chrome
+) -> None:
+    # Pig to 10: the first player rolls; the page draws the die, and whenever the turn
+    # passes, the database plays the second player's best moves and the page its dice,
+    # until the first player decides again (or the game ends). Whatever the dice, the
+    # line kept in the address is a line of the game, each outcome drawn at a chance
+    # node, each reply the stored best move of the second player.
+    params = {"target": 10}
+    root = "0-0:first:0"
+    for _ in range(3):  # three turns: a 1 passes the turn in about half of them
+        load(browser, f"{base}/explore/pig?{urlencode({**params, 'p': root})}")
+        assert browser.find_element(By.ID, "reply").is_selected()
+        browser.find_element(By.CSS_SELECTOR, '#moves li[data-move="roll"]').click()
+        ready(browser)
+        line = [m for m in browser.current_url.split("line=")[1].split("+") if m]
+        shown = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#history li")]
+        assert line[0] == "roll" and shown[0] == "roll" and len(shown) == len(line) >= 2
+        position = root
+        for move, entry in zip(line, shown, strict=True):
+            here = lookup(base, "pig", position, **params)
+            (played,) = [m for m in here["moves"] if m["move"] == move]
+            c = here["chance"]
+            if c["kind"] == "chance":
+                assert entry == f"{move} (dice)"
+            elif c["player"] == 1:
+                assert entry == f"{move} (database)" and move == here["moves"][0]["move"]
+            else:
+                assert entry == move and position == root  # the one move played by hand
+            position = played["position"]
+        end = lookup(base, "pig", position, **params)
+        assert not end["moves"] or (end["chance"]["kind"], end["chance"]["player"]) == (
+            "decision",
+            0,
+        )
+        assert browser.find_element(By.ID, "position").get_attribute("value") == position
+        browser.find_element(By.ID, "undo").click()  # back over the dice and the replies
+        ready(browser)
+        assert browser.find_element(By.ID, "position").get_attribute("value") == root
+        assert browser.find_elements(By.CSS_SELECTOR, "#history li") == []

@@ -4,7 +4,7 @@
 // list's keys and the value history of the line played.
 import { boundsChart, rootWords, summary, tierEvents, tierList } from "./replay.js";
 import { chessClicks, gridBoard } from "./board.js";
-import { listKeys, valueStrip } from "./play.js";
+import { chanceReplies, listKeys, valueStrip } from "./play.js";
 
 (function () {
   const CAP = 60; // positions a view draws at first (opening a node adds all its children)
@@ -492,7 +492,7 @@ import { listKeys, valueStrip } from "./play.js";
     $("vvhpane").hidden = !line.length;
     $("history").replaceChildren(...state.history.map((h) => {
       const li = document.createElement("li");
-      li.textContent = `${h.move}${h.by === "db" ? " (database)" : ""}`;
+      li.textContent = `${h.move}${{ db: " (database)", dice: " (dice)" }[h.by] || ""}`;
       return li;
     }));
     $("board").replaceChildren(board);
@@ -534,7 +534,12 @@ import { listKeys, valueStrip } from "./play.js";
     const from = state.view.position;
     let pos = m.position;
     const moves = [{ move: m.move, position: m.position, from, by: "you" }];
-    if ($("reply").checked && !(state.info && state.info.chance)) {
+    if ($("reply").checked && state.info && state.info.chance) {
+      const you = state.view.chance ? state.view.chance.player : 0;
+      const steps = await chanceReplies(pos, you, positionOf);
+      moves.push(...steps);
+      if (steps.length) pos = steps[steps.length - 1].position;
+    } else if ($("reply").checked) {
       const line = await api(`/api/games/${state.game}/line`, { p: pos, max_plies: 1 });
       if (line.steps.length) {
         const s = line.steps[0];
@@ -553,7 +558,7 @@ import { listKeys, valueStrip } from "./play.js";
   async function undo() {
     const kept = state.history.slice();
     let h = state.history.pop();
-    while (h && h.by === "db" && state.history.length) h = state.history.pop();
+    while (h && h.by !== "you" && state.history.length) h = state.history.pop();
     if (!h) return;
     try {
       await show(h.from);
@@ -628,9 +633,9 @@ import { listKeys, valueStrip } from "./play.js";
       state.game = x.game; state.params = x.params; state.info = x.info;
       state.history = x.history; state.picked = x.picked;
       $("variant").value = x.picked === undefined ? "" : String(x.picked);
-      $("reply").disabled = Boolean(x.info && x.info.chance);
       $("reply").parentElement.title = x.info && x.info.chance
-        ? "in a game of chance, play every move and outcome yourself" : "";
+        ? "in a game of chance: the page rolls the dice, the database plays the other side"
+        : "";
     };
     set({ game: v.game, params: v.params, info: state.games.get(v.game), history: [],
           picked: v.index });

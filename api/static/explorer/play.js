@@ -44,3 +44,37 @@ export function valueStrip(line, first, verdict) {
     return li;
   });
 }
+
+// An outcome of a chance node's *moves* drawn by their probabilities ("1/6", or a
+// decimal), *random* giving a number in [0, 1).
+export function drawOutcome(moves, random = Math.random) {
+  const weight = (m) => {
+    const [a, b] = String(m.chance.probability).split("/");
+    return b === undefined ? Number(a) : Number(a) / Number(b);
+  };
+  const total = moves.reduce((s, m) => s + weight(m), 0);
+  let x = random() * total;
+  for (const m of moves) {
+    x -= weight(m);
+    if (x < 0) return m;
+  }
+  return moves[moves.length - 1];
+}
+
+// In a game of chance, what follows the player's move from *pos* until it is *you*'s
+// turn again (or the game ends): the page rolls the dice at chance nodes, and the
+// database plays the other player's decisions, its best move first (the moves come best
+// first for their mover). *lookup* reads a position; at most *limit* steps.
+export async function chanceReplies(pos, you, lookup, limit = 200) {
+  const steps = [];
+  for (let v = await lookup(pos); v.moves.length && steps.length < limit;
+    v = await lookup(pos)) {
+    const c = v.chance;
+    if (!c || (c.kind === "decision" && c.player === you)) break;
+    const m = c.kind === "chance" ? drawOutcome(v.moves) : v.moves[0];
+    steps.push({ move: m.move, position: m.position, from: pos,
+                 by: c.kind === "chance" ? "dice" : "db" });
+    pos = m.position;
+  }
+  return steps;
+}
