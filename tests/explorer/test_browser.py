@@ -72,7 +72,7 @@ def test_the_number_game_graph_has_both_root_bounds_final(
 ) -> None:
     load(browser, f"{base}/explore/number-game?root=13&p=13")
     root = node(browser, "13")
-    assert root["label"] == "3 5"
+    assert root["label"] == "13\n3 5"
     assert root["lowc"] == root["highc"] == "#2a2"  # green: final
     info = browser.find_element(By.ID, "graphinfo").text
     assert "low 3 (final), high 5 (final)" in info

@@ -444,3 +444,36 @@ def test_in_a_game_of_chance_the_page_rolls_the_dice_and_the_database_plays_the_
         ready(browser)
         assert browser.find_element(By.ID, "position").get_attribute("value") == root
         assert browser.find_elements(By.CSS_SELECTOR, "#history li") == []
+
+
+def test_nodes_show_their_position_in_a_readable_font(base: str, browser: webdriver.Chrome) -> None:
+    # A grid's position is a small board (its rows one under the other) above the value;
+    # a long notation (a FEN) is cut, the whole of it the node's tooltip; no label (of a
+    # node or a move) is drawn smaller than 9 px at the zoom the page opens with.
+    load(browser, f"{base}/explore/tic-tac-toe")
+    assert (
+        browser.execute_script(
+            "return window.explorer.cy.getElementById('.../.../...').data('label')"
+        )
+        == "...\n...\n...\n0"
+    )
+    load(browser, f"{base}/explore/chess?{urlencode({'material': 'KRvK', 'p': KRVK_ROOT})}")
+    root = browser.find_element(By.ID, "position").get_attribute("value")
+    assert root is not None
+    label = browser.execute_script(
+        "return window.explorer.cy.getElementById(arguments[0]).data('label')", root
+    )
+    shown, value = label.split("\n")
+    assert len(root) > 16 and shown == root[:15] + "…"
+    bounds = lookup(base, "chess", root, material="KRvK")
+    assert (bounds["low"], bounds["high"]) == (1, None) and value == "1 +∞"
+    browser.execute_script(
+        "window.explorer.cy.getElementById(arguments[0]).emit('mouseover')", root
+    )
+    assert browser.find_element(By.ID, "graph").get_attribute("title") == root
+    smallest = browser.execute_script(
+        "const cy = window.explorer.cy;"
+        " return Math.min(...cy.elements().map(e => parseFloat(e.style('font-size')))) * cy.zoom()"
+    )
+    assert smallest >= 9, smallest
+    screenshot(browser, "krvk-labels")

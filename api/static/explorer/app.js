@@ -216,10 +216,23 @@ import { chanceReplies, listKeys, valueStrip } from "./play.js";
     }
     return v.low === v.high && v.low !== null ? low(v) : `${low(v)} ${high(v)}`;
   }
-  function nodeData(id, v) {
-    return { id, label: label(v), lowc: v.low_final ? "#2a2" : "#d22",
+  // A node's label: its position (a grid's rows one under the other, a long notation
+  // cut: the whole is the node's tooltip), then its value or bounds; "?" if unstored.
+  function nodeData(id, v, position = id) {
+    const text = isUnknown(v) && position === id ? "?"
+      : `${shortPosition(position)}\n${label(v)}`;
+    return { id, position, label: text, lowc: v.low_final ? "#2a2" : "#d22",
              highc: v.high_final ? "#2a2" : "#d22", unknown: isUnknown(v) ? 1 : 0,
              state: v.state, kind: v.chance ? v.chance.kind : "" };
+  }
+  function shortPosition(p) {
+    const rows = p.split("/");
+    const grid = rows.length > 1 && rows.length <= 8 && rows[0].length <= 8 &&
+      rows.every((r) => r.length === rows[0].length && /^[^\s\d_]+$/.test(r));
+    if (grid) {
+      return rows.join("\n");
+    }
+    return p.length <= 16 ? p : `${p.slice(0, 15)}…`;
   }
   function edgeLabel(m) {
     return m.chance && m.chance.probability !== null ? `${m.move} ${m.chance.probability}` : m.move;
@@ -380,9 +393,7 @@ import { chanceReplies, listKeys, valueStrip } from "./play.js";
     cy.batch(() => {
       cy.elements().remove();
       for (const n of answer.nodes) {
-        const data = nodeData(`r${n.id}`, n);
-        data.label = `${n.position}\n${data.label}`;
-        data.position = n.position;
+        const data = nodeData(`r${n.id}`, n, n.position);
         cy.add({ group: "nodes", data, classes: n.expanded_in === answer.commit ? "fresh" : "" });
       }
       for (const e of answer.edges) {
@@ -572,7 +583,7 @@ import { chanceReplies, listKeys, valueStrip } from "./play.js";
   function graphStyle() {
     return [
       { selector: "node", style: { label: "data(label)", "text-valign": "center",
-        "text-halign": "center", "font-size": 11, color: "#fff", "text-outline-width": 2,
+        "text-halign": "center", "font-size": 12, color: "#fff", "text-outline-width": 2,
         "text-outline-color": "#333", width: 46, height: 46, "pie-size": "100%",
         "pie-1-background-color": "data(highc)", "pie-1-background-size": 50,
         "pie-2-background-color": "data(lowc)", "pie-2-background-size": 50 } },
@@ -581,7 +592,8 @@ import { chanceReplies, listKeys, valueStrip } from "./play.js";
       { selector: "node[kind = \"chance\"]", style: { shape: "diamond", "text-wrap": "wrap",
         width: 60, height: 60, "background-color": "#777", "pie-size": "55%" } },
       { selector: "edge", style: { "curve-style": "bezier", "target-arrow-shape": "triangle",
-        width: 1.5, label: "data(label)", "font-size": 9, "line-color": "#888",
+        width: 1.5, label: "data(label)", "font-size": 12, "line-color": "#888",
+        "text-background-color": "#fff", "text-background-opacity": 0.8,
         "target-arrow-color": "#888" } },
       { selector: "edge.low", style: { width: 3, "line-color": "#2a2",
         "target-arrow-color": "#2a2" } },
@@ -591,8 +603,28 @@ import { chanceReplies, listKeys, valueStrip } from "./play.js";
         "target-arrow-color": "#06c" } },
       { selector: "edge.back", style: { "line-style": "dashed", "curve-style": "unbundled-bezier" } },
       { selector: "node.fresh", style: { "border-width": 4, "border-color": "#f90" } },
-      { selector: "node[position]", style: { "text-wrap": "wrap", width: 56, height: 56 } },
+      { selector: "node[position]", style: { "text-wrap": "wrap", "font-family": "monospace",
+        "font-size": 12, "line-height": 1.1, width: "label", height: "label", padding: 8,
+        shape: "round-rectangle", "pie-size": "0%", "background-fill": "linear-gradient",
+        "background-gradient-direction": "to-right",
+        "background-gradient-stop-positions": "0% 50% 50% 100%" } },
+      ...halves(),
+      { selector: "node[position][unknown = 1]", style: { "background-fill": "solid" } },
+      { selector: "node[position][kind = \"chance\"]", style: { shape: "diamond", padding: 18,
+        "background-fill": "solid", "pie-size": "55%" } },
     ];
+  }
+  // A labelled node's halves, as the round nodes' pies: low bound left, high right
+  // (green: final, red: not yet).
+  function halves() {
+    const styles = [];
+    for (const lo of ["#2a2", "#d22"]) {
+      for (const hi of ["#2a2", "#d22"]) {
+        styles.push({ selector: `node[position][lowc = "${lo}"][highc = "${hi}"]`,
+          style: { "background-gradient-stop-colors": `${lo} ${lo} ${hi} ${hi}` } });
+      }
+    }
+    return styles;
   }
   function tapped(ev) {
     if (state.replay) { // leave the replay for the position tapped
@@ -673,6 +705,8 @@ import { chanceReplies, listKeys, valueStrip } from "./play.js";
     cy = cytoscape({ container: $("graph"), style: graphStyle() });
     window.explorer = { cy, state, words: { verdict, moveWords } }; // for the tests
     cy.on("tap", "node", tapped);
+    cy.on("mouseover", "node", (ev) => { $("graph").title = ev.target.data("position"); });
+    cy.on("mouseout", "node", () => { $("graph").title = ""; });
     $("replay").onclick = () => replayMode(!state.replay).catch(fail);
     $("rfirst").onclick = step(() => 1);
     $("rprev").onclick = step((r) => Math.max(1, r.commit - 1));
