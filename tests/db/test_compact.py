@@ -35,6 +35,7 @@ from tests.db.test_tiered import (
     TIERED_GAMES,
     RandomTiers,
     _cli,  # connect-four 4 x 3 --full --tiers through the command line
+    _cli_in_process,
     _fresh_url,
     full_solve,
     reference_cli,
@@ -229,7 +230,7 @@ def test_killed_at_every_commit_resumes_to_the_same_tables(
         url = _fresh_url(backend, tmp_path, request, f"killed-{crash.replace(':', '-')}.db")
         killed = _cli(url, "--layout", "compact", env={CRASH_ENV: crash})
         assert killed.returncode == -9, killed.stderr
-        done = _cli(url)  # the variant's layout, without saying it again
+        done = _cli_in_process(url)  # the variant's layout, without saying it again
         assert done.returncode == 0, done.stderr
         assert compact_rows(url, game) == expected, crash
         assert node_count(url) == 0

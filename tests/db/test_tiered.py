@@ -419,29 +419,49 @@ def _fresh_url(backend: str, tmp_path: Path, request: pytest.FixtureRequest, nam
 # -- kill -9 at every commit -------------------------------------------------------------
 
 
+def _cli_args(url: str, *args: str) -> list[str]:
+    """``negagraph solve``'s arguments: connect-four 4 x 3, full, tiered, into *url*."""
+    return [
+        "solve",
+        "connect-four",
+        "-p",
+        "width=4",
+        "-p",
+        "height=3",
+        "--full",
+        "--tiers",
+        "-q",
+        "--db",
+        url,
+        *args,
+    ]
+
+
 def _cli(
     url: str, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [
-            NEGAGRAPH,
-            "solve",
-            "connect-four",
-            "-p",
-            "width=4",
-            "-p",
-            "height=3",
-            "--full",
-            "--tiers",
-            "-q",
-            "--db",
-            url,
-            *args,
-        ],
+        [NEGAGRAPH, *_cli_args(url, *args)],
         env={**os.environ, **(env or {})},
         capture_output=True,
         text=True,
         timeout=600,
+    )
+
+
+def _cli_in_process(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """:func:`_cli` run in this process (click's runner): the run that resumes a killed
+    one, which is about the database it finds, not about a process (a second's imports
+    saved a run)."""
+    from click.testing import CliRunner
+
+    from api.cli import cli
+
+    command = _cli_args(url, *args)
+    result = CliRunner().invoke(cli, command)
+    failure = "" if result.exception is None else f"\n{result.exception!r}"
+    return subprocess.CompletedProcess(
+        command, result.exit_code, result.stdout, result.stderr + failure
     )
 
 
@@ -473,7 +493,7 @@ def test_killed_at_every_commit_resumes_to_the_same_rows(
         nodes, staged = _layout(url)
         assert (nodes == 0) == (after <= 13), after
         assert (staged == 0) == (after == 26), after
-        done = _cli(url)
+        done = _cli_in_process(url)
         assert done.returncode == 0, done.stderr
         engine = make_engine(url)
         try:
@@ -526,7 +546,7 @@ def test_0015_converts_a_tiered_solve_in_progress(
         downgrade(url, "0014")
         upgrade(url)
         assert _layout(url)[1] > 0
-        done = _cli(url, "--shard-size", "77")
+        done = _cli_in_process(url, "--shard-size", "77")
         assert done.returncode == 0, done.stderr
         engine = make_engine(url)
         try:
@@ -685,7 +705,7 @@ def test_killed_in_mid_tier_resumes_to_the_same_rows(
         killed = _cli(url, "--shard-size", "300", env={CRASH_ENV: f"shard:{after}"})
         assert killed.returncode == -9, killed.stderr
         # another shard size on resume: the units written stay, the gaps are cut anew
-        done = _cli(url, "--shard-size", "77")
+        done = _cli_in_process(url, "--shard-size", "77")
         assert done.returncode == 0, done.stderr
         engine = make_engine(url)
         try:
