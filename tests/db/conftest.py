@@ -6,6 +6,7 @@ PostgreSQL being unreachable fails the ``postgres`` tests; it never skips them.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from sqlalchemy.orm import Session
 from db.migrate import upgrade
 from db.session import make_engine, make_session_factory
 from tests.db.helpers import pg_database
+from tests.db.references import References
 
 BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
@@ -83,3 +85,12 @@ def session(engine: Engine) -> Iterator[Session]:
         finally:
             sess.close()
             trans.rollback()
+
+
+@pytest.fixture(scope="session")
+def references(tmp_path_factory: pytest.TempPathFactory) -> References:
+    """The session's reference solves (:mod:`tests.db.references`), shared by its xdist
+    workers (in the folder above theirs) or, without xdist, in the session's folder."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    return References(shared / "negagraph-references")

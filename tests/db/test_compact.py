@@ -30,12 +30,16 @@ from solver.errors import InvalidParameterError, SolveError
 from solver.games import get_game
 from solver.negamax import solve
 from tests.api.helpers import make_app
+from tests.db.references import References
 from tests.db.test_tiered import (
     TIERED_GAMES,
     RandomTiers,
     _cli,  # connect-four 4 x 3 --full --tiers through the command line
+    _cli_in_process,
     _fresh_url,
     full_solve,
+    reference_cli,
+    reference_solve,
     sqlite_url,
 )
 
@@ -109,12 +113,14 @@ def assert_same_answers(graph_url: str, compact_url: str, game: Any) -> list[int
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "params"), TIERED_GAMES)
-def test_compact_answers_as_the_graph(name: str, params: dict[str, Any], tmp_path: Path) -> None:
+def test_compact_answers_as_the_graph(
+    name: str, params: dict[str, Any], tmp_path: Path, references: References
+) -> None:
     game = get_game(name, **params)
-    graph_url = sqlite_url(tmp_path, "graph.db")
-    compact_url = sqlite_url(tmp_path, "compact.db")
-    g = full_solve(game, graph_url, tiers=True)
-    c = full_solve(game, compact_url, tiers=True, layout="compact")
+    graph_url, g = reference_solve(references, tmp_path, "graph.db", name, params, tiers=True)
+    compact_url, c = reference_solve(
+        references, tmp_path, "compact.db", name, params, tiers=True, layout="compact"
+    )
     assert (c.low, c.high, c.depth_low, c.depth_high, c.status) == (
         g.low,
         g.high,
@@ -137,11 +143,12 @@ def test_compact_answers_as_the_graph(name: str, params: dict[str, Any], tmp_pat
 
 @pytest.mark.postgres
 def test_compact_on_postgres_answers_as_the_graph_on_sqlite(
-    tmp_path: Path, request: pytest.FixtureRequest
+    tmp_path: Path, request: pytest.FixtureRequest, references: References
 ) -> None:
     game = get_game("connect-four", width=4, height=3)
-    graph_url = sqlite_url(tmp_path, "graph.db")
-    full_solve(game, graph_url, tiers=True)
+    graph_url, _ = reference_solve(
+        references, tmp_path, "graph.db", "connect-four", {"width": 4, "height": 3}, tiers=True
+    )
     pg_url = _fresh_url("postgres", tmp_path, request, "unused")
     full_solve(game, pg_url, tiers=True, layout="compact")
     keys = assert_same_answers(graph_url, pg_url, game)
@@ -211,11 +218,10 @@ def test_a_compact_database_is_small(tmp_path: Path) -> None:
     "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 )
 def test_killed_at_every_commit_resumes_to_the_same_tables(
-    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest, references: References
 ) -> None:
     game = get_game("connect-four", width=4, height=3)
-    reference_url = sqlite_url(tmp_path, "reference.db")
-    assert _cli(reference_url, "--layout", "compact").returncode == 0
+    reference_url = reference_cli(references, tmp_path, "reference.db", "--layout", "compact")
     expected = compact_rows(reference_url, game)
     # 13 tiers: 13 discovery commits, then 13 solving commits; shards inside tiers (the
     # graph layout's test, tests/db/test_tiered.py, kills it at more places)
@@ -224,7 +230,7 @@ def test_killed_at_every_commit_resumes_to_the_same_tables(
         url = _fresh_url(backend, tmp_path, request, f"killed-{crash.replace(':', '-')}.db")
         killed = _cli(url, "--layout", "compact", env={CRASH_ENV: crash})
         assert killed.returncode == -9, killed.stderr
-        done = _cli(url)  # the variant's layout, without saying it again
+        done = _cli_in_process(url)  # the variant's layout, without saying it again
         assert done.returncode == 0, done.stderr
         assert compact_rows(url, game) == expected, crash
         assert node_count(url) == 0
@@ -261,12 +267,11 @@ def test_refusals(tmp_path: Path) -> None:
         engine.dispose()
 
 
-def test_query_and_status_on_a_compact_database(tmp_path: Path) -> None:
-    graph_url = sqlite_url(tmp_path, "graph.db")
-    compact_url = sqlite_url(tmp_path, "compact.db")
-    game = get_game("tic-tac-toe")
-    full_solve(game, graph_url, tiers=True)
-    full_solve(game, compact_url, tiers=True, layout="compact")
+def test_query_and_status_on_a_compact_database(tmp_path: Path, references: References) -> None:
+    graph_url, _ = reference_solve(references, tmp_path, "graph.db", "tic-tac-toe", {}, tiers=True)
+    compact_url, _ = reference_solve(
+        references, tmp_path, "compact.db", "tic-tac-toe", {}, tiers=True, layout="compact"
+    )
     outputs = []
     for url in (graph_url, compact_url):
         query = subprocess.run(
@@ -290,7 +295,7 @@ def test_query_and_status_on_a_compact_database(tmp_path: Path) -> None:
         assert (variant["layout"], variant["nodes"]) == (layout, 5478)
 
 
-def test_the_documented_compact_queries(tmp_path: Path) -> None:
+def test_the_documented_compact_queries(tmp_path: Path, references: References) -> None:
     """docs/sql.md's queries of a compact variant (variant 3 there) answer on one."""
     doc = (Path(__file__).resolve().parents[2] / "docs" / "sql.md").read_text()
     queries = re.findall(r"```sql compact\n(.*?)```", doc, re.S)
@@ -298,9 +303,16 @@ def test_the_documented_compact_queries(tmp_path: Path) -> None:
         r'"(SELECT low, high, depth_low, depth_high FROM compact_3 WHERE key [^"]*)"', doc
     )
     assert queries and len(lookups) == 1
-    url = sqlite_url(tmp_path, "compact.db")
     game = get_game("connect-four", width=4, height=3)
-    full_solve(game, url, tiers=True, layout="compact")
+    url, _ = reference_solve(
+        references,
+        tmp_path,
+        "compact.db",
+        "connect-four",
+        {"width": 4, "height": 3},
+        tiers=True,
+        layout="compact",
+    )
     engine = make_engine(url)
     try:
         with engine.connect() as conn:

@@ -7,6 +7,7 @@ kill -9 at every commit; the refusals."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import subprocess
@@ -37,6 +38,7 @@ from solver.store import MemoryStore, NodeShard, RunOptions, TierNodes
 from solver.tiers import discovery as tier_discovery
 from solver.tiers import solve as tiered
 from tests.db.helpers import pg_database, progress_of
+from tests.db.references import References, empty_database
 from tests.solver.test_tiers import SMALL
 
 NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
@@ -86,15 +88,49 @@ def full_solve(game: Any, url: str, *, tiers: bool, **kw: Any) -> Any:
 
 
 def sqlite_url(tmp_path: Path, name: str) -> str:
-    url = f"sqlite:///{tmp_path / name}"
-    upgrade(url)
-    return url
+    """A new SQLite database *name* at schema head (a copy of this process's first one),
+    or an existing one upgraded."""
+    return empty_database(tmp_path / name)
+
+
+def reference_solve(
+    references: References,
+    tmp_path: Path,
+    file: str,
+    name: str,
+    params: dict[str, Any],
+    *,
+    tiers: bool,
+    **kw: Any,
+) -> tuple[str, Any]:
+    """A copy (*file* in *tmp_path*) of the session's :func:`full_solve` of game *name*
+    with *params*, and its result (the solve runs once a session)."""
+    options = json.dumps({"params": params, "tiers": tiers, **kw}, sort_keys=True)
+    return references.copy(
+        f"full_solve {name} {options}",
+        lambda url: full_solve(get_game(name, **params), url, tiers=tiers, **kw),
+        tmp_path / file,
+    )
+
+
+def reference_cli(references: References, tmp_path: Path, file: str, *args: str) -> str:
+    """A copy (*file* in *tmp_path*) of the session's uninterrupted :func:`_cli` run with
+    *args* (which runs once a session; asserted to succeed)."""
+    url, returncode = references.copy(
+        f"cli connect-four 4x3 {json.dumps(args)}",
+        lambda url: _cli(url, *args).returncode,
+        tmp_path / file,
+    )
+    assert returncode == 0
+    return str(url)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "params"), TIERED_GAMES)
-def test_tiered_equals_untiered(name: str, params: dict[str, Any], tmp_path: Path) -> None:
-    compare_with_untiered(name, params, tmp_path)
+def test_tiered_equals_untiered(
+    name: str, params: dict[str, Any], tmp_path: Path, references: References
+) -> None:
+    compare_with_untiered(name, params, tmp_path, references, tiered_reference=True)
 
 
 @pytest.mark.slow
@@ -107,20 +143,26 @@ def test_tiered_equals_untiered(name: str, params: dict[str, Any], tmp_path: Pat
     ],
 )
 def test_tiers_solved_a_chunk_at_a_time_equal_untiered(
-    name: str, params: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str,
+    params: dict[str, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    references: References,
 ) -> None:
     monkeypatch.setattr(tiered, "SOLVE_CHUNK", 7)
-    compare_with_untiered(name, params, tmp_path)
+    compare_with_untiered(name, params, tmp_path, references, tiered_reference=False)
 
 
 def test_discovered_slices_written_a_chunk_at_a_time_equal_untiered(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, references: References
 ) -> None:
     """Slices of discovered positions (this process's, :data:`tiered.DISCOVERY_SLICE`)
     whose rows are made in several chunks inside the slice's one transaction."""
     monkeypatch.setattr(tiered, "DISCOVERY_SLICE", 50)
     monkeypatch.setattr(db_rows, "ROW_CHUNK", 11)
-    compare_with_untiered("connect-four", {"width": 4, "height": 3}, tmp_path)
+    compare_with_untiered(
+        "connect-four", {"width": 4, "height": 3}, tmp_path, references, tiered_reference=False
+    )
     engine = make_engine(sqlite_url(tmp_path, "tiered.db"))
     try:
         with engine.connect() as conn:
@@ -133,12 +175,26 @@ def test_discovered_slices_written_a_chunk_at_a_time_equal_untiered(
     assert max(slices) == 50 and len(slices) > 10  # large tiers in several slices
 
 
-def compare_with_untiered(name: str, params: dict[str, Any], tmp_path: Path) -> None:
+def compare_with_untiered(
+    name: str,
+    params: dict[str, Any],
+    tmp_path: Path,
+    references: References,
+    *,
+    tiered_reference: bool,
+) -> None:
+    """The untiered full solve (the session's reference) against the tiered one: the
+    session's reference too if *tiered_reference*, else solved here (under the test's
+    monkeypatches)."""
     game = get_game(name, **params)
-    plain_url = sqlite_url(tmp_path, "plain.db")
-    tiered_url = sqlite_url(tmp_path, "tiered.db")
-    plain = full_solve(game, plain_url, tiers=False)
-    tiered = full_solve(game, tiered_url, tiers=True)
+    plain_url, plain = reference_solve(references, tmp_path, "plain.db", name, params, tiers=False)
+    if tiered_reference:
+        tiered_url, tiered = reference_solve(
+            references, tmp_path, "tiered.db", name, params, tiers=True
+        )
+    else:
+        tiered_url = sqlite_url(tmp_path, "tiered.db")
+        tiered = full_solve(game, tiered_url, tiers=True)
     assert tiered.status == plain.status == "complete"
     assert (tiered.low, tiered.high, tiered.depth_low, tiered.depth_high) == (
         plain.low,
@@ -172,9 +228,10 @@ def compare_with_untiered(name: str, params: dict[str, Any], tmp_path: Path) -> 
 
 
 @pytest.mark.postgres
-def test_tiered_on_postgres_equals_sqlite(tmp_path: Path, pg_session_url: str) -> None:
+def test_tiered_on_postgres_equals_sqlite(
+    tmp_path: Path, pg_session_url: str, references: References
+) -> None:
     game = get_game("connect-four", width=4, height=3)
-    lite_url = sqlite_url(tmp_path, "lite.db")
     engine = make_engine(pg_session_url)
     try:
         with engine.begin() as conn:
@@ -183,7 +240,9 @@ def test_tiered_on_postgres_equals_sqlite(tmp_path: Path, pg_session_url: str) -
             )
     finally:
         engine.dispose()
-    lite = full_solve(game, lite_url, tiers=True)
+    lite_url, lite = reference_solve(
+        references, tmp_path, "lite.db", "connect-four", {"width": 4, "height": 3}, tiers=True
+    )
     pg = full_solve(game, pg_session_url, tiers=True)
     assert (pg.low, pg.high, pg.nodes, pg.edges) == (lite.low, lite.high, lite.nodes, lite.edges)
     a, b = make_engine(lite_url), make_engine(pg_session_url)
@@ -360,29 +419,49 @@ def _fresh_url(backend: str, tmp_path: Path, request: pytest.FixtureRequest, nam
 # -- kill -9 at every commit -------------------------------------------------------------
 
 
+def _cli_args(url: str, *args: str) -> list[str]:
+    """``negagraph solve``'s arguments: connect-four 4 x 3, full, tiered, into *url*."""
+    return [
+        "solve",
+        "connect-four",
+        "-p",
+        "width=4",
+        "-p",
+        "height=3",
+        "--full",
+        "--tiers",
+        "-q",
+        "--db",
+        url,
+        *args,
+    ]
+
+
 def _cli(
     url: str, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [
-            NEGAGRAPH,
-            "solve",
-            "connect-four",
-            "-p",
-            "width=4",
-            "-p",
-            "height=3",
-            "--full",
-            "--tiers",
-            "-q",
-            "--db",
-            url,
-            *args,
-        ],
+        [NEGAGRAPH, *_cli_args(url, *args)],
         env={**os.environ, **(env or {})},
         capture_output=True,
         text=True,
         timeout=600,
+    )
+
+
+def _cli_in_process(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """:func:`_cli` run in this process (click's runner): the run that resumes a killed
+    one, which is about the database it finds, not about a process (a second's imports
+    saved a run)."""
+    from click.testing import CliRunner
+
+    from api.cli import cli
+
+    command = _cli_args(url, *args)
+    result = CliRunner().invoke(cli, command)
+    failure = "" if result.exception is None else f"\n{result.exception!r}"
+    return subprocess.CompletedProcess(
+        command, result.exit_code, result.stdout, result.stderr + failure
     )
 
 
@@ -391,11 +470,10 @@ def _cli(
     "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 )
 def test_killed_at_every_commit_resumes_to_the_same_rows(
-    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest, references: References
 ) -> None:
     game = get_game("connect-four", width=4, height=3)
-    reference_url = sqlite_url(tmp_path, "reference.db")
-    assert _cli(reference_url).returncode == 0
+    reference_url = reference_cli(references, tmp_path, "reference.db")
     ref = make_engine(reference_url)
     try:
         expected = stored(ref, game)[2]
@@ -415,7 +493,7 @@ def test_killed_at_every_commit_resumes_to_the_same_rows(
         nodes, staged = _layout(url)
         assert (nodes == 0) == (after <= 13), after
         assert (staged == 0) == (after == 26), after
-        done = _cli(url)
+        done = _cli_in_process(url)
         assert done.returncode == 0, done.stderr
         engine = make_engine(url)
         try:
@@ -434,7 +512,9 @@ def test_killed_at_every_commit_resumes_to_the_same_rows(
         pytest.param("postgres", "shard:90", marks=pytest.mark.postgres),
     ],
 )
-def test_0015_converts_a_tiered_solve_in_progress(backend: str, crash: str, tmp_path: Path) -> None:
+def test_0015_converts_a_tiered_solve_in_progress(
+    backend: str, crash: str, tmp_path: Path, references: References
+) -> None:
     """A tiered solve stopped under the schema before 0015 (its discovered positions
     unexpanded node rows, a tier's solved shards rewritten in place, ids in discovery
     order) is converted by the upgrades and resumes to the positions and moves of an
@@ -443,8 +523,7 @@ def test_0015_converts_a_tiered_solve_in_progress(backend: str, crash: str, tmp_
     from db.migrate import downgrade
 
     game = get_game("connect-four", width=4, height=3)
-    reference_url = sqlite_url(tmp_path, "reference.db")
-    assert _cli(reference_url, "--shard-size", "300").returncode == 0
+    reference_url = reference_cli(references, tmp_path, "reference.db", "--shard-size", "300")
     ref = make_engine(reference_url)
     try:
         expected = stored(ref, game)[:2]
@@ -467,7 +546,7 @@ def test_0015_converts_a_tiered_solve_in_progress(backend: str, crash: str, tmp_
         downgrade(url, "0014")
         upgrade(url)
         assert _layout(url)[1] > 0
-        done = _cli(url, "--shard-size", "77")
+        done = _cli_in_process(url, "--shard-size", "77")
         assert done.returncode == 0, done.stderr
         engine = make_engine(url)
         try:
@@ -606,14 +685,13 @@ def _probe_first_positions(url: str, game: Any) -> None:
     "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 )
 def test_killed_in_mid_tier_resumes_to_the_same_rows(
-    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest, references: References
 ) -> None:
     """Units of 300 positions: 48 slices written, then 48 shards solved, each its own
     transaction; killed after some of a tier's units, the next run keeps them, runs the
     rest and ends with the rows of an uninterrupted run."""
     game = get_game("connect-four", width=4, height=3)
-    reference_url = sqlite_url(tmp_path, "reference.db")
-    assert _cli(reference_url, "--shard-size", "300").returncode == 0
+    reference_url = reference_cli(references, tmp_path, "reference.db", "--shard-size", "300")
     ref = make_engine(reference_url)
     try:
         expected = stored(ref, game)[2]
@@ -627,7 +705,7 @@ def test_killed_in_mid_tier_resumes_to_the_same_rows(
         killed = _cli(url, "--shard-size", "300", env={CRASH_ENV: f"shard:{after}"})
         assert killed.returncode == -9, killed.stderr
         # another shard size on resume: the units written stay, the gaps are cut anew
-        done = _cli(url, "--shard-size", "77")
+        done = _cli_in_process(url, "--shard-size", "77")
         assert done.returncode == 0, done.stderr
         engine = make_engine(url)
         try:
@@ -671,14 +749,15 @@ def test_a_stopped_run_records_the_units_it_wrote(db_url: str) -> None:
 
 @pytest.mark.slow
 def test_a_tier_s_discovery_reports_what_it_has_found(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, references: References
 ) -> None:
     """Chess tiers are named by their material; the listing of the game's tablebase
     positions and a tier's discovery report how far they are as they go (here as often as
     they may); batches of any size store the same rows, id for id."""
     game: Any = get_game("chess", material="KQvK")
-    large = sqlite_url(tmp_path, "large-batches.db")
-    full_solve(game, large, tiers=True)
+    large, _ = reference_solve(  # the default batches, before the monkeypatches
+        references, tmp_path, "large-batches.db", "chess", {"material": "KQvK"}, tiers=True
+    )
     monkeypatch.setattr(tier_discovery, "DISCOVERY_REPORT", 0.0)  # report every batch
     monkeypatch.setattr(tier_discovery, "FIRST_DISCOVERY_BATCH", 256)
     monkeypatch.setattr(tier_discovery, "DISCOVERY_BATCH", 256)  # never larger
