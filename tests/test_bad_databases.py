@@ -28,6 +28,7 @@ import pytest
 
 from db.migrate import current_revision, head_revision
 from db.session import make_engine
+from tests.built_once import built_once
 
 NEGAGRAPH = str(Path(sys.executable).with_name("negagraph"))
 LIMIT = 120.0
@@ -115,12 +116,16 @@ def snapshot(directory: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def solved_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real negagraph database: tic-tac-toe solved in full, checkpointed, no -wal."""
-    path = tmp_path_factory.mktemp("solved") / "ttt.db"
-    done = negagraph("solve", "tic-tac-toe", "--full", "--db", f"sqlite:///{path}")
-    assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in path.parent.iterdir()) == ["ttt.db"]
-    return path
+    """A real negagraph database: tic-tac-toe solved in full, checkpointed, no -wal (one
+    for the session: the tests copy it, or only read it)."""
+
+    def solve(directory: Path) -> None:
+        path = directory / "ttt.db"
+        done = negagraph("solve", "tic-tac-toe", "--full", "--db", f"sqlite:///{path}")
+        assert done.returncode == 0, done.stderr
+        assert sorted(p.name for p in path.parent.iterdir()) == ["ttt.db"]
+
+    return built_once(tmp_path_factory, "solved-ttt", solve) / "ttt.db"
 
 
 def _text(path: Path, solved: Path) -> None:
@@ -308,13 +313,20 @@ def serving(path: Path) -> Iterator[str]:
     assert proc.returncode == 0, err
 
 
-def assert_reads(path: Path, solved_db: Path) -> None:
-    """query, status and serve on *path* answer as on the writable original."""
+@pytest.fixture(scope="module")
+def solved_query(solved_db: Path) -> str:
+    """What ``query`` prints on the writable original (asked once: the three read-only
+    places compare against it)."""
     expected = negagraph(*command("query", solved_db))
     assert expected.returncode == 0, expected.stderr
+    return expected.stdout
+
+
+def assert_reads(path: Path, solved_query: str) -> None:
+    """query, status and serve on *path* answer as on the writable original."""
     done = negagraph(*command("query", path))
     assert done.returncode == 0, done.stderr
-    assert done.stdout == expected.stdout and "value 0" in done.stdout
+    assert done.stdout == solved_query and "value 0" in done.stdout
     done = negagraph(*command("status", path))
     assert done.returncode == 0, done.stderr
     assert "tic-tac-toe (symmetry=false) rules v1: 5,478 nodes" in done.stdout
@@ -324,7 +336,7 @@ def assert_reads(path: Path, solved_db: Path) -> None:
 
 
 def test_a_read_only_file_system_is_read_and_served_never_written(
-    tmp_path: Path, solved_db: Path
+    tmp_path: Path, solved_db: Path, solved_query: str
 ) -> None:
     def fill(d: Path) -> None:
         shutil.copy(solved_db, d / "ttt.db")
@@ -332,7 +344,7 @@ def test_a_read_only_file_system_is_read_and_served_never_written(
     with read_only_fs(tmp_path / "ro", fill) as ro:
         path = ro / "ttt.db"
         before = snapshot(ro)
-        assert_reads(path, solved_db)
+        assert_reads(path, solved_query)
         for name in WRITERS:
             line = one_error_line(negagraph(*command(name, path)))
             assert f"cannot use database sqlite:///{path} for writing" in line
@@ -383,25 +395,29 @@ def test_a_read_only_file_system_with_a_write_ahead_log(tmp_path: Path, solved_d
         assert snapshot(ro) == before
 
 
-def test_a_read_only_file_in_a_writable_directory(tmp_path: Path, solved_db: Path) -> None:
+def test_a_read_only_file_in_a_writable_directory(
+    tmp_path: Path, solved_db: Path, solved_query: str
+) -> None:
     path = tmp_path / "ttt.db"
     shutil.copy(solved_db, path)
     with bind(path, path, read_only=True):
         before = snapshot(tmp_path)
-        assert_reads(path, solved_db)
+        assert_reads(path, solved_query)
         for name in WRITERS:
             line = one_error_line(negagraph(*command(name, path)))
             assert f"{str(path)!r} is on a read-only file system" in line
         assert snapshot(tmp_path) == before
 
 
-def test_a_writable_file_in_a_read_only_directory(tmp_path: Path, solved_db: Path) -> None:
+def test_a_writable_file_in_a_read_only_directory(
+    tmp_path: Path, solved_db: Path, solved_query: str
+) -> None:
     source = tmp_path / "source.db"
     shutil.copy(solved_db, source)
     with read_only_fs(tmp_path / "ro", lambda d: (d / "ttt.db").touch()) as ro:
         with bind(source, ro / "ttt.db", read_only=False) as path:
             before = snapshot(ro)
-            assert_reads(path, solved_db)
+            assert_reads(path, solved_query)
             for name in WRITERS:
                 line = one_error_line(negagraph(*command(name, path)))
                 assert f"its directory {str(ro)!r} is on a read-only file system" in line
