@@ -19,6 +19,7 @@ import pytest
 from solver.errors import UnknownGameError
 from solver.games import BUILTIN_GAMES, Registry
 from tests.api.test_serve import fetch, free_port, wait_until_up
+from tests.built_once import built_once
 
 ROOT = Path(__file__).resolve().parents[1]
 NEGAGRAPH = Path(sys.executable).with_name("negagraph")
@@ -51,7 +52,9 @@ def pip_install(package: Path, target: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def plugin_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return pip_install(ROOT / "examples" / "subtraction", tmp_path_factory.mktemp("plugin"))
+    return built_once(
+        tmp_path_factory, "plugin", lambda d: pip_install(ROOT / "examples" / "subtraction", d)
+    )
 
 
 BROKEN_ENTRY_POINTS = {
@@ -68,6 +71,10 @@ BROKEN_ENTRY_POINTS = {
 
 @pytest.fixture(scope="module")
 def broken_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return built_once(tmp_path_factory, "broken", lambda d: _install_broken(tmp_path_factory, d))
+
+
+def _install_broken(tmp_path_factory: pytest.TempPathFactory, target: Path) -> None:
     package = tmp_path_factory.mktemp("broken-src")
     lines = "\n".join(f'"{k}" = "{v}"' for k, v in BROKEN_ENTRY_POINTS.items())
     (package / "pyproject.toml").write_text(
@@ -77,7 +84,7 @@ def broken_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
         f'[project.entry-points."negagraph.games"]\n{lines}\n\n'
         "[tool.setuptools]\npy-modules = []\n"
     )
-    return pip_install(package, tmp_path_factory.mktemp("broken"))
+    pip_install(package, target)
 
 
 def run(*args: str, path: Path | None = None) -> subprocess.CompletedProcess[str]:
