@@ -1,5 +1,6 @@
-"""Builds the optional C parts: the partial solver's inner loop (solver/_native.c) and the
-SQLite writer's bulk binding (db/_sqlite_bulk.c).
+"""Builds the optional C parts: the partial solver's inner loop (solver/_native.c), the
+chance solver's value iteration (solver/chance/_sweep.c) and the SQLite writer's bulk
+binding (db/_sqlite_bulk.c).
 
 Everything else is in pyproject.toml. ``optional=True``: where no C compiler is found the
 install goes on without them and negagraph runs its pure-Python paths (same results).
@@ -14,6 +15,13 @@ setup(
             ["solver/_native.c"],
             optional=True,
             extra_compile_args=["-O2"],
+        ),
+        Extension(
+            "solver.chance._sweep",
+            ["solver/chance/_sweep.c"],
+            optional=True,
+            # No fused multiply-adds: the sums must round as NumPy's do.
+            extra_compile_args=["-O2", "-ffp-contract=off"],
         ),
         Extension(
             "db._sqlite_bulk",

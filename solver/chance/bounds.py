@@ -32,9 +32,11 @@ greatest, whatever the tolerance; only their distance depends on it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -43,6 +45,23 @@ from solver.chance.components import component_levels, strongly_connected, sweep
 from solver.chance.exact import ExactBounds
 from solver.chance.graph import CHANCE, DECISION, ChanceGraph, value_range_of
 from solver.game import MoveLabel
+
+
+def _native_iterate() -> Any:
+    """:func:`solver.chance._sweep.iterate`, or ``None`` when the C module is not built (no C
+    compiler at install) or ``NEGAGRAPH_PURE_PYTHON`` is set: :func:`_iterate` then sweeps
+    with NumPy (:class:`_Sweep`), to the same floats bit for bit."""
+    if os.environ.get("NEGAGRAPH_PURE_PYTHON"):
+        return None
+    try:
+        from solver.chance import _sweep
+    except ImportError:
+        return None
+    return _sweep.iterate
+
+
+NATIVE_ITERATE: Any = _native_iterate()
+"""The C value iteration, or ``None`` (see :func:`_native_iterate`)."""
 
 UNIT_ROUNDOFF = 2.0**-53
 """Half a unit in the last place of 1.0: the relative error of one float64 operation."""
@@ -289,15 +308,34 @@ def _iterate(
     already final in *low* / *high*; returns the sweeps it took.
 
     Gauss-Seidel by layers (:func:`~solver.chance.components.sweep_layers`), each layer
-    vectorised. Lows only rise and highs only fall, each step rounded outwards, so every
-    value written is a sound bound. Stops when every node's bounds are within
-    *tolerance*, when a sweep changes nothing, or after *max_sweeps*. Each node's layer is
+    vectorised (in C where :data:`NATIVE_ITERATE` is there, to the same floats). Lows
+    only rise and highs only fall, each step rounded outwards, so every value written is
+    a sound bound. Stops when every node's bounds are within *tolerance*, when a sweep
+    changes nothing, or after *max_sweeps*. Each node's layer is
     written into *node_layer* if given."""
     nodes = np.array(sorted(nodes_list), dtype=np.int64)
     layers = sweep_layers(nodes, start, child)
     if node_layer is not None:
         for i, layer in enumerate(layers):
             node_layer[layer] = i
+    if NATIVE_ITERATE is not None:
+        bounds = np.zeros(len(layers) + 1, dtype=np.int64)
+        np.cumsum([len(layer) for layer in layers], out=bounds[1:])
+        return int(
+            NATIVE_ITERATE(
+                low,
+                high,
+                np.ascontiguousarray(graph.start, dtype=np.int64),
+                np.ascontiguousarray(graph.child, dtype=np.int64),
+                np.ascontiguousarray(graph.sign, dtype=np.int8),
+                np.ascontiguousarray(graph.weight, dtype=np.float64),
+                np.ascontiguousarray(graph.kind, dtype=np.int8),
+                np.concatenate(layers),
+                bounds,
+                tolerance,
+                max_sweeps,
+            )
+        )
     sweeps = [_Sweep.of(graph, layer) for layer in layers]
     done = 0
     while done < max_sweeps:

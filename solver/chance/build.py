@@ -45,18 +45,22 @@ def _player(game: Game, key: PositionKey) -> int:
     return int(p)
 
 
+Checked = dict[int, tuple[object, list[Fraction], list[float]]]
+"""Probability sequences checked, by identity: the sequence, its fractions, their floats."""
+
+
 def _probabilities(
-    game: Game, key: PositionKey, moves: int, seen: dict[int, tuple[object, list[Fraction]]]
-) -> list[Fraction] | None:
-    """The probabilities of *key*'s outcomes, checked. *seen* remembers the sequences
-    already checked by identity (games usually return one shared tuple per kind of
-    throw), which saves most of the checking."""
+    game: Game, key: PositionKey, moves: int, seen: Checked
+) -> tuple[list[Fraction], list[float]] | None:
+    """The probabilities of *key*'s outcomes, checked, and the nearest float of each.
+    *seen* remembers the sequences already checked by identity (games usually return
+    one shared tuple per kind of throw), which saves most of the checking."""
     raw = cast(ChanceRules, game).probabilities(key)
     if raw is None:
         return None
     known = seen.get(id(raw))
     if known is not None and known[0] is raw and len(known[1]) == moves:
-        return known[1]
+        return known[1], known[2]
     probs: list[Fraction] = []
     for p in raw:
         if isinstance(p, bool) or not isinstance(p, (int, Fraction)) or p <= 0:
@@ -74,8 +78,9 @@ def _probabilities(
         raise ContractError(
             f"{game.name}: the probabilities of {game.format(key)!r} sum to {sum(probs)}, not 1"
         )
-    seen[id(raw)] = (raw, probs)
-    return probs
+    floats = [float(p) for p in probs]
+    seen[id(raw)] = (raw, probs, floats)
+    return probs, floats
 
 
 REPORT_EVERY = 1 << 16
@@ -110,7 +115,7 @@ class Builder:
         """Whether the edges are grouped by parent in id order (every expansion so far
         was of a higher id than the one before), as :meth:`graph` lays them out."""
         self._last = -1
-        self._checked: dict[int, tuple[object, list[Fraction]]] = {}
+        self._checked: Checked = {}
         self._pool: dict[MoveLabel, MoveLabel] = {}  # one string per distinct label
 
     def add(self, key: PositionKey, dist: int) -> int:
@@ -155,33 +160,46 @@ class Builder:
                 f"{game.name}: position {game.format(key)!r} has no moves "
                 "but terminal_value() is None"
             )
-        probs = _probabilities(game, key, len(moves), self._checked)
-        self.kinds[node] = DECISION if probs is None else CHANCE
+        odds = _probabilities(game, key, len(moves), self._checked)
+        self.kinds[node] = DECISION if odds is None else CHANCE
         if node < self._last:
             self.in_order = False
         self._last = node
         me = self.players[node]
-        index, symmetric, pool = self.index, self.symmetric, self._pool
+        index, symmetric, pool, players = self.index, self.symmetric, self._pool, self.players
+        dist = self.dist[node] + 1
         new: list[int] = []
-        for i, (label, raw) in enumerate(moves):
-            turn = _player(game, raw)
-            ckey = game.canonical(raw) if symmetric else raw
-            c = index.get(ckey)
-            if c is None:
-                c = self.add(ckey, self.dist[node] + 1)
-                new.append(c)
+        kids: list[int] = []
+        signs: list[int] = []
+        for _label, raw in moves:
+            if symmetric:
+                turn = _player(game, raw)
+                ckey = game.canonical(raw)
+                c = index.get(ckey)
+                if c is None:
+                    c = self.add(ckey, dist)
+                    new.append(c)
+            else:
+                c = index.get(raw)
+                if c is None:
+                    c = self.add(raw, dist)  # (checks its player)
+                    new.append(c)
+                turn = players[c]
             # The sign is the raw child's: its canonical image has the same value for its
             # own player, who may be the other one (a symmetry that swaps the players).
-            self.sign.append(1 if turn == me else -1)
-            self.child.append(c)
-            self.parent.append(node)
-            if probs is None:
-                self.probability.append(None)
-                self.weights.append(0.0)
-            else:
-                self.probability.append(probs[i])
-                self.weights.append(float(probs[i]))
-            self.labels.append(pool.setdefault(label, label))
+            signs.append(1 if turn == me else -1)
+            kids.append(c)
+        k = len(kids)
+        self.sign.extend(signs)
+        self.child.extend(kids)
+        self.parent.extend([node] * k)
+        if odds is None:
+            self.probability.extend([None] * k)
+            self.weights.extend([0.0] * k)
+        else:
+            self.probability.extend(odds[0])
+            self.weights.extend(odds[1])
+        self.labels.extend([pool.setdefault(label, label) for label, _raw in moves])
         return new
 
     def grow(

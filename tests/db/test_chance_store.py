@@ -7,8 +7,11 @@ one line."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
+import os
+import shutil
 import signal
 import time
 from fractions import Fraction
@@ -285,13 +288,42 @@ def test_each_position_stores_the_expected_plies_of_the_optimal_strategy(
         assert stored[0][2] is None and stored[0][1] > 0
 
 
+KILLED_ARGS = ("pig", "-p", "target=30", "--json")
+KILLED_BUDGET = ("--max-expansions", "8000")
+
+
+@pytest.fixture(scope="session")
+def uninterrupted_pair(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of a SQLite database where a budgeted run then a complete one of
+    :data:`KILLED_ARGS` ran uninterrupted: built once for the whole session (across
+    xdist's workers, under a file lock), read-only; each test copies it."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    done = root / "chance-uninterrupted-pair"
+    with open(root / "chance-uninterrupted-pair.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            part = root / "chance-uninterrupted-pair.part"
+            shutil.rmtree(part, ignore_errors=True)
+            part.mkdir()
+            url = f"sqlite:///{part / 'reference.db'}"
+            for extra in (KILLED_BUDGET, ()):
+                code, _, err = run("solve", *KILLED_ARGS, *extra, "--db", url)
+                assert code == 0, err
+            part.rename(done)
+    return done
+
+
 @pytest.mark.slow
-def test_a_killed_chance_run_loses_only_its_own_expansions(db_url: str, tmp_path: Path) -> None:
+def test_a_killed_chance_run_loses_only_its_own_expansions(
+    db_url: str, tmp_path: Path, uninterrupted_pair: Path
+) -> None:
     """kill -9 in the middle of a partial run continuing a budgeted one: the database
     keeps what the first run committed, untouched, and the same command again ends
-    exactly where an uninterrupted pair of runs does (same ids, same rows)."""
-    args = ("pig", "-p", "target=30", "--json")
-    budget = ("--max-expansions", "8000")
+    exactly where an uninterrupted pair of runs does (same ids, same rows; that pair's
+    database is built once per session, :func:`uninterrupted_pair`)."""
+    args = KILLED_ARGS
+    budget = KILLED_BUDGET
     code, out, err = run("solve", *args, *budget, "--db", db_url)
     assert code == 0 and json.loads(out)["status"] == "budget", err
     committed = by_key(db_url)
@@ -308,10 +340,8 @@ def test_a_killed_chance_run_loses_only_its_own_expansions(db_url: str, tmp_path
     code, out, err = run("solve", *args, "--db", db_url)
     assert code == 0 and json.loads(out)["complete"], err
 
-    reference = f"sqlite:///{tmp_path / 'reference.db'}"
-    for extra in (budget, ()):
-        code, _, err = run("solve", *args, *extra, "--db", reference)
-        assert code == 0, err
+    shutil.copytree(uninterrupted_pair, tmp_path / "pair")
+    reference = f"sqlite:///{tmp_path / 'pair' / 'reference.db'}"
     ids = "SELECT id, key FROM nodes ORDER BY id"
     assert [(i, bytes(k)) for i, k in rows(db_url, ids)] == [
         (i, bytes(k)) for i, k in rows(reference, ids)

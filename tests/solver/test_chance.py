@@ -513,3 +513,62 @@ def test_pig_to_100_matches_the_published_optimum() -> None:
     expected = {k: "roll" for k in range(2, 22)} | {k: "hold" for k in range(22, 27)}
     expected |= {27: "roll", 28: "hold", 30: "hold"}
     assert {k: decision(f"41-49:first:{k}") for k in expected} == expected
+
+
+def test_the_c_value_iteration_is_built() -> None:
+    """The install compiles solver/chance/_sweep.c (setup.py); without it chance solves
+    sweep with NumPy, to the same floats but slower: a missing build must show here."""
+    import importlib
+    import os
+
+    from solver.chance import bounds
+
+    try:
+        importlib.import_module("solver.chance._sweep")
+    except ImportError as e:  # pragma: no cover - the failure message is the point
+        pytest.fail(f"solver.chance._sweep is not built ({e}): install with a C compiler")
+    assert (bounds.NATIVE_ITERATE is None) == bool(os.environ.get("NEGAGRAPH_PURE_PYTHON"))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_c_and_numpy_value_iterations_give_the_same_floats(seed: int) -> None:
+    """On random cyclic games with chance nodes of up to 40 outcomes (NumPy sums more
+    than 8 terms pairwise, which the C sums follow), and Pig, both paths of _iterate
+    give every bound, as the same float, in the same number of sweeps. (Bit for bit but
+    for a zero's sign: of 0.0 and -0.0, NumPy's vectorised maximum of many moves may
+    keep either.)"""
+    import random
+
+    from solver.chance import _sweep, bounds
+
+    rng = random.Random(seed)
+    n = rng.randint(20, 60)
+    succ: list[list[int]] = []
+    leaf: dict[int, int] = {}
+    odds: dict[int, list[Fraction]] = {}
+    for i in range(n):
+        kind = rng.choice(["terminal", "decision", "chance", "chance"]) if i else "chance"
+        if kind == "terminal":
+            succ.append([])
+            leaf[i] = rng.randint(-3, 3)
+        elif kind == "decision":
+            succ.append([rng.randrange(n) for _ in range(rng.randint(1, 12))])
+        else:
+            kids = [rng.randrange(n) for _ in range(rng.randint(2, 40))]
+            weights = [rng.randint(1, 9) for _ in kids]
+            succ.append(kids)
+            odds[i] = [Fraction(w, sum(weights)) for w in weights]
+    game: GameBase = ExplicitChanceGame(
+        succ, leaf, [rng.randint(0, 1) for _ in range(n)], odds, (-3, 3)
+    )
+    if seed == 0:
+        game = Pig(target=12, faces=5)
+    graph = expand_all(game)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bounds, "NATIVE_ITERATE", _sweep.iterate)
+        native = solve_graph(graph, tolerance=1e-12)
+        mp.setattr(bounds, "NATIVE_ITERATE", None)
+        numpy = solve_graph(graph, tolerance=1e-12)
+    assert native.sweeps == numpy.sweeps > 0
+    assert native.low.tolist() == numpy.low.tolist()
+    assert native.high.tolist() == numpy.high.tolist()
