@@ -333,9 +333,14 @@ def stochastic_value(game: ExplicitChanceGame, node: int, endless: Fraction) -> 
     return maxmin
 
 
-def value_iteration(game: ExplicitChanceGame, sweeps: int) -> tuple[list[float], list[float]]:
+def value_iteration(
+    game: ExplicitChanceGame, sweeps: int, *, settle: bool = False
+) -> tuple[list[float], list[float]]:
     """Plain value iteration in floats (Gauss-Seidel, from the range's ends): every
-    node's (low, high) after *sweeps* sweeps, from its player's side."""
+    node's (low, high) after *sweeps* sweeps, from its player's side; with *settle*,
+    after the first sweep that changes no value by more than 1e-15, if one comes before
+    (a chain that keeps to a cycle with a probability near 1 closes in slowly: thousands
+    of sweeps)."""
     vmin, vmax = game.value_range  # type: ignore[misc]
     n = len(game.succ)
     low = [float(vmin)] * n
@@ -344,6 +349,7 @@ def value_iteration(game: ExplicitChanceGame, sweeps: int) -> tuple[list[float],
         if not game.succ[i]:
             low[i] = high[i] = float(game.leaf[i])
     for _ in range(sweeps):
+        before = (low.copy(), high.copy()) if settle else None
         for i in range(n):
             if not game.succ[i]:
                 continue
@@ -357,6 +363,15 @@ def value_iteration(game: ExplicitChanceGame, sweeps: int) -> tuple[list[float],
             else:
                 low[i] = max(lo for lo, _ in seen)
                 high[i] = max(hi for _, hi in seen)
+        if (
+            before is not None
+            and max(
+                (abs(a - b) for a, b in zip(before[0] + before[1], low + high, strict=True)),
+                default=0.0,
+            )
+            <= 1e-15
+        ):
+            break
     return low, high
 
 

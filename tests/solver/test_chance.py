@@ -90,7 +90,7 @@ def test_cyclic_bounds_bracket_the_exact_values(game: ExplicitChanceGame) -> Non
     tolerance = 1e-9
     graph = expand_all(game)
     solution = solve_graph(graph, tolerance=tolerance)
-    lo_vi, hi_vi = value_iteration(game, sweeps=3000)
+    lo_vi, hi_vi = value_iteration(game, sweeps=1_000_000, settle=True)
     for node, key in enumerate(graph.keys):
         true_low = stochastic_value(game, key, Fraction(RANGE[0]))
         true_high = stochastic_value(game, key, Fraction(RANGE[1]))
