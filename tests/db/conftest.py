@@ -6,7 +6,6 @@ PostgreSQL being unreachable fails the ``postgres`` tests; it never skips them.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from db.migrate import upgrade
 from db.session import make_engine, make_session_factory
+from tests.built_once import session_folder
 from tests.db.helpers import pg_database
 from tests.db.references import References
 
@@ -91,6 +91,4 @@ def session(engine: Engine) -> Iterator[Session]:
 def references(tmp_path_factory: pytest.TempPathFactory) -> References:
     """The session's reference solves (:mod:`tests.db.references`), shared by its xdist
     workers (in the folder above theirs) or, without xdist, in the session's folder."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    return References(shared / "negagraph-references")
+    return References(session_folder(tmp_path_factory) / "negagraph-references")

@@ -11,19 +11,18 @@ arguments). A test whose solve is changed by a monkeypatch solves for itself.
 from __future__ import annotations
 
 import atexit
-import fcntl
 import hashlib
 import os
 import pickle
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from db.migrate import upgrade
+from tests.built_once import locked
 
 _schema_head: Path | None = None
 """This process's empty database at schema head (see :func:`empty_database`)."""
@@ -55,16 +54,6 @@ def empty_database(path: Path) -> str:
     return url
 
 
-@contextmanager
-def _locked(lock: Path) -> Iterator[None]:
-    with open(lock, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
 class References:
     """The session's reference databases, in *root* (shared by the session's workers)."""
 
@@ -78,7 +67,7 @@ class References:
         session."""
         slug = hashlib.sha256(name.encode()).hexdigest()[:24]
         db, result = self.root / f"{slug}.db", self.root / f"{slug}.pickle"
-        with _locked(self.root / f"{slug}.lock"):
+        with locked(self.root / f"{slug}.lock"):
             if not result.exists():
                 part = self.root / f"{slug}.building.db"
                 for leftover in part.parent.glob(part.name + "*"):
