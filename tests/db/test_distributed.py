@@ -25,8 +25,9 @@ import pytest
 from sqlalchemy import Engine, make_url, text
 
 from db.session import make_engine
-from solver.games import get_game
-from tests.db.test_tiered import sqlite_url, stored
+from tests.db.test_solve_cli import run
+from tests.db.test_tiered import sqlite_url
+from tests.shared import shared
 
 BIN = Path(sys.executable).parent
 NEGAGRAPH = str(BIN / "negagraph")
@@ -113,13 +114,34 @@ def _local_workers(proc: subprocess.Popen[Any]) -> list[psutil.Process]:
     return found
 
 
+_ROWS = [
+    # test_tiered.stored's rows (nodes, then edges), and each node's expanding tier
+    "SELECT n.id, n.key, n.low, n.high, n.low_final, n.high_final, n.depth_low, "
+    "n.depth_high, n.state, n.dist, n.notation FROM nodes n "
+    f"JOIN variants v ON v.id = n.variant_id WHERE v.game = '{GAME[0]}' ORDER BY n.id",
+    "SELECT e.parent, e.move_order, e.child, e.move FROM edges e "
+    f"JOIN variants v ON v.id = e.variant_id WHERE v.game = '{GAME[0]}' "
+    "ORDER BY e.parent, e.move_order",
+    "SELECT id, expanded_in FROM nodes ORDER BY id",
+]
+
+
 def _snapshot(url: str) -> tuple[list[Any], list[Any], list[Any]]:
     """The rows that must not depend on who solved: nodes and edges (id order), the
-    tiers, the commits' numbers and sizes."""
+    tiers, the commits' numbers and sizes. (The node and edge rows as the driver gives
+    them: read through SQLAlchemy's rows, and into test_tiered.stored's dictionaries
+    by key, unused here, they took 3 s of CPU a snapshot.)"""
     engine = make_engine(url)
     try:
-        rows = stored(engine, get_game(GAME[0], **GAME[1]))[2]
         with engine.connect() as conn:
+            cursor = conn.connection.cursor()
+            try:
+                rows: list[Any] = []
+                for query in _ROWS:
+                    cursor.execute(query)
+                    rows += [tuple(r) for r in cursor.fetchall()]
+            finally:
+                cursor.close()
             tiers = conn.execute(
                 text(
                     "SELECT tier, ordinal, first_id, nodes, edges, discovered_in, solved_in, "
@@ -127,23 +149,22 @@ def _snapshot(url: str) -> tuple[list[Any], list[Any], list[Any]]:
                 )
             ).all()
             commits = conn.execute(text("SELECT seq, nodes, edges FROM commits ORDER BY seq")).all()
-            expanded = conn.execute(text("SELECT id, expanded_in FROM nodes ORDER BY id")).all()
-        return (
-            rows + [tuple(r) for r in expanded],
-            [tuple(t) for t in tiers],
-            [tuple(c) for c in commits],
-        )
+        return (rows, [tuple(t) for t in tiers], [tuple(c) for c in commits])
     finally:
         engine.dispose()
 
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Any], list[Any], list[Any]]:
-    """The one-process solve's rows."""
-    url = sqlite_url(tmp_path_factory.mktemp("reference"), "reference.db")
-    done = _run(url)
-    assert done.returncode == 0, done.stderr
-    return _snapshot(url)
+    """The one-process solve's rows (solved in this process, once a test session)."""
+
+    def build(where: Path) -> tuple[list[Any], list[Any], list[Any]]:
+        url = sqlite_url(where, "reference.db")
+        code, _, err = run(*_solve_args(url)[1:])
+        assert code == 0, err
+        return _snapshot(url)
+
+    return shared(tmp_path_factory, "test_distributed-reference", build)
 
 
 def _empty(url: str) -> str:
@@ -226,13 +247,24 @@ class Cluster:
             self.workers.append(
                 self._start([DASK, "worker", "--scheduler-file", str(self.file), "--nthreads", "1"])
             )
-        _wait_for(f"{len(self.workers)} workers", lambda: self.count() >= len(self.workers))
+        self._wait_for_workers()
 
-    def count(self) -> int:
+    def keep_workers(self, count: int) -> None:
+        """*count* workers again, the killed ones replaced by new."""
+        self.workers = [w for w in self.workers if w.poll() is None]
+        self.add_workers(count - len(self.workers))
+
+    def _wait_for_workers(self) -> None:
+        """Until the scheduler has exactly the worker processes running (asked through
+        one client: a client is made in tens of milliseconds of CPU, and so many more
+        on the scheduler)."""
         from distributed import Client
 
         with Client(scheduler_file=str(self.file), timeout="30s") as client:  # type: ignore[no-untyped-call]
-            return len(client.scheduler_info(n_workers=-1)["workers"])
+            _wait_for(
+                f"{len(self.workers)} workers",
+                lambda: len(client.scheduler_info(n_workers=-1)["workers"]) == len(self.workers),
+            )
 
     @property
     def address(self) -> str:
@@ -256,77 +288,109 @@ class Cluster:
                 proc.wait()
 
 
-@contextmanager
-def dask_cluster(where: Path, workers: int) -> Iterator[Cluster]:
-    cluster = Cluster(where)
+@pytest.fixture(scope="class")
+def started_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A scheduler and two workers, for the tests of a class (started anew for each, the
+    tests spent about 6 s of CPU on a cluster's start; an idle one spends some 0.06 s a
+    second, so it stops with the class's last test)."""
+    cluster = Cluster(tmp_path_factory.mktemp("cluster"))
     try:
-        cluster.add_workers(workers)
+        cluster.add_workers(2)
         yield cluster
     finally:
         cluster.close()
 
 
-def _shards_written(url: str) -> int:
-    engine: Engine = make_engine(url)
+@pytest.fixture
+def dask_cluster(started_cluster: Cluster) -> Cluster:
+    """:func:`started_cluster` with two workers (a worker a test killed replaced)."""
+    started_cluster.keep_workers(2)
+    return started_cluster
+
+
+def _shards_written(url: str, engine: Engine | None = None) -> int:
+    """The shards written in *url* (through *engine*, one on *url*, if given: a poll
+    makes no engine and connection of its own)."""
+    own: Engine = engine or make_engine(url)
     try:
-        with engine.connect() as conn:
+        with own.connect() as conn:
             return int(conn.execute(text("SELECT count(*) FROM tier_shards")).scalar_one())
     finally:
-        engine.dispose()
+        if engine is None:
+            own.dispose()
 
 
-@pytest.mark.slow
-def test_a_cluster_solve_equals_the_one_process_solve(
-    db: str, tmp_path: Path, reference: tuple[list[Any], list[Any], list[Any]]
-) -> None:
-    with dask_cluster(tmp_path, 2) as cluster:
-        done = _run(db, "--scheduler", cluster.address)
-        assert done.returncode == 0, done.stderr
-    assert _snapshot(db) == reference
-    engine = make_engine(db)
+@contextmanager
+def _shard_counter(url: str) -> Iterator[Callable[[], int]]:
+    """:func:`_shards_written` for polling *url*: all through one engine."""
+    engine = make_engine(url)
     try:
-        with engine.connect() as conn:
-            by_worker = conn.execute(
-                text("SELECT worker, count(*) FROM tier_shards GROUP BY worker")
-            ).all()
+        yield lambda: _shards_written(url, engine)
     finally:
         engine.dispose()
-    assert len(by_worker) == 2, by_worker  # both workers wrote shards
-    assert "value 0 (exact)" in done.stdout
 
 
-@pytest.mark.slow
-def test_a_killed_worker_loses_nothing_and_a_second_solve_is_refused(
-    tmp_path: Path, reference: tuple[list[Any], list[Any], list[Any]]
-) -> None:
-    url = sqlite_url(tmp_path, "killed-worker.db")
-    with dask_cluster(tmp_path, 2) as cluster:
+class TestOnACluster:
+    """Solves on a cluster started with Dask's commands (one for the class's tests: they
+    are not about its start)."""
+
+    @pytest.mark.slow
+    def test_a_cluster_solve_equals_the_one_process_solve(
+        self,
+        db: str,
+        dask_cluster: Cluster,
+        reference: tuple[list[Any], list[Any], list[Any]],
+    ) -> None:
+        done = _run(db, "--scheduler", dask_cluster.address)
+        assert done.returncode == 0, done.stderr
+        assert _snapshot(db) == reference
+        engine = make_engine(db)
+        try:
+            with engine.connect() as conn:
+                by_worker = conn.execute(
+                    text("SELECT worker, count(*) FROM tier_shards GROUP BY worker")
+                ).all()
+        finally:
+            engine.dispose()
+        assert len(by_worker) == 2, by_worker  # both workers wrote shards
+        assert "value 0 (exact)" in done.stdout
+
+    @pytest.mark.slow
+    def test_a_killed_worker_loses_nothing_and_a_second_solve_is_refused(
+        self,
+        tmp_path: Path,
+        dask_cluster: Cluster,
+        reference: tuple[list[Any], list[Any], list[Any]],
+    ) -> None:
+        url = sqlite_url(tmp_path, "killed-worker.db")
         solving = subprocess.Popen(
-            _solve_args(url, "--scheduler", cluster.address),
+            _solve_args(url, "--scheduler", dask_cluster.address),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         try:
-            _wait_for("the first shards", lambda: _shards_written(url) >= 2)
+            with _shard_counter(url) as shards_written:
+                _wait_for("the first shards", lambda: shards_written() >= 2)
             # The client frozen while a second solve tries: its run cannot have ended
             # meanwhile, however fast the units are (once it had, and the second ran).
             # Frozen between its commits: frozen inside one, it would hold SQLite's
             # write lock past every other writer's busy timeout, workers included.
             _freeze_between_commits(solving, url)
-            second = _run(url)
-            assert second.returncode == 1, second.stderr
-            assert second.stderr.startswith("error: "), second.stderr
-            assert "is being solved by run" in second.stderr or "locked" in second.stderr
-            assert len(second.stderr.strip().splitlines()) == 1
-            cluster.kill(cluster.workers[0])
+            # (the second solve in this process: that it is refused is the point)
+            code, _, stderr = run(*_solve_args(url)[1:])
+            assert code == 1, stderr
+            assert stderr.startswith("error: "), stderr
+            assert "is being solved by run" in stderr or "locked" in stderr
+            assert len(stderr.strip().splitlines()) == 1
+            dask_cluster.kill(dask_cluster.workers[0])
             solving.send_signal(signal.SIGCONT)
             out, err = solving.communicate(timeout=LIMIT * 2)
         finally:
             if solving.poll() is None:
                 solving.kill()
         assert solving.returncode == 0, err
-    assert _snapshot(url) == reference
+        assert _snapshot(url) == reference
 
 
 def _kill_a_starting_worker(proc: subprocess.Popen[Any]) -> None:
@@ -363,9 +427,10 @@ def test_everything_killed_then_the_same_command_again(
         )
     try:
         _kill_a_starting_worker(solving)
-        _wait_for(
-            "the first shards", lambda: _shards_written(db) >= 3 or solving.poll() is not None
-        )
+        with _shard_counter(db) as shards_written:
+            _wait_for(
+                "the first shards", lambda: shards_written() >= 3 or solving.poll() is not None
+            )
         assert solving.poll() is None, log.read_text()
     finally:
         os.killpg(solving.pid, signal.SIGKILL)  # the client, its scheduler, its workers

@@ -7,9 +7,10 @@ and the next run ends where an uninterrupted one does."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
-import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,8 @@ from db.store.behind import WRITE_BEHIND_ENV, WriteBehind
 from db.store.writer import Writer
 from solver.games import get_game
 from solver.negamax import solve
-from tests.db.test_solve_cli import NEGAGRAPH, run_status, stored_counts
+from tests.db.test_solve_cli import run, stored_counts
+from tests.shared import shared
 
 Rows = tuple[list[tuple[Any, ...]], ...]
 
@@ -43,11 +45,27 @@ GAME = {"width": 5, "height": 4}
 
 
 def stored(engine: Engine) -> Rows:
+    """The nodes, edges and commits, as the driver gives them (tuples: SQLite's flags
+    0 and 1, PostgreSQL's False and True, equal as Python compares them)."""
     with engine.connect() as conn:
-        return tuple(
-            [tuple(bool(v) if isinstance(v, bool) else v for v in r) for r in conn.execute(text(q))]
-            for q in (NODE_SQL, EDGE_SQL, COMMIT_SQL)
-        )
+        cursor = conn.connection.cursor()
+        try:
+            rows = []
+            for q in (NODE_SQL, EDGE_SQL, COMMIT_SQL):
+                cursor.execute(q)
+                rows.append([tuple(r) for r in cursor.fetchall()])
+        finally:
+            cursor.close()
+        return tuple(rows)
+
+
+def run_status(url: str) -> Any:
+    """``negagraph status --json``'s variant (in this process: what it shows is the
+    point, not its process)."""
+    code, out, err = run("status", "--db", url, "--json")
+    assert code == 0, err
+    (variant,) = json.loads(out)["variants"]
+    return variant
 
 
 def sqlite_engine(path: Path) -> Engine:
@@ -66,9 +84,9 @@ def solved(engine: Engine, resident: int | None) -> Rows:
         engine.dispose()
 
 
-@pytest.fixture
-def behind_threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The names of the threads that wrote batches behind."""
+def count_behind_threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the threads that write batches behind from now on (while
+    *monkeypatch* lasts)."""
     names: list[str] = []
     write = WriteBehind._run
 
@@ -80,28 +98,80 @@ def behind_threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return names
 
 
+@pytest.fixture
+def behind_threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the threads that wrote batches behind."""
+    return count_behind_threads(monkeypatch)
+
+
+InLine = tuple[Rows, list[str], int]
+"""A solve writing every batch in line, on SQLite: its rows, the names of the threads
+that wrote batches behind all the same (none), and its database file's pages."""
+
+
+def in_line(
+    tmp_path_factory: pytest.TempPathFactory, name: str, solve: Callable[[Engine], Rows]
+) -> InLine:
+    """*solve* run once a session on a new SQLite file, writing in line (the reference
+    of the tests that follow, each of which ran it anew)."""
+
+    def build(where: Path) -> InLine:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv(WRITE_BEHIND_ENV, "0")
+            threads = count_behind_threads(mp)
+            rows = solve(sqlite_engine(where / "in-line.db"))
+        with sqlite3.connect(where / "in-line.db") as conn:
+            pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
+        return rows, threads, pages
+
+    return shared(tmp_path_factory, f"test_write_behind-{name}", build)
+
+
+@pytest.fixture(scope="module")
+def in_line_partial(tmp_path_factory: pytest.TempPathFactory) -> Callable[[int | None], InLine]:
+    """The partial solve written in line, by ``resident`` (built when first asked for)."""
+    done: dict[int | None, InLine] = {}
+
+    def get(resident: int | None) -> InLine:
+        if resident not in done:
+            done[resident] = in_line(
+                tmp_path_factory, f"partial-{resident}", lambda e: solved(e, resident)
+            )
+        return done[resident]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def in_line_tiered(tmp_path_factory: pytest.TempPathFactory) -> InLine:
+    """The tiered solve written in line."""
+    return in_line(tmp_path_factory, "tiered", tiered)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("resident", "in_line"), [(None, 1), (3000, 2)], ids=["resident", "evicting"]
 )
 def test_written_behind_is_what_is_written_in_line(
-    db_url: str, resident: int | None, in_line: int, tmp_path: Path, behind_threads: list[str]
+    db_url: str,
+    resident: int | None,
+    in_line: int,
+    behind_threads: list[str],
+    in_line_partial: Callable[[int | None], InLine],
 ) -> None:
     """Every batch is written behind but the closing pass's and, when the run evicts,
     the one before the first eviction, which rewrites every node (its exact depths)."""
+    written, written_behind, _ = in_line_partial(resident)  # (on SQLite, once a session)
     behind = solved(make_engine(db_url), resident)
     batches = len(behind[2])
     assert len(behind_threads) == batches - in_line
     assert threading.main_thread().name not in behind_threads
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(WRITE_BEHIND_ENV, "0")
-        written = solved(sqlite_engine(tmp_path / "in-line.db"), resident)
-    assert len(behind_threads) == batches - in_line  # none more
+    assert written_behind == []  # none more
     assert behind == written
 
 
 def test_a_batch_refused_behind_fails_the_run_and_loses_nothing(
-    tmp_path: Path, behind_threads: list[str]
+    tmp_path: Path, behind_threads: list[str], in_line_partial: Callable[[int | None], InLine]
 ) -> None:
     """SQLite's "database or disk is full" (a page limit on every connection stands in
     for the disk) refuses a batch in its writing thread: the solve fails with the one
@@ -149,7 +219,7 @@ def test_a_batch_refused_behind_fails_the_run_and_loses_nothing(
     assert (nodes, edges) == last[:2]
 
     resumed = solved(make_engine(f"sqlite:///{path}"), None)
-    uninterrupted = solved(sqlite_engine(tmp_path / "whole.db"), None)
+    uninterrupted = in_line_partial(None)[0]  # (row for row the run writing behind's)
     assert resumed[:2] == uninterrupted[:2]  # nodes and edges (a second run commits apart)
 
 
@@ -169,7 +239,7 @@ def tiered(engine: Engine) -> Rows:
 
 
 def test_tiered_shards_written_behind_are_what_is_written_in_line(
-    db_url: str, tmp_path: Path, behind_threads: list[str]
+    db_url: str, behind_threads: list[str], in_line_tiered: InLine
 ) -> None:
     """A tiered solve writes each shard behind (while it solves the next, reading its
     positions apart), into the database a solve writing in line makes, row for row."""
@@ -184,22 +254,18 @@ def test_tiered_shards_written_behind_are_what_is_written_in_line(
     assert shards > 40
     assert len(behind_threads) == shards
     assert all(name.startswith("negagraph shard ") for name in behind_threads)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(WRITE_BEHIND_ENV, "0")
-        written = tiered(sqlite_engine(tmp_path / "in-line.db"))
-    assert len(behind_threads) == shards  # none more
+    written, written_behind, _ = in_line_tiered  # (on SQLite, once a session)
+    assert written_behind == []  # none more
     assert behind == written
 
 
 def test_a_shard_refused_behind_fails_the_run_and_loses_nothing(
-    tmp_path: Path, behind_threads: list[str]
+    tmp_path: Path, behind_threads: list[str], in_line_tiered: InLine
 ) -> None:
     """A full disk refusing a shard written behind fails the tiered solve with SQLite's
     line, keeps every shard that landed, and a run with room ends where an uninterrupted
     solve does."""
-    whole = tiered(sqlite_engine(tmp_path / "whole.db"))
-    with sqlite3.connect(tmp_path / "whole.db") as conn:
-        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    whole, _, pages = in_line_tiered  # (row for row the solve writing behind's)
     path = tmp_path / "full.db"
     engine = sqlite_engine(path)
 
@@ -240,10 +306,9 @@ def test_a_shard_refused_behind_fails_the_run_and_loses_nothing(
     assert discovered > 0
     assert (variant["nodes"], variant["discovered_unsolved"]) == (rows, discovered)
     assert variant["runs"][0]["nodes"] == rows + discovered
-    shown = subprocess.run(
-        [NEGAGRAPH, "status", "--db", f"sqlite:///{path}"], capture_output=True, text=True
-    )
-    assert f"{rows + discovered:,} positions discovered, {rows:,} solved" in shown.stdout
+    code, shown, err = run("status", "--db", f"sqlite:///{path}")
+    assert code == 0, err
+    assert f"{rows + discovered:,} positions discovered, {rows:,} solved" in shown
     behind_threads.clear()
     resumed = tiered(make_engine(f"sqlite:///{path}"))
     assert resumed[:2] == whole[:2]
