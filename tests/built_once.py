@@ -3,17 +3,22 @@
 The suite runs in several processes (pytest-xdist): a module- or session-scoped fixture
 there is built once in every process that runs one of its tests. What is built here is
 built once for the whole session, by the first process to ask, under a file lock in a
-folder of the session's that every worker sees; the others wait and use it."""
+folder of the session's that every worker sees; the others wait and use it: a folder of
+files (:func:`built_once`), or a picklable result (:func:`shared`)."""
 
 from __future__ import annotations
 
 import fcntl
 import os
+import pickle
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
+
+T = TypeVar("T")
 
 
 def session_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -50,3 +55,22 @@ def built_once(
             build(folder)
             done.touch()
     return folder
+
+
+def shared(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], T]) -> T:
+    """``build(folder)``'s result, built once a session and pickled for the other
+    processes; *build* may leave files in *folder* (its own, kept for the session) for
+    the callers to copy; *name* tells the results apart."""
+    root = session_folder(tmp_path_factory)
+    result = root / f"shared-{name}.pickle"
+    with locked(root / f"shared-{name}.lock"):
+        if not result.exists():
+            folder = root / f"shared-{name}"
+            folder.mkdir()
+            built = build(folder)
+            partial = result.with_name(result.name + ".part")
+            partial.write_bytes(pickle.dumps(built, protocol=pickle.HIGHEST_PROTOCOL))
+            partial.rename(result)
+            return built
+    loaded: T = pickle.loads(result.read_bytes())
+    return loaded

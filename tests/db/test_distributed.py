@@ -25,9 +25,9 @@ import pytest
 from sqlalchemy import Engine, make_url, text
 
 from db.session import make_engine
+from tests.built_once import shared
 from tests.db.test_solve_cli import run
 from tests.db.test_tiered import sqlite_url
-from tests.shared import shared
 
 BIN = Path(sys.executable).parent
 NEGAGRAPH = str(BIN / "negagraph")

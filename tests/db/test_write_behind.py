@@ -26,8 +26,8 @@ from db.store.behind import WRITE_BEHIND_ENV, WriteBehind
 from db.store.writer import Writer
 from solver.games import get_game
 from solver.negamax import solve
+from tests.built_once import shared
 from tests.db.test_solve_cli import run, stored_counts
-from tests.shared import shared
 
 Rows = tuple[list[tuple[Any, ...]], ...]
 
