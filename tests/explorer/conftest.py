@@ -42,8 +42,9 @@ def _no_javascript_error(request: pytest.FixtureRequest) -> Iterator[None]:
     no request left this machine (the explorer works offline: issue 47)."""
     driver: webdriver.Chrome | None = None
     if "browser" in request.fixturenames:
-        driver = request.getfixturevalue("browser")
-        requested(driver)  # what earlier tests asked is theirs
+        opened: webdriver.Chrome = request.getfixturevalue("browser")
+        requested(opened)  # what earlier tests asked is theirs
+        driver = opened
     yield
     if driver is not None:
         errors = [e for e in severe_logs(driver) if e.get("source") != "network"]
