@@ -7,10 +7,8 @@ one line."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import math
-import os
 import shutil
 import signal
 import time
@@ -27,6 +25,7 @@ from solver.chance.build import expand_all
 from solver.chance.plies import expected_plies
 from solver.chance.rows import fraction_text
 from solver.games import get_game
+from tests.built_once import built_once
 from tests.db.test_solve_cli import WAIT, last_run_id, run, start_solve
 
 CASES = [
@@ -297,21 +296,14 @@ def uninterrupted_pair(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The folder of a SQLite database where a budgeted run then a complete one of
     :data:`KILLED_ARGS` ran uninterrupted: built once for the whole session (across
     xdist's workers, under a file lock), read-only; each test copies it."""
-    base = tmp_path_factory.getbasetemp()
-    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    done = root / "chance-uninterrupted-pair"
-    with open(root / "chance-uninterrupted-pair.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.exists():
-            part = root / "chance-uninterrupted-pair.part"
-            shutil.rmtree(part, ignore_errors=True)
-            part.mkdir()
-            url = f"sqlite:///{part / 'reference.db'}"
-            for extra in (KILLED_BUDGET, ()):
-                code, _, err = run("solve", *KILLED_ARGS, *extra, "--db", url)
-                assert code == 0, err
-            part.rename(done)
-    return done
+
+    def build(folder: Path) -> None:
+        url = f"sqlite:///{folder / 'reference.db'}"
+        for extra in (KILLED_BUDGET, ()):
+            code, _, err = run("solve", *KILLED_ARGS, *extra, "--db", url)
+            assert code == 0, err
+
+    return built_once(tmp_path_factory, "chance-uninterrupted-pair", build)
 
 
 @pytest.mark.slow
