@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
 from typing import Literal, NotRequired, TypedDict, TypeVar, cast
@@ -186,7 +187,7 @@ def describe_stored_position(
     rec = found.get(stored)
     if rec is None:
         raise PositionNotFoundError(not_found_message(game, key, variant))
-    return _answer(game, key, rec, moves, found, chance=game.facts.chance)
+    return _answer(game, key, rec, moves, found, _Memo(), chance=game.facts.chance)
 
 
 def _answer(
@@ -195,11 +196,13 @@ def _answer(
     rec: PositionRecord,
     moves: Sequence[MoveOf],
     found: Mapping[PositionKey, PositionRecord],
+    memo: _Memo,
     *,
     chance: bool,
 ) -> Position:
     """The answer for *key* (stored as *rec*), its moves' children read from *found*
-    (*chance*: ``game.facts.chance``, read once by the caller).
+    (*chance*: ``game.facts.chance``, read once by the caller; *memo* keeps the children's
+    fields for the other answers of the same call).
 
     The moves are built as :class:`MoveFields` dicts and validated in one call, which
     costs less than building each :class:`~api.schemas.Move` on its own (about 5% of a
@@ -211,7 +214,9 @@ def _answer(
         **position_fields(game, rec),
         moves=[]
         if rec.state == "terminal"
-        else _moves_model().validate_python(_moves_view(game, key, moves, found, chance=chance)),
+        else _moves_model().validate_python(
+            _moves_view(game, key, moves, found, memo, chance=chance)
+        ),
     )
     own = chance_fields(game, rec.key, rec)
     if own is not None:
@@ -281,21 +286,50 @@ def _moves_view(
     key: PositionKey,
     moves: Sequence[MoveOf],
     found: Mapping[PositionKey, PositionRecord],
+    memo: _Memo,
     *,
     chance: bool,
 ) -> list[MoveFields]:
     """The entries of the moves from *key* (see :func:`_ranked_moves`), of a game of
     *chance* or not."""
     if chance:
-        return _chance_moves(game, key, moves, found)
-    return _ranked_moves(game, moves, found)
+        return _chance_moves(game, key, moves, found, memo)
+    return _ranked_moves(game, moves, found, memo)
 
 
-def _child_text(
-    game: Game, child: PositionKey, stored: PositionKey, rec: PositionRecord | None
-) -> str:
-    """The resulting position's text: the stored notation unless symmetry mapped it."""
-    return rec.position if rec is not None and stored == child else game.format(child)
+@dataclass
+class _Memo:
+    """What the answers of one call share: a child's own fields by its stored key, and
+    the text of a position symmetry mapped, by its key. A position in a batch is the child
+    of a dozen others (KQvK: 14 moves a position); building its fields and text once
+    saves about 4% of a batch's answers (KQvK, all 46,599 positions: 0.350 -> 0.336 ms
+    of CPU a position). What is left is mostly pydantic building the models (0.12 ms a
+    position, faster than ``model_construct``) and the game's move generation."""
+
+    fields: dict[PositionKey, ValueFields] = field(default_factory=dict)
+    texts: dict[PositionKey, str] = field(default_factory=dict)
+
+    def child_fields(
+        self, game: Game, crec: PositionRecord | None, low: int, high: int
+    ) -> ValueFields:
+        """The own fields of a child stored as *crec* (bounds *low*, *high*)."""
+        if crec is None:
+            return UNKNOWN_FIELDS
+        fields = self.fields.get(crec.key)
+        if fields is None:
+            fields = self.fields[crec.key] = _stored_fields(game, crec, low, high)
+        return fields
+
+    def child_text(
+        self, game: Game, child: PositionKey, stored: PositionKey, rec: PositionRecord | None
+    ) -> str:
+        """The resulting position's text: the stored notation unless symmetry mapped it."""
+        if rec is not None and stored == child:
+            return rec.position
+        text = self.texts.get(child)
+        if text is None:
+            text = self.texts[child] = game.format(child)
+        return text
 
 
 def stored_bounds(rec: PositionRecord | None) -> tuple[int, int]:
@@ -311,6 +345,7 @@ def _chance_moves(
     key: PositionKey,
     moves: Sequence[MoveOf],
     found: Mapping[PositionKey, PositionRecord],
+    memo: _Memo,
 ) -> list[MoveFields]:
     """The moves of a game of chance: at a decision node best first for its player (by
     the move's lower bound, then its upper bound, then move order); at a chance node the
@@ -325,8 +360,8 @@ def _chance_moves(
         low, high = stored_bounds(crec)
         entry = _move_fields(
             move,
-            _child_text(game, child_key, stored_key, crec),
-            UNKNOWN_FIELDS if crec is None else _stored_fields(game, crec, low, high),
+            memo.child_text(game, child_key, stored_key, crec),
+            memo.child_fields(game, crec, low, high),
             encode(low) if keeps else encode(-high),
             encode(high) if keeps else encode(-low),
         )
@@ -371,18 +406,20 @@ def _negated(exact: str | None) -> str | None:
 
 
 def _ranked_moves(
-    game: Game, moves: Sequence[MoveOf], found: Mapping[PositionKey, PositionRecord]
+    game: Game,
+    moves: Sequence[MoveOf],
+    found: Mapping[PositionKey, PositionRecord],
+    memo: _Memo,
 ) -> list[MoveFields]:
     """The entries of *moves*, best first, from the stored child records *found*."""
     ranked = []
     for order, (move, child_key, stored_key) in enumerate(moves):
         crec = found.get(stored_key)
         low, high = stored_bounds(crec)  # read once, for the fields and the rank
-        fields = UNKNOWN_FIELDS if crec is None else _stored_fields(game, crec, low, high)
         entry = _move_fields(
             move,
-            _child_text(game, child_key, stored_key, crec),
-            fields,
+            memo.child_text(game, child_key, stored_key, crec),
+            memo.child_fields(game, crec, low, high),
             encode(-high),
             encode(-low),
         )
@@ -468,13 +505,16 @@ def describe_positions(
         if rec is not None and rec.state != "terminal" and key not in moves:
             moves[key] = moves_of(game, key)
     children = _children(session, variant.id, moves, found, chance=chance, game=game)
+    memo = _Memo()
     out: list[Position | PositionNotFoundError] = []
     for key, skey in zip(keys, stored, strict=True):
         rec = found.get(skey)
         if rec is None:
             out.append(PositionNotFoundError(not_found_message(game, key, variant)))
         else:
-            out.append(_answer(game, key, rec, moves.get(key, []), children, chance=chance))
+            out.append(
+                _answer(game, key, rec, moves.get(key, []), children, memo, chance=chance)
+            )
     return out
 
 
