@@ -512,9 +512,7 @@ def describe_positions(
         if rec is None:
             out.append(PositionNotFoundError(not_found_message(game, key, variant)))
         else:
-            out.append(
-                _answer(game, key, rec, moves.get(key, []), children, memo, chance=chance)
-            )
+            out.append(_answer(game, key, rec, moves.get(key, []), children, memo, chance=chance))
     return out
 
 
