@@ -76,6 +76,7 @@ def test_the_number_game_graph_has_both_root_bounds_final(
     assert root["lowc"] == root["highc"] == "#2a2"  # green: final
     info = browser.find_element(By.ID, "graphinfo").text
     assert "low 3 (final), high 5 (final)" in info
+    assert "drag the graph" not in info  # all of it fits the view (test_pages: when not)
     best = browser.execute_script(
         "return window.explorer.cy.edges('.best').map(e => e.data('label'))"
     )

@@ -457,6 +457,14 @@ def test_nodes_show_their_position_in_a_readable_font(base: str, browser: webdri
         )
         == "...\n...\n...\n0"
     )
+    # two plies of tic-tac-toe (9 + 72 moves) are wider than the view at that zoom: the
+    # info line says how to see the rest (tests/explorer/test_browser.py: the number
+    # game's few nodes fit, and it does not)
+    assert "drag the graph to see the rest of it" in text(browser, "graphinfo")
+    assert browser.execute_script(
+        "const b = window.explorer.cy.elements().renderedBoundingBox();"
+        " return b.x1 < 0 || b.x2 > window.explorer.cy.width()"
+    )
     load(browser, f"{base}/explore/chess?{urlencode({'material': 'KRvK', 'p': KRVK_ROOT})}")
     root = browser.find_element(By.ID, "position").get_attribute("value")
     assert root is not None

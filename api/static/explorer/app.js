@@ -310,15 +310,20 @@ import { graphStyle, shortPosition } from "./style.js";
     cy.zoom(MIN_ZOOM);
     cy.pan({ x: cy.width() / 2 - at.x * MIN_ZOOM, y: 40 - at.y * MIN_ZOOM });
   }
+  // Whether the graph, at the zoom its labels need, reaches past the view's edges.
+  function overflows() {
+    const box = cy.elements().renderedBoundingBox();
+    return box.x1 < 0 || box.y1 < 0 || box.x2 > cy.width() || box.y2 > cy.height();
+  }
   function info(view) {
     const fin = (f) => (f ? "final" : "not final");
-    const left = state.left ? ` · ${state.left} more positions two plies on not drawn` +
-      " (click a node to open it)" : "";
+    const left = state.left ? ` · ${state.left} more positions two plies on not drawn` : "";
     const value = view.chance ? chanceValue(view.chance.low, view.chance.high,
       view.chance.value, names(view)[0]) : `low ${low(view)} (${fin(view.low_final)}),` +
       ` high ${high(view)} (${fin(view.high_final)})`;
     $("graphinfo").textContent = `${state.root}: ${value} · ${cy.nodes().length} nodes drawn` +
-      `${left} · click a node to open it, click an open node to go there`;
+      `${left} · click a node to open it, click an open node to go there` +
+      (overflows() ? " · drag the graph to see the rest of it (the wheel zooms)" : "");
     $("graph").dataset.ready = "1";
   }
   // Open node *id*: draw its moves (all of them). An unstored position ("?" of a move
