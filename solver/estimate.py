@@ -83,7 +83,7 @@ def estimate(
     >>> result.score, result.exact, result.depth
     (0, True, 9)
     """
-    rules = _checked(game, depth, seconds)
+    rules = estimate_rules(game, depth=depth, seconds=seconds)
     tv = game.terminal_value(key)
     if tv is not None:
         raise InvalidParameterError(
@@ -128,9 +128,14 @@ def estimate(
     )
 
 
-def _checked(game: Game, depth: int | None, seconds: float | None) -> Callable[[PositionKey], int]:
-    """The game's evaluation, once the game and the limits pass the checks of
-    :func:`estimate`."""
+def estimate_rules(
+    game: Game, *, depth: int | None, seconds: float | None
+) -> Callable[[PositionKey], int]:
+    """The evaluation :func:`estimate` would search *game* with, once the game and the
+    limits pass its checks (callers check a request before reading a store for it).
+
+    :raises InvalidParameterError: as :func:`estimate` does, but for the position.
+    """
     if (depth is None) == (seconds is None):
         raise InvalidParameterError(
             "an estimate needs either a depth (plies) or a time budget (seconds), not "
@@ -180,4 +185,4 @@ def _label_of(
     raise AssertionError(f"no move of {game.format(key)!r} leads to the position searched")
 
 
-__all__ = ["ASPIRATION", "Estimate", "estimate"]
+__all__ = ["ASPIRATION", "Estimate", "estimate", "estimate_rules"]
