@@ -62,10 +62,13 @@ def estimate_view(
     key: PositionKey,
     depth: int | None,
     seconds: float | None,
+    *,
+    cap: float | None = None,
 ) -> Estimate:
     """The estimate of *key*, *depth* plies deep or for about *seconds* (exactly one of
-    them), with the bounds *session*'s database holds (``None``: no database; then, or
-    when the variant is not stored, the search knows no proven values).
+    them; *cap*: a server's limit on either, :func:`solver.estimate.estimate`), with the
+    bounds *session*'s database holds (``None``: no database; then, or when the variant
+    is not stored, the search knows no proven values).
 
     :raises InvalidParameterError: for a game that cannot be estimated, bad limits, or a
         terminal position the database does not hold (its value is the rules').
@@ -105,7 +108,7 @@ def estimate_view(
     known = None
     if session is not None and variant is not None:
         known = StoredValues(session, game, variant.id)
-    result = estimate(game, key, depth=depth, seconds=seconds, known=known)
+    result = estimate(game, key, depth=depth, seconds=seconds, known=known, cap=cap)
     return answer.model_copy(
         update={
             "kind": "estimate",

@@ -62,10 +62,13 @@ def estimate(
     depth: int | None = None,
     seconds: float | None = None,
     known: Known | None = None,
+    cap: float | None = None,
 ) -> Estimate:
     """A heuristic search of the non-terminal position *key*, *depth* plies deep or for
     about *seconds* (iterations 1, 2, ... until the clock runs out: the last completed
-    one stands, and depth 1 always completes). *known* gives proven values of positions
+    one stands, and depth 1 always completes). *cap* (a server's limit, in seconds)
+    stops a search of either kind the same way: a depth search then ends short of
+    *depth*, which the answer's ``depth`` shows. *known* gives proven values of positions
     (canonical keys where the game uses symmetry), which end the search there as exact
     leaves; the root itself is always searched, so that there is a move to answer.
 
@@ -104,14 +107,15 @@ def estimate(
     options = SearchOptions(
         method="pvs", deepening=True, aspiration=ASPIRATION, depth=depth, evaluate=rules
     )
+    budget = min(t for t in (seconds, cap, math.inf) if t is not None)
     start = time.monotonic()
     last: tuple[Pass, int] | None = None
     with deep_recursion():
         try:
             for done in iterations(engine, root, options):
                 last = done
-                if seconds is not None:  # armed once depth 1 has completed
-                    engine.deadline = start + seconds
+                if budget < math.inf:  # armed once depth 1 has completed
+                    engine.deadline = start + budget
         except OutOfTime:
             pass
     elapsed = time.monotonic() - start
