@@ -37,23 +37,24 @@ class StoredValues:
         self.game = game
         self.variant_id = variant_id
         self.values: dict[PositionKey, int | None] = {}
-        self.reads = 0
-        """Queries made (each for one position and its children)."""
 
     def __call__(self, key: PositionKey) -> int | None:
         values = self.values
         if key in values:
             return values[key]
-        game = self.game
-        children = [c for _, c in game.children(key)]
-        if game.uses_symmetry:
-            children = [game.canonical(c) for c in children]
-        wanted = {key, *children} - values.keys()
-        found = stored_positions(self.session, self.variant_id, wanted, game=game)
-        self.reads += 1
+        # (not a set minus values.keys(): that copies every key cached so far, each call)
+        wanted = [k for k in {key, *self._children(key)} if k not in values]
+        found = stored_positions(self.session, self.variant_id, wanted, game=self.game)
         for k in wanted:
             values[k] = proven_value(found.get(k))
         return values[key]
+
+    def _children(self, key: PositionKey) -> list[PositionKey]:
+        """The positions the moves of *key* lead to (canonical keys)."""
+        game = self.game
+        if game.uses_symmetry:
+            return [game.canonical(c) for _, c in game.children(key)]
+        return [c for _, c in game.children(key)]
 
 
 def estimate_view(
