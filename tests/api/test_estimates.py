@@ -93,17 +93,19 @@ def test_bad_requests(
 # -- over a partial solve -------------------------------------------------------------------
 
 
-@pytest.fixture
-def partial(tmp_path: Path) -> str:
-    """A SQLite file holding tic-tac-toe solved 60 expansions deep (the root undecided)."""
+@pytest.fixture(params=[False, True], ids=["plain", "symmetry"])
+def partial(tmp_path: Path, request: pytest.FixtureRequest) -> tuple[str, bool]:
+    """A SQLite file holding tic-tac-toe (with symmetry or not) solved 60 expansions deep
+    (the root undecided), and whether symmetry is on."""
     url = f"sqlite:///{tmp_path / 'partial.db'}"
+    symmetry: bool = request.param
     upgrade(url)
     engine = make_engine(url)
     try:
-        solve(get_game("tic-tac-toe"), max_expansions=60, store=SqlStore(engine))
+        solve(get_game("tic-tac-toe", symmetry=symmetry), max_expansions=60, store=SqlStore(engine))
     finally:
         engine.dispose()
-    return url
+    return url, symmetry
 
 
 def rows_and_digest(url: str) -> tuple[int, str]:
@@ -117,15 +119,17 @@ def rows_and_digest(url: str) -> tuple[int, str]:
     return count, hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_the_search_uses_the_proven_values_and_writes_nothing(partial: str) -> None:
-    game = get_game("tic-tac-toe")
-    before = rows_and_digest(partial)
-    engine = make_engine(partial, read_only=True)
+def test_the_search_uses_the_proven_values_and_writes_nothing(partial: tuple[str, bool]) -> None:
+    url, symmetry = partial
+    game = get_game("tic-tac-toe", symmetry=symmetry)
+    before = rows_and_digest(url)
+    engine = make_engine(url, read_only=True)
     try:
         with session_scope(make_session_factory(engine)) as session:
             variant = find_variant(session, game)
             assert variant is not None
-            records = stored_positions(session, variant.id, _all_keys(game), game=game)
+            canonical = {game.canonical(k) for k in _all_keys(game)}  # as stored
+            records = stored_positions(session, variant.id, canonical, game=game)
             proven = {k: v for k, r in records.items() if (v := proven_value(r)) is not None}
             assert proven and game.initial() not in proven
             for depth in (1, 2, 4):
@@ -143,7 +147,7 @@ def test_the_search_uses_the_proven_values_and_writes_nothing(partial: str) -> N
             assert all(known(k) is None for k in records.keys() - proven.keys())
     finally:
         engine.dispose()
-    assert rows_and_digest(partial) == before
+    assert rows_and_digest(url) == before
 
 
 def _all_keys(game: Any) -> set[int]:
