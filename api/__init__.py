@@ -21,7 +21,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     Configuration keys: ``DATABASE_URL`` (default: ``$NEGAGRAPH_DATABASE_URL``, else
     ``sqlite:///negagraph.db``), ``MAX_BATCH`` (positions per batch lookup, 1000),
     ``MAX_LINE_PLIES`` (longest principal line, 1000), ``MAX_STRATEGY_NODES`` (largest
-    strategy tree of a game of chance, 1000) and Flask's own
+    strategy tree of a game of chance, 1000), ``MAX_ESTIMATE_SECONDS`` (longest
+    estimate search, 5) and Flask's own
     (``MAX_CONTENT_LENGTH``: 1 MiB). Environment variables ``NEGAGRAPH_<KEY>`` override
     the defaults; *config* overrides both.
     """
@@ -40,6 +41,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         MAX_BATCH=1000,
         MAX_LINE_PLIES=1000,
         MAX_STRATEGY_NODES=1000,
+        MAX_ESTIMATE_SECONDS=5,
         MAX_CONTENT_LENGTH=1 << 20,
         # OPTIONS is a 405 like any other method the API does not answer (no CORS).
         PROVIDE_AUTOMATIC_OPTIONS=False,

@@ -28,7 +28,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "query": (
         "api.commands.query:query_command",
-        "Look up POSITION (in GAME's notation): bounds, depths, value and moves best first.",
+        "Look up POSITION (in GAME's notation): bounds, depths, value and moves best "
+        "first; with --search, a heuristic estimate where the database has not decided it.",
     ),
     "check": (
         "api.commands.check:check_command",

@@ -54,6 +54,8 @@ class Limits:
     max_batch: int = 1000
     max_line_plies: int = 1000
     max_strategy_nodes: int = 1000
+    max_estimate_seconds: float = 5
+    max_estimate_depth: int = 200
 
 
 @dataclass(frozen=True)
@@ -158,6 +160,8 @@ def _fill(text: str, limits: Limits) -> str:
         max_batch=limits.max_batch,
         max_line_plies=limits.max_line_plies,
         max_strategy_nodes=limits.max_strategy_nodes,
+        max_estimate_seconds=f"{limits.max_estimate_seconds:g}",
+        max_estimate_depth=limits.max_estimate_depth,
     )
 
 
@@ -199,6 +203,16 @@ def parameters(limits: Limits, *, max_run_id: int) -> dict[str, Any]:
             "max_nodes",
             _integer(1, limits.max_strategy_nodes, min(200, limits.max_strategy_nodes)),
             "the most positions the tree shows",
+        ),
+        "depth": _query(
+            "depth",
+            {"type": "integer", "minimum": 1, "maximum": limits.max_estimate_depth},
+            "the search's depth in plies (give depth or seconds)",
+        ),
+        "seconds": _query(
+            "seconds",
+            {"type": "number", "exclusiveMinimum": 0, "maximum": limits.max_estimate_seconds},
+            "the search's time in seconds (give depth or seconds)",
         ),
         "commit": _query(
             "commit",

@@ -5,6 +5,7 @@ error (:mod:`api.errors` turns it into a 400, 404, 413 or 415), never answered h
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Mapping
@@ -227,6 +228,31 @@ def int_from_query(name: str, *, minimum: int, maximum: int, default: int) -> in
     if not minimum <= value <= maximum:
         raise InvalidRequestError(
             f"query parameter {name!r} must be between {minimum} and {maximum}, not {value}"
+        )
+    return value
+
+
+def number_from_query(name: str, *, maximum: float) -> float | None:
+    """Query parameter *name* as a number above 0 and at most *maximum* (``None`` if
+    absent).
+
+    :raises InvalidRequestError: if it is not such a number.
+    """
+    raw = request.args.get(name)
+    if raw is None:
+        return None
+    text = raw.strip()
+    try:
+        value = float(text) if text.isascii() and len(text) <= 20 else math.nan
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise InvalidRequestError(
+            f"query parameter {name!r} must be a number, not {shorten(raw)!r}"
+        )
+    if not 0 < value <= maximum:
+        raise InvalidRequestError(
+            f"query parameter {name!r} must be more than 0 and at most {maximum:g}, not {value:g}"
         )
     return value
 

@@ -18,12 +18,14 @@ from flask import Response, current_app, request
 import api.schemas as schemas
 from api.database import get_database, get_session
 from api.errors import InvalidRequestError, error_detail, status_of
+from api.estimates import estimate_view
 from api.params import (
     POSITION_ARG,
     Variant,
     batch_from_body,
     choice_from_query,
     int_from_query,
+    number_from_query,
     parse_position,
     variant_from_query,
 )
@@ -43,6 +45,11 @@ LINE_ARGS = (POSITION_ARG, "bound", "max_plies")
 """Query parameters of the line endpoint that are not game parameters."""
 STRATEGY_ARGS = (POSITION_ARG, "max_nodes")
 """Query parameters of the strategy endpoint that are not game parameters."""
+ESTIMATE_ARGS = (POSITION_ARG, "depth", "seconds")
+"""Query parameters of the estimate endpoint that are not game parameters."""
+MAX_ESTIMATE_DEPTH = 200
+"""The deepest search the estimate endpoint takes (``MAX_ESTIMATE_SECONDS`` stops it
+sooner)."""
 DEFAULT_STRATEGY_NODES = 200
 """The strategy tree's default node limit (at most ``MAX_STRATEGY_NODES``)."""
 
@@ -319,8 +326,32 @@ def get_strategy(game: str) -> Response:
     return json_answer(tree, immutable=variant_is_closed(get_session(), record.id))
 
 
+def get_estimate(game: str) -> Response:
+    """A heuristic estimate of a position (``depth`` plies deep, or for ``seconds``)
+    with its proven bounds; the database's exact value, unsearched, where it holds one.
+    Every search stops after ``MAX_ESTIMATE_SECONDS``, at its last completed iteration.
+
+    :raise 400: malformed position or parameter, ``p`` missing, not exactly one of
+        ``depth`` and ``seconds`` (``seconds`` beyond ``MAX_ESTIMATE_SECONDS``), a game
+        without an evaluation, a terminal position the database does not hold.
+    :raise 404: unknown game.
+    :raise 409: the database holds the variant under another rules version.
+    """
+    variant = variant_from_query(game, reserved=ESTIMATE_ARGS)
+    text = position_text(variant)
+    cap = float(current_app.config["MAX_ESTIMATE_SECONDS"])
+    depth = None
+    if "depth" in request.args:
+        depth = int_from_query("depth", minimum=1, maximum=MAX_ESTIMATE_DEPTH, default=1)
+    seconds = number_from_query("seconds", maximum=cap)
+    g = variant.game()
+    key = parse_position(g, text)
+    return json_answer(estimate_view(get_session(), g, key, depth, seconds, cap=cap))
+
+
 __all__ = [
     "bounds_model",
+    "get_estimate",
     "get_line",
     "get_position",
     "get_strategy",

@@ -25,7 +25,15 @@ from api.openapi import (
     ok,
     openapi_document,
 )
-from api.positions import get_line, get_position, get_strategy, list_games, post_positions
+from api.positions import (
+    MAX_ESTIMATE_DEPTH,
+    get_estimate,
+    get_line,
+    get_position,
+    get_strategy,
+    list_games,
+    post_positions,
+)
 from api.replay import MAX_REPLAY_NODES, get_replay
 from api.responses import REVALIDATE, json_answer
 from api.schemas import Endpoint, Index
@@ -42,6 +50,8 @@ def document() -> dict[str, Any]:
         max_batch=int(config["MAX_BATCH"]),
         max_line_plies=int(config["MAX_LINE_PLIES"]),
         max_strategy_nodes=int(config["MAX_STRATEGY_NODES"]),
+        max_estimate_seconds=float(config["MAX_ESTIMATE_SECONDS"]),
+        max_estimate_depth=MAX_ESTIMATE_DEPTH,
     )
     return openapi_document(ROUTES, limits, max_run_id=MAX_RUN_ID)
 
@@ -175,6 +185,33 @@ ROUTES: tuple[Route, ...] = (
         "tree is referred to by its node (`ref`), not repeated; nodes whose children would "
         "pass `max_nodes` are `cut`. A game without chance nodes is a 400 (its play is a "
         "line).",
+    ),
+    Route(
+        "/games/<game>/estimate",
+        "get",
+        get_estimate,
+        "getEstimate",
+        "A heuristic estimate of a position beyond the database, beside its proven bounds",
+        (
+            ok("Estimate", "The estimate, or the proven value"),
+            NOT_MODIFIED,
+            error(
+                "400",
+                "Malformed position, parameter or query; not exactly one of depth and "
+                "seconds; a game without an evaluation; a terminal position not stored",
+            ),
+            error("404", "Unknown game"),
+            WRONG_RULES,
+            UNAVAILABLE,
+        ),
+        ("p", "depth", "seconds", GAME_PARAMETERS, *CACHED),
+        description="Iterative deepening of PVS in aspiration windows, the game's "
+        "evaluation scoring the positions at the depth limit and the values the database "
+        "has proven ending the search as exact leaves. `score` is heuristic (`kind` "
+        "`estimate`) unless `exact`; it is never written to the database. Where the "
+        "database holds the exact value, that is the answer (`kind` `proven`, `searched` "
+        "false). Every search stops after {max_estimate_seconds} s, keeping its last "
+        "completed iteration (a depth search then reports the depth it reached).",
     ),
     Route(
         "/games/<game>/replay",

@@ -152,6 +152,44 @@ class Position(_Values, _PositionHead):
     moves: list[Move] = Field(description="best first for the player to move")
 
 
+class _EstimateHead(_Model):
+    game: str
+    params: Params
+    position: str = Field(description="the position, normalised")
+    kind: Literal["estimate", "proven"] = Field(
+        description="estimate: score comes from a heuristic search and is not proven "
+        "unless exact; proven: the database holds the exact value, nothing was searched"
+    )
+    searched: bool = Field(description="a search ran (false: the database answered)")
+    proven_value: int | None = Field(
+        description="the exact value the database holds for the mover, else null"
+    )
+    best_move: str | None = Field(
+        description="the search's best move, or the database's best move when proven; "
+        "null at a terminal position"
+    )
+    score: int | None = Field(
+        description="the search's score for the mover: heuristic unless exact; null when "
+        "nothing was searched"
+    )
+    exact: bool = Field(description="the score (or proven_value) is the game's value")
+    depth: int | None = Field(
+        ge=1, description="plies of the last completed iteration; null when not searched"
+    )
+    positions: int = Field(ge=0, description="positions searched, repeats counted")
+    seconds: float = Field(ge=0, description="wall-clock time of the search")
+    rate: float = Field(ge=0, description="positions searched per second")
+
+
+class Estimate(Bounds, _EstimateHead):
+    """A position searched beyond the database (``docs/api.md``): a heuristic search's
+    best move and score, beside the bounds the database has proven (``low`` ...
+    ``high_final``: ``null``/false where not stored); or, where the database holds the
+    exact value, that value and no search."""
+
+    stored: bool = Field(description="the database holds the position (its bounds above)")
+
+
 class PositionError(_Model):
     """A batch entry that has no answer: malformed (400) or not in the database (404)."""
 
@@ -526,6 +564,7 @@ COMPONENTS: tuple[type[BaseModel], ...] = (
     BatchResponse,
     Line,
     Strategy,
+    Estimate,
     Replay,
     Games,
     SolveList,

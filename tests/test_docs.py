@@ -289,6 +289,30 @@ def test_games_fields_are_the_documented_ones(client: FlaskClient) -> None:
     assert_documented("variant", doc, variants)
 
 
+def test_estimate_fields_are_the_documented_ones(client: FlaskClient) -> None:
+    doc = field_tables(API_DOC)
+    answers = []
+    for game, query in [
+        ("tic-tac-toe", {"p": "x../.o./...", "depth": 3}),  # proven in the database
+        ("connect-four", {"p": "4453", "depth": 3}),  # not stored: searched
+        ("chess", {"material": "KRvK", "p": chess_frontier(client), "depth": 2}),
+    ]:
+        r = client.get(f"/api/games/{game}/estimate", query_string=query)
+        assert r.status_code == 200, r.get_json()
+        answers.append(r.get_json())
+    assert {a["kind"] for a in answers} == {"proven", "estimate"}
+    assert any(a["stored"] and a["kind"] == "estimate" for a in answers)
+    assert_documented("estimate", doc, answers)
+
+
+def chess_frontier(client: FlaskClient) -> str:
+    """A stored, undecided position of the partial KRvK solve: the root."""
+    games = client.get("/api/games").get_json()["games"]
+    [variant] = [v for g in games if g["name"] == "chess" for v in g["variants"]]
+    root: str = variant["root"]
+    return root
+
+
 def test_solve_run_fields_are_the_documented_ones(client: FlaskClient) -> None:
     doc = field_tables(API_DOC)
     r = client.get("/api/solves")

@@ -4,7 +4,7 @@ for games without chance and games of chance."""
 from __future__ import annotations
 
 from api.console.chance import chance_span, fraction_or_float, plies_text
-from api.schemas import ChanceFields, Move, Position
+from api.schemas import ChanceFields, Estimate, Move, Position
 from solver.values import bound_text
 
 
@@ -48,6 +48,32 @@ def describe_view(view: Position, players: tuple[str, str] = ("MAX", "MIN")) -> 
         width = max(len(m.move) for m in view.moves)
         lines.extend(move_line(m, width) for m in view.moves)
     return lines
+
+
+def describe_estimate(view: Estimate, mover: str) -> list[str]:
+    """``query --search``'s text: the estimate, labelled heuristic unless the search
+    proved it, with the bounds the database has proven; or, where the database holds
+    the value, that it does (the stored answer follows, :func:`describe_view`)."""
+    if view.proven_value is not None:
+        return [f"proven in the database: value {view.proven_value} for {mover}; no search needed"]
+    label = (
+        "estimate (proven by the search: the game's value)"
+        if view.exact
+        else "estimate (heuristic, not proven)"
+    )
+    if view.stored:
+        known = (
+            f"low {bound_text(view.low, upper=False)} ({_final(view.low_final)}),"
+            f" high {bound_text(view.high, upper=True)} ({_final(view.high_final)})"
+        )
+    else:
+        known = "not stored"
+    return [
+        f"{view.position}",
+        f"  {label}: best move {view.best_move}, score {view.score} for {mover} at depth "
+        f"{view.depth} in {view.seconds:.1f} s, {view.rate:,.0f} positions/s; "
+        f"proven bounds: {known}",
+    ]
 
 
 def move_line(m: Move, width: int) -> str:
@@ -106,4 +132,4 @@ def chance_move_line(m: Move, width: int) -> str:
     return f"    {m.move.ljust(width)}  {span}  -> {m.position} ({m.state})"
 
 
-__all__ = ["chance_view_lines", "describe_view"]
+__all__ = ["chance_view_lines", "describe_estimate", "describe_view"]

@@ -4,10 +4,16 @@ The :class:`Engine` keeps what passes share — the transposition table, the sta
 the set of positions seen — so that iterative deepening, aspiration windows and MTD(f)
 (:mod:`solver.classic.search`) call :meth:`Engine.search` on the root again and again,
 each pass ordered by what the previous ones stored.
+
+Two optional hooks serve estimates beyond a store (:mod:`solver.estimate`): *known*
+values (a store's proven ones) end the search of a position as exhaustive knowledge
+wherever it is met, and a *deadline* stops a pass, by :class:`OutOfTime`, so that the
+caller keeps its last completed iteration.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 
 from solver.classic.results import SearchStats
@@ -20,16 +26,43 @@ Evaluation = Callable[[PositionKey], int]
 """A heuristic score of a non-terminal position from the mover's side, in the game's
 value range (the key is canonical where the game uses symmetry)."""
 
+Known = Callable[[PositionKey], int | None]
+"""The proven value of a position from the mover's side (its canonical key where the
+game uses symmetry), or ``None`` where it is not known."""
+
 Moves = Sequence[tuple[MoveLabel, PositionKey]]
+
+CLOCK_EVERY = 256
+"""Calls of :meth:`Engine.search` between looks at the clock (a power of two): often
+enough to stop within a few milliseconds, rarely enough to cost nothing measurable."""
+
+
+class OutOfTime(Exception):
+    """The engine's deadline passed during a pass (private to the search family: the
+    caller that set the deadline catches it and keeps its last completed pass)."""
 
 
 class Engine:
     """The state the passes of one search share: options, table, statistics, path."""
 
-    def __init__(self, game: Game, *, pvs: bool, evaluate: Evaluation | None) -> None:
+    def __init__(
+        self,
+        game: Game,
+        *,
+        pvs: bool,
+        evaluate: Evaluation | None,
+        known: Known | None = None,
+        repetition: int | None = None,
+    ) -> None:
         self.game = game
         self.pvs = pvs
         self.evaluate = evaluate
+        self.known = known
+        self.repetition = repetition
+        """The score of a move back to a position on the current line (the game's value
+        of endless play), heuristic: ``None`` makes a repetition an error."""
+        self.deadline: float | None = None
+        """A :func:`time.monotonic` time after which a pass raises :class:`OutOfTime`."""
         self.canon = game.canonical if game.uses_symmetry else None
         self.stats = SearchStats()
         self.table = Table()
@@ -49,9 +82,19 @@ class Engine:
         limit was met below *k*, so the value is the game's (or a true bound)."""
         stats = self.stats
         stats.calls += 1
+        if (
+            self.deadline is not None
+            and not stats.calls & (CLOCK_EVERY - 1)
+            and time.monotonic() > self.deadline
+        ):
+            raise OutOfTime
         if k not in self.seen:
             self.seen.add(k)
             stats.distinct += 1
+        if self.known is not None:
+            proven = self.known(k)
+            if proven is not None:
+                return proven, -1, True
         hint = -1
         entry = self.table.get(k)
         if entry is not None:
@@ -80,13 +123,15 @@ class Engine:
         best, best_i, exhaustive = NEG_INF, order[0], True
         for n, i in enumerate(order):
             c = moves[i][1]
-            if c in self.on_path:
-                raise SolveError(
-                    f"{game.name}: position {game.format(c)!r} repeats; the classic "
-                    "searches need an acyclic game"
-                )
             tv = game.terminal_value(c)
-            if tv is not None:
+            if c in self.on_path:
+                if self.repetition is None:
+                    raise SolveError(
+                        f"{game.name}: position {game.format(c)!r} repeats; the classic "
+                        "searches need an acyclic game"
+                    )
+                v, exhaustive = -self.repetition, False
+            elif tv is not None:
                 v = -tv
             else:
                 v, ex = self._child(c, max(alpha, best), beta, depth, null=self.pvs and n > 0)
@@ -114,4 +159,4 @@ class Engine:
         return -v, ex
 
 
-__all__ = ["Engine", "Evaluation"]
+__all__ = ["CLOCK_EVERY", "Engine", "Evaluation", "Known", "OutOfTime"]

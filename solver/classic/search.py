@@ -122,14 +122,15 @@ def search(
     if tv is not None:
         engine.stats.distinct = 1
         return SearchResult(tv, None, engine.stats, depth=None if opts.depth is None else 0)
-    with _deep_recursion():
+    with deep_recursion():
         (value, best_i, exact), depth = _run(engine, key, opts)
     best_move = list(game.children(key))[best_i][0]
     return SearchResult(value, best_move, engine.stats, exact=exact, depth=depth)
 
 
 @contextmanager
-def _deep_recursion() -> Iterator[None]:
+def deep_recursion() -> Iterator[None]:
+    """Room on the stack for searches as deep as the longest line (one frame pair a ply)."""
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20_000))
     try:
@@ -143,12 +144,22 @@ def _run(engine: Engine, key: PositionKey, opts: SearchOptions) -> tuple[Pass, i
     if not opts.deepening:
         depth = EXHAUSTIVE if opts.depth is None else opts.depth
         return _pass(engine, key, depth, opts.guess, opts), opts.depth
+    *_, last = iterations(engine, key, opts)
+    return last
+
+
+def iterations(engine: Engine, key: PositionKey, opts: SearchOptions) -> Iterator[tuple[Pass, int]]:
+    """Iterative deepening of the non-terminal *key*: each iteration's pass and depth
+    limit, at depth 1, 2, ... until one reaches no depth limit (its value is exact) or
+    reaches ``opts.depth``; each pass guesses the previous one's value. A caller that
+    stops early (a deadline) keeps the last iteration it was given."""
     guess, depth = opts.guess, 0
     while True:
         depth += 1
         result = _pass(engine, key, depth, guess, opts)
+        yield result, depth
         if result[2] or depth == opts.depth:
-            return result, depth
+            return
         guess = result[0]
 
 
@@ -194,4 +205,13 @@ def _mtdf(engine: Engine, key: PositionKey, depth: int, guess: int) -> Pass:
     return lower, best_i, lower == upper and lower_exhaustive and upper_exhaustive
 
 
-__all__ = ["FAMILY", "METHODS", "Method", "SearchOptions", "search"]
+__all__ = [
+    "FAMILY",
+    "METHODS",
+    "Method",
+    "Pass",
+    "SearchOptions",
+    "deep_recursion",
+    "iterations",
+    "search",
+]

@@ -91,6 +91,7 @@ def crawl(client: FlaskClient) -> list[Answer]:
     line = "/api/games/{game}/line"
     strategy = "/api/games/{game}/strategy"
     replay = "/api/games/{game}/replay"
+    estimate = "/api/games/{game}/estimate"
     for game in games["games"]:
         name = game["name"]
         for variant in game["variants"]:
@@ -120,6 +121,12 @@ def crawl(client: FlaskClient) -> list[Answer]:
                 for commit in first.body["commits"]:
                     c.get(replay, f"/api/games/{name}/replay", {"commit": commit["seq"], **params})
             c.get(replay, f"/api/games/{name}/replay", params)
+            # proven where decided; a 400 for games that cannot be estimated
+            c.get(
+                estimate,
+                f"/api/games/{name}/estimate",
+                {"p": variant["root"], "depth": 2, **params},
+            )
             c.get(replay, f"/api/games/{name}/replay", {"commit": 10**6, **params})  # 400
             c.post(
                 positions,
@@ -138,6 +145,9 @@ def crawl(client: FlaskClient) -> list[Answer]:
             c.get(path, url, {"p": "?!"})
             c.get(path, url, {"p": initial, "no_such_parameter": "1"})
         c.get(line, f"/api/games/{name}/line", {"p": initial, "bound": "middle"})
+        # an estimate of the start (searched for games with an evaluation), a bad depth
+        c.get(estimate, f"/api/games/{name}/estimate", {"p": initial, "depth": 2})
+        c.get(estimate, f"/api/games/{name}/estimate", {"p": initial, "depth": 0})
         c.get(strategy, f"/api/games/{name}/strategy", {"p": initial, "max_nodes": 0})
         c.get(replay, f"/api/games/{name}/replay", {"commit": "first"})
         c.post(positions, f"/api/games/{name}/positions", {"positions": [initial], "x": 1})
@@ -146,6 +156,7 @@ def crawl(client: FlaskClient) -> list[Answer]:
     c.get(positions, "/api/games/no-such-game/positions", {"p": "1"})
     c.get(line, "/api/games/no-such-game/line", {"p": "1"})
     c.get(replay, "/api/games/no-such-game/replay")
+    c.get(estimate, "/api/games/no-such-game/estimate", {"p": "1", "depth": 2})
     c.get(positions, "/api/games/connect-four/positions", {"p": "", "width": 5, "height": 5})
     c.get(replay, "/api/games/connect-four/replay", {"width": 5, "height": 5})
     c.post(positions, "/api/games/no-such-game/positions", {"positions": []})
