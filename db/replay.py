@@ -171,21 +171,48 @@ def graph_at(
         positions not written yet).
     """
     spans = [(0, commit.nodes)] if ranges is None else list(ranges)
-    nodes = [
-        r for a, b in spans for r in session.execute(_RANGE, {"v": variant_id, "a": a, "b": b})
-    ]
+    nodes = _nodes_in(session, variant_id, commit, spans)
     ids = [r.id for r in nodes]
-    if ids != [i for a, b in spans for i in range(a, b)]:
-        raise DatabaseError(
-            f"commit {commit.seq}'s nodes are not all stored: the graph is damaged, or a "
-            "tier's positions are not written yet"
-        )
     expanded = np.array(
         [r.expanded_in is not None and r.expanded_in <= commit.seq for r in nodes], dtype=bool
     )
     graph = Graph()
     graph.append_keys([decode_key(r.key) for r in nodes])
     graph.append_nodes(len(nodes), _node_columns(nodes, expanded))
+    _add_edges(graph, session, variant_id, commit, spans, ids)
+    by = [int(r.expanded_in) if e else None for r, e in zip(nodes, expanded.tolist(), strict=True)]
+    return GraphAt(graph, by, ids)
+
+
+def _nodes_in(
+    session: Reader, variant_id: int, commit: CommitRecord, spans: Sequence[tuple[int, int]]
+) -> list[Any]:
+    """The node rows of ids in *spans*, every one of them.
+
+    :raises DatabaseError: if some are missing."""
+    nodes = [
+        r for a, b in spans for r in session.execute(_RANGE, {"v": variant_id, "a": a, "b": b})
+    ]
+    if [r.id for r in nodes] != [i for a, b in spans for i in range(a, b)]:
+        raise DatabaseError(
+            f"commit {commit.seq}'s nodes are not all stored: the graph is damaged, or a "
+            "tier's positions are not written yet"
+        )
+    return nodes
+
+
+def _add_edges(
+    graph: Graph,
+    session: Reader,
+    variant_id: int,
+    commit: CommitRecord,
+    spans: Sequence[tuple[int, int]],
+    ids: Sequence[int],
+) -> None:
+    """Add to *graph* (whose nodes are those of *ids*) the edges from them that *commit*
+    had stored.
+
+    :raises DatabaseError: if an edge leads to a node outside *ids*."""
     edges = [
         e
         for a, b in spans
@@ -202,8 +229,6 @@ def graph_at(
             np.array([index[e.child] for e in edges], dtype=np.int32),
             [e.move for e in edges],
         )
-    by = [int(r.expanded_in) if e else None for r, e in zip(nodes, expanded.tolist(), strict=True)]
-    return GraphAt(graph, by, ids)
 
 
 def _node_columns(nodes: Sequence[Any], expanded: npt.NDArray[np.bool_]) -> dict[str, bytes]:

@@ -42,30 +42,40 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str) -> s
     if fmt == "json":
         return json.dumps([dict(zip(columns, map(_plain, r), strict=True)) for r in rows])
     if fmt == "csv":
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(columns)
-        writer.writerows([["" if v is None else _plain(v) for v in r] for r in rows])
-        return out.getvalue().rstrip("\n")
+        return _csv(columns, rows)
+    return _table(columns, rows)
+
+
+def _csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """*rows* as CSV under a header line (NULL as an empty field, blobs as hex)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows([["" if v is None else _plain(v) for v in r] for r in rows])
+    return out.getvalue().rstrip("\n")
+
+
+def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """*rows* as an aligned table (numbers to the right), then the count of rows."""
     cells = [[_cell(v) for v in r] for r in rows]
     widths = [max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns)]
-    numeric = [
-        all(isinstance(r[i], (int, float)) or r[i] is None for r in rows)
-        for i in range(len(columns))
-    ]
+    numeric = [_numeric(rows, i) for i in range(len(columns))]
     lines = [
         " | ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip(),
         "-+-".join("-" * w for w in widths),
     ]
     for row in cells:
-        lines.append(
-            " | ".join(
-                (v.rjust(w) if n else v.ljust(w))
-                for v, w, n in zip(row, widths, numeric, strict=True)
-            ).rstrip()
+        aligned = (
+            v.rjust(w) if n else v.ljust(w) for v, w, n in zip(row, widths, numeric, strict=True)
         )
+        lines.append(" | ".join(aligned).rstrip())
     lines.append(f"({len(rows)} row{'' if len(rows) == 1 else 's'})")
     return "\n".join(lines)
+
+
+def _numeric(rows: Sequence[Sequence[Any]], i: int) -> bool:
+    """Whether column *i* holds only numbers (and NULLs): aligned to the right."""
+    return all(isinstance(r[i], (int, float)) or r[i] is None for r in rows)
 
 
 __all__ = ["FORMATS", "render"]

@@ -82,12 +82,8 @@ class Engine:
         limit was met below *k*, so the value is the game's (or a true bound)."""
         stats = self.stats
         stats.calls += 1
-        if (
-            self.deadline is not None
-            and not stats.calls & (CLOCK_EVERY - 1)
-            and time.monotonic() > self.deadline
-        ):
-            raise OutOfTime
+        if self.deadline is not None and not stats.calls & (CLOCK_EVERY - 1):
+            self._check_clock()
         if k not in self.seen:
             self.seen.add(k)
             stats.distinct += 1
@@ -113,6 +109,11 @@ class Engine:
         self.on_path.discard(k)
         self.table.store(k, best, alpha, beta, EXHAUSTIVE if exhaustive else depth, best_i)
         return best, best_i, exhaustive
+
+    def _check_clock(self) -> None:
+        """:raises OutOfTime: if the deadline has passed."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise OutOfTime
 
     def _best(
         self, moves: Moves, order: list[int], alpha: int, beta: int, depth: int
