@@ -282,17 +282,7 @@ def one_round(
     upgrade(url)
     before = 0
     while True:
-        env = dict(os.environ)
-        delay = None
-        closing = False
-        if kills_left > 0:
-            if rng.random() < hook_share:
-                k = rng.randint(1, ref.commits + 1)
-                step = "close" if k > ref.commits else f"commit:{k}"
-                closing = k >= ref.commits - 1
-                env[CRASH_ENV] = step
-            else:
-                delay = rng.uniform(0.0, ref.wall * 1.1)
+        env, delay, closing = _kill_plan(ref, rng, kills_left, hook_share)
         proc = subprocess.Popen(
             [NEGAGRAPH, *case.args(url)],
             stdout=subprocess.PIPE,
@@ -310,14 +300,7 @@ def one_round(
             tally.kills += 1
             tally.closing_kills += closing
             kills_left -= 1
-            now = stored_nodes(url)
-            if now < before:
-                tally.lost += 1
-                tally.notes.append(f"{case.label}: {before} stored nodes fell to {now}")
-            before = now
-            if url.startswith("sqlite") and not sqlite_intact(url):
-                tally.lost += 1
-                tally.notes.append(f"{case.label}: integrity_check failed")
+            before = _after_kill(case, url, tally, before)
             continue
         if proc.returncode != 0 or not json.loads(out)["complete"]:
             tally.errors += 1
@@ -325,6 +308,42 @@ def one_round(
             return
         break
     tally.rounds += 1
+    _compare(case, ref, url, tally)
+
+
+def _kill_plan(
+    ref: Reference, rng: random.Random, kills_left: int, hook_share: float
+) -> tuple[dict[str, str], float | None, bool]:
+    """How the next run dies: its environment (a crash hook at a commit or the closing
+    sequence, *hook_share* of the time), else a delay before SIGKILL (uniform over the
+    reference's wall time); and whether the kill falls in the closing sequence. No kill
+    once *kills_left* is 0."""
+    env = dict(os.environ)
+    if kills_left <= 0:
+        return env, None, False
+    if rng.random() < hook_share:
+        k = rng.randint(1, ref.commits + 1)
+        env[CRASH_ENV] = "close" if k > ref.commits else f"commit:{k}"
+        return env, None, k >= ref.commits - 1
+    return env, rng.uniform(0.0, ref.wall * 1.1), False
+
+
+def _after_kill(case: Case, url: str, tally: Tally, before: int) -> int:
+    """Check what a kill left in *url*: no fewer stored nodes than *before* (returned
+    anew), and an intact SQLite file."""
+    now = stored_nodes(url)
+    if now < before:
+        tally.lost += 1
+        tally.notes.append(f"{case.label}: {before} stored nodes fell to {now}")
+    if url.startswith("sqlite") and not sqlite_intact(url):
+        tally.lost += 1
+        tally.notes.append(f"{case.label}: integrity_check failed")
+    return now
+
+
+def _compare(case: Case, ref: Reference, url: str, tally: Tally) -> None:
+    """A completed round's rows against the reference's, and once more after a run that
+    must find nothing to do."""
     if not same_rows(case, stored_rows(url), ref.rows):
         tally.different += 1
         tally.notes.append(f"{case.label}: round {tally.rounds} differs from the reference")
@@ -449,6 +468,16 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds of hostile-client load (0: none; default 60)",
     )
     args = parser.parse_args(argv)
+    notes = _soak_table(args) if args.kills > 0 else []
+    if args.hostile_seconds > 0:
+        notes += _hostile_table(args.hostile_seconds)
+    for note in notes:
+        print(f"- {note}")
+    return 0 if not notes else 1
+
+
+def _soak_table(args: argparse.Namespace) -> list[str]:
+    """Print the kill soak's table for the modes and engines of *args*; its notes."""
     rng = random.Random(args.seed)
     lines = [
         "| mode | engine | game | kills | of them in the closing sequence | rounds "
@@ -456,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
         "|" + "---|" * 10,
     ]
     notes: list[str] = []
-    for mode in (args.mode or ["partial", "full"]) if args.kills > 0 else []:
+    for mode in args.mode or ["partial", "full"]:
         for engine in args.engine or ["sqlite", "postgres"]:
             for case, t in soak(
                 mode, engine, args.kills, rng, args.hook_share, args.kills_per_round
@@ -467,28 +496,29 @@ def main(argv: list[str] | None = None) -> int:
                     f"{t.errors} | {t.seconds:.0f} |"
                 )
                 notes += t.notes
-    if args.kills > 0:
-        print("\n".join(lines))
-    if args.hostile_seconds > 0:
-        h = hostile(args.hostile_seconds)
-        n = h["normal"]
-        print()
-        print(
-            "| hostile load | seconds | requests | 5xx | non-JSON errors | unanswered "
-            "| normal lookups | not 200 | p50 ms | p99 ms | max ms |"
-        )
-        print("|" + "---|" * 11)
-        print(
-            f"| {', '.join(f'{k} {v}' for k, v in h['requests'].items())} | "
-            f"{h['seconds']} | {sum(h['requests'].values())} | {h['server_errors']} | "
-            f"{h['non_json_errors']} | {h['unanswered']} | {n['count']} | {n['not_200']} "
-            f"| {n['p50_ms']} | {n['p99_ms']} | {n['max_ms']} |"
-        )
-        if h["server_errors"] or h["non_json_errors"] or h["unanswered"] or n["not_200"]:
-            notes.append(f"hostile load: {json.dumps(h['examples'])}")
-    for note in notes:
-        print(f"- {note}")
-    return 0 if not notes else 1
+    print("\n".join(lines))
+    return notes
+
+
+def _hostile_table(seconds: float) -> list[str]:
+    """Print the hostile-client load's table (*seconds* of it); its notes."""
+    h = hostile(seconds)
+    n = h["normal"]
+    print()
+    print(
+        "| hostile load | seconds | requests | 5xx | non-JSON errors | unanswered "
+        "| normal lookups | not 200 | p50 ms | p99 ms | max ms |"
+    )
+    print("|" + "---|" * 11)
+    print(
+        f"| {', '.join(f'{k} {v}' for k, v in h['requests'].items())} | "
+        f"{h['seconds']} | {sum(h['requests'].values())} | {h['server_errors']} | "
+        f"{h['non_json_errors']} | {h['unanswered']} | {n['count']} | {n['not_200']} "
+        f"| {n['p50_ms']} | {n['p99_ms']} | {n['max_ms']} |"
+    )
+    if h["server_errors"] or h["non_json_errors"] or h["unanswered"] or n["not_200"]:
+        return [f"hostile load: {json.dumps(h['examples'])}"]
+    return []
 
 
 if __name__ == "__main__":

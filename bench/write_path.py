@@ -33,6 +33,15 @@ REPORT_EVERY = 20
 
 
 def run(args: argparse.Namespace) -> None:
+    db = _open(args)
+    started = time.perf_counter()
+    made, probes = _write(db, args)
+    print(f"done: {time.perf_counter() - started:.1f} s, {os.path.getsize(args.path):,} bytes")
+    _probe(db, args.key_ranges, made, probes[:2000])
+
+
+def _open(args: argparse.Namespace) -> sqlite3.Connection:
+    """A new file at *args.path* with the tables and the pragmas asked for."""
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(args.path + suffix):
             os.remove(args.path + suffix)
@@ -42,20 +51,26 @@ def run(args: argparse.Namespace) -> None:
     db.execute("PRAGMA synchronous = NORMAL")
     db.execute(f"PRAGMA cache_size = -{args.cache_kib}")
     db.execute(f"PRAGMA wal_autocheckpoint = {args.checkpoint}")
-    span = args.key_ranges
-    db.execute(NODES.format(unique="" if span else ', UNIQUE (variant_id, "key")'))
+    db.execute(NODES.format(unique="" if args.key_ranges else ', UNIQUE (variant_id, "key")'))
     db.execute(EDGES)
+    return db
+
+
+def _write(db: sqlite3.Connection, args: argparse.Namespace) -> tuple[int, list[bytes]]:
+    """Commit *args.nodes* node rows (and as many edges) *args.commit* at a time, with the
+    key indexes of *args.key_ranges* ids each made as ids reach them; the number of
+    those indexes and a key of every 1,000 written (to look up)."""
+    span = args.key_ranges
     rng = random.Random(1)
     started = last = time.perf_counter()
     made, nid, probes = 0, 0, []
     while nid < args.nodes:
-        if span:
-            while made * span <= nid + args.commit:
-                db.execute(
-                    f'CREATE UNIQUE INDEX nodes_key_{made} ON nodes (variant_id, "key") '
-                    f"WHERE id >= {made * span} AND id < {(made + 1) * span}"
-                )
-                made += 1
+        while span and made * span <= nid + args.commit:
+            db.execute(
+                f'CREATE UNIQUE INDEX nodes_key_{made} ON nodes (variant_id, "key") '
+                f"WHERE id >= {made * span} AND id < {(made + 1) * span}"
+            )
+            made += 1
         rows = []
         for i in range(args.commit):
             key = rng.getrandbits(35).to_bytes(5, "big")
@@ -76,7 +91,12 @@ def run(args: argparse.Namespace) -> None:
             rate = REPORT_EVERY * args.commit / (now - last)
             print(f"{nid / 1e6:6.1f} M nodes  {rate:9,.0f} rows/s  {now - started:7.1f} s")
             last = now
-    print(f"done: {time.perf_counter() - started:.1f} s, {os.path.getsize(args.path):,} bytes")
+    return made, probes
+
+
+def _probe(db: sqlite3.Connection, span: int, made: int, probes: list[bytes]) -> None:
+    """Time lookups of *probes* by key (through the *made* partial indexes of *span* ids
+    each, or the one unique index)."""
     if span:
         where = " UNION ALL ".join(
             f'SELECT id FROM nodes WHERE variant_id = 1 AND "key" = ?1 '
@@ -85,7 +105,6 @@ def run(args: argparse.Namespace) -> None:
         )
     else:
         where = 'SELECT id FROM nodes WHERE variant_id = 1 AND "key" = ?1'
-    probes = probes[:2000]
     t = time.perf_counter()
     found = sum(1 for key in probes if db.execute(where, (key,)).fetchone() is not None)
     each = (time.perf_counter() - t) / max(1, len(probes)) * 1e6
