@@ -18,6 +18,21 @@ tables, for SQL.
 
 A position is read by its key from its tier's table: the game says the tier
 (:meth:`solver.game.TieredRules.tier`), the ``tiers`` table which table it is.
+
+**PostgreSQL: blocks of positions.** A PostgreSQL row costs a 24-byte header and a
+4-byte line pointer before its data, and a B-tree entry of about 20 bytes: one position a
+row took 87 bytes on connect-four 4 x 4. So on PostgreSQL a row holds a *block* of up to
+:data:`BLOCK` consecutive positions of the tier (in key order), as arrays, keyed by the
+block's first key::
+
+    first_key BIGINT PRIMARY KEY, "key" BIGINT[], low BIGINT[], high BIGINT[],
+    depth_low INTEGER[], depth_high INTEGER[]
+
+(the arrays' elements in step, NULL an infinite bound or depth). A position is found in
+the block with the greatest ``first_key`` at most its key (one index probe), and the view
+unnests the blocks into the same five columns as SQLite's tables, so SQL over
+``compact_<variant>`` reads alike on both engines. A shard's positions are cut into
+blocks of their own (a block never spans two transactions).
 """
 
 from __future__ import annotations
@@ -65,6 +80,11 @@ _ARRAYS: tuple[tuple[type[np.generic], int, bool], ...] = (
 )
 _SIGN = 1 << 63
 
+BLOCK = 256
+"""Positions a row of a PostgreSQL compact table holds at most (a shard's last block may
+hold fewer). 256 positions are about 8 KB of arrays, which PostgreSQL compresses and
+keeps out of line (TOAST); a lookup reads one block."""
+
 
 def table(vid: int, ordinal: int) -> str:
     """The table of tier *ordinal* (its place in discovery order) of variant *vid*."""
@@ -106,10 +126,24 @@ def create_table(conn: Connection, vid: int, ordinal: int) -> None:
         )
     else:
         ddl = (
-            f'CREATE TABLE {name} ("key" BIGINT PRIMARY KEY, low BIGINT, '
-            "high BIGINT, depth_low INTEGER, depth_high INTEGER)"
+            f'CREATE TABLE {name} (first_key BIGINT PRIMARY KEY, "key" BIGINT[] NOT NULL, '
+            "low BIGINT[] NOT NULL, high BIGINT[] NOT NULL, depth_low INTEGER[] NOT NULL, "
+            "depth_high INTEGER[] NOT NULL)"
         )
     conn.execute(text(ddl))
+
+
+def _select_rows(dialect: str, name: str) -> str:
+    """A ``SELECT`` of table *name*'s positions as rows of :data:`COLUMNS` (on PostgreSQL
+    its blocks unnested)."""
+    if dialect == "sqlite":
+        return f'SELECT "key", low, high, depth_low, depth_high FROM {name}'
+    return (
+        'SELECT u."key", u.low, u.high, u.depth_low, u.depth_high '
+        f"FROM {name} AS b CROSS JOIN LATERAL "
+        "unnest(b.key, b.low, b.high, b.depth_low, b.depth_high) "
+        'AS u("key", low, high, depth_low, depth_high)'
+    )
 
 
 def refresh_view(conn: Connection, vid: int, ordinals: Sequence[int]) -> None:
@@ -118,9 +152,7 @@ def refresh_view(conn: Connection, vid: int, ordinals: Sequence[int]) -> None:
     conn.execute(text(f"DROP VIEW IF EXISTS {view(vid)}"))
     if not ordinals:
         return
-    parts = " UNION ALL ".join(
-        f'SELECT "key", low, high, depth_low, depth_high FROM {table(vid, o)}' for o in ordinals
-    )
+    parts = " UNION ALL ".join(_select_rows(conn.dialect.name, table(vid, o)) for o in ordinals)
     conn.execute(text(f"CREATE VIEW {view(vid)} AS {parts}"))
 
 
@@ -142,6 +174,9 @@ def write_rows(
     """Insert a solved shard's positions (*keys* ascending, *values* theirs) into tier
     *ordinal*'s table, through the DB-API *cursor* of the caller's transaction."""
     name = table(vid, ordinal)
+    if backend.engine.dialect.name != "sqlite":
+        backend.write_table(cursor, name, BLOCK_COLUMNS, _blocks(keys, values))
+        return
     for start, stop in rows.chunks_of(range(int(keys.size))):
         columns = [
             keys[start:stop],
@@ -153,6 +188,35 @@ def write_rows(
         backend.write_columns(cursor, name, COLUMNS, columns, _SPECS)
 
 
+BLOCK_COLUMNS = ("first_key", "key", "low", "high", "depth_low", "depth_high")
+"""A PostgreSQL compact table's columns: a block's first key, then :data:`COLUMNS` as
+arrays."""
+
+
+def _blocks(
+    keys: npt.NDArray[np.int64], values: TierValues
+) -> Iterator[tuple[int, list[int], list[Any], list[Any], list[Any], list[Any]]]:
+    """A shard's positions (*keys* ascending) as rows of :data:`BLOCK_COLUMNS`."""
+    columns = (
+        (values.low, NEG_INF),
+        (values.high, POS_INF),
+        (values.depth_low, DEPTH_INF),
+        (values.depth_high, DEPTH_INF),
+    )
+    for start in range(0, int(keys.size), BLOCK):
+        stop = start + BLOCK
+        block = keys[start:stop].tolist()
+        low, high, dlow, dhigh = (_nulls(a[start:stop], inf) for a, inf in columns)
+        yield block[0], block, low, high, dlow, dhigh
+
+
+def _nulls(array: npt.NDArray[Any], infinite: int) -> list[Any]:
+    """*array*'s values, ``None`` (NULL) where *infinite*."""
+    if not (array == infinite).any():
+        return array.tolist()  # type: ignore[no-any-return]
+    return [None if v == infinite else v for v in array.tolist()]
+
+
 def read_tier(
     conn: Connection, backend: Backend, vid: int, ordinal: int, count: int
 ) -> tuple[npt.NDArray[np.int64], TierValues]:
@@ -160,12 +224,14 @@ def read_tier(
 
     :raises DatabaseError: if the table holds another number of positions.
     """
-    sql = (
-        f'SELECT "key", low, high, depth_low, depth_high FROM {table(vid, ordinal)} ORDER BY "key"'
-    )
-    arrays = backend.fetch_arrays(conn, sql, (), _ARRAYS, count + 1)
-    if arrays is None:
-        arrays = _fetched_arrays(backend.fetch(conn, sql, ()), count)
+    name = table(vid, ordinal)
+    if conn.dialect.name == "sqlite":
+        sql = f'{_select_rows("sqlite", name)} ORDER BY "key"'
+        arrays = backend.fetch_arrays(conn, sql, (), _ARRAYS, count + 1)
+        if arrays is None:
+            arrays = _fetched_arrays(backend.fetch(conn, sql, ()), count)
+    else:
+        arrays = _unblocked(backend.fetch(conn, _BLOCKS_IN_ORDER.format(name=name), ()), count)
     if arrays[0].size != count:
         raise DatabaseError(
             f"tier {ordinal} of variant {vid} holds {min(arrays[0].size, count):,} of its "
@@ -173,6 +239,26 @@ def read_tier(
         )
     keys, low, high, dlow, dhigh = arrays
     return keys, TierValues(low, high, dlow, dhigh)
+
+
+_BLOCKS_IN_ORDER = 'SELECT "key", low, high, depth_low, depth_high FROM {name} ORDER BY first_key'
+"""A PostgreSQL compact table's blocks in key order."""
+
+
+def _unblocked(chunks: Iterator[list[tuple[Any, ...]]], count: int) -> list[npt.NDArray[Any]]:
+    """Blocks read in key order as :data:`_ARRAYS`' arrays (at most *count* + 1
+    positions)."""
+    columns: list[list[Any]] = [[] for _ in _ARRAYS]
+    for chunk in chunks:
+        for block in chunk:
+            for column, values in zip(columns, block, strict=True):
+                column.extend(values)
+        if len(columns[0]) > count:
+            break
+    return [
+        np.array([null if v is None else v for v in column[: count + 1]], dtype=dtype)
+        for column, (dtype, null, _) in zip(columns, _ARRAYS, strict=True)
+    ]
 
 
 def _fetched_arrays(chunks: Iterator[list[tuple[Any, ...]]], count: int) -> list[npt.NDArray[Any]]:
@@ -272,16 +358,30 @@ def lookup(
     for ordinal, wanted in by_table.items():
         for start in range(0, len(wanted), 512):
             chunk = wanted[start : start + 512]
-            marks = ", ".join([marker] * len(chunk))
-            cursor.execute(
-                f'SELECT "key", low, high, depth_low, depth_high FROM {table(vid, ordinal)} '
-                f'WHERE "key" IN ({marks})',
-                chunk,
-            )
+            if marker == "?":  # SQLite
+                marks = ", ".join([marker] * len(chunk))
+                cursor.execute(
+                    f'SELECT "key", low, high, depth_low, depth_high FROM {table(vid, ordinal)} '
+                    f'WHERE "key" IN ({marks})',
+                    chunk,
+                )
+            else:
+                cursor.execute(_IN_BLOCKS.format(name=table(vid, ordinal)), (chunk,))
             for row in cursor.fetchall():
                 record = position_record(game, vid, *row)
                 found[record.key] = record
     return found
+
+
+_IN_BLOCKS = (
+    "SELECT q.k, b.low[p.i], b.high[p.i], b.depth_low[p.i], b.depth_high[p.i] "
+    "FROM unnest(%s::bigint[]) AS q(k) CROSS JOIN LATERAL ("
+    '  SELECT "key", low, high, depth_low, depth_high FROM {name}'
+    "  WHERE first_key <= q.k ORDER BY first_key DESC LIMIT 1) AS b "
+    'CROSS JOIN LATERAL (SELECT array_position(b."key", q.k) AS i) AS p WHERE p.i IS NOT NULL'
+)
+"""The positions of keys (a PostgreSQL array parameter) in a compact table's blocks: for
+each key, the block with the greatest first key at most it, and the key's place in it."""
 
 
 def position_record(

@@ -34,7 +34,7 @@ SCHEMA_LOCK = int.from_bytes(b"negaschm", "big") - (1 << 63)
 """The PostgreSQL advisory lock (a signed 64-bit key) every migration holds for its
 transaction, so that concurrent first runs on an empty database create the schema once."""
 
-HEAD_REVISION = "0017"
+HEAD_REVISION = "0018"
 """The schema revision this version of negagraph needs: the newest script in
 ``migrations/versions`` (tests/test_migrations.py holds the two together; a new migration
 updates this line)."""

@@ -5,10 +5,12 @@ Alembic configuration both from ``pyproject.toml`` and from :mod:`db.migrate`.""
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -105,7 +107,7 @@ def test_upgrade_downgrade_upgrade(empty_url: str, empty_engine: Engine) -> None
         require_head(empty_engine)
 
     upgrade(empty_url)
-    assert current_revision(empty_engine) == head_revision() == "0017"
+    assert current_revision(empty_engine) == head_revision() == "0018"
     require_head(empty_engine)
     assert tables(empty_engine) == TABLES
     assert views(empty_engine) == {"position_values", "chance_values"}
@@ -224,7 +226,7 @@ def test_alembic_command_line_upgrade_and_check(tmp_path: Path) -> None:
             [alembic, *command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
         )
         assert done.returncode == 0, done.stderr
-    assert "0017 (head)" in done.stdout
+    assert "0018 (head)" in done.stdout
 
 
 def test_ensure_schema_creates_only_in_empty_databases(
@@ -401,6 +403,67 @@ def test_0005_marks_builtin_variants_and_keeps_everything(
     assert "game_source" not in {c["name"] for c in inspect(empty_engine).get_columns("variants")}
     with empty_engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM variants")).scalar_one() == 3
+
+
+def test_0018_puts_postgresql_compact_tables_in_blocks_and_back(
+    empty_url: str, empty_engine: Engine
+) -> None:
+    """A compact table of one position a row (0017), with NULLs (infinite bounds and
+    depths), becomes blocks of 256 positions on PostgreSQL, its view reading the same
+    rows; the downgrade gives the rows back. SQLite's tables do not change."""
+    upgrade(empty_url, "0017")
+    postgres = empty_engine.dialect.name == "postgresql"
+    key = '"key" BIGINT PRIMARY KEY' if postgres else "key INTEGER PRIMARY KEY"
+    rng = random.Random(18)
+    keys = sorted({rng.getrandbits(63) - (1 << 62) for _ in range(600)})
+    rows = [
+        (
+            k,
+            None if i % 7 == 0 else rng.randint(-3, 3),
+            rng.randint(-3, 3),
+            None if i % 5 == 0 else i % 40,
+            i % 40,
+        )
+        for i, k in enumerate(keys)
+    ]
+    with empty_engine.begin() as conn:
+        vid = conn.execute(
+            text(
+                "INSERT INTO variants (game, params, params_json, rules_version, created_at, "
+                "layout) VALUES ('connect-four', '', '{}', 2, CURRENT_TIMESTAMP, 'compact') "
+                "RETURNING id"
+            )
+        ).scalar_one()
+        conn.execute(
+            text(
+                f"CREATE TABLE compact_{vid}_0 ({key}, low BIGINT, high BIGINT, "
+                "depth_low INTEGER, depth_high INTEGER)"
+            )
+        )
+        conn.execute(
+            text(f"INSERT INTO compact_{vid}_0 VALUES (:k, :l, :h, :dl, :dh)"),
+            [dict(zip(("k", "l", "h", "dl", "dh"), r, strict=True)) for r in rows],
+        )
+        conn.execute(
+            text(
+                f'CREATE VIEW compact_{vid} AS SELECT "key", low, high, depth_low, depth_high '
+                f"FROM compact_{vid}_0"
+            )
+        )
+
+    def read() -> tuple[list[tuple[Any, ...]], int]:
+        with empty_engine.connect() as conn:
+            found = [
+                tuple(r) for r in conn.execute(text(f'SELECT * FROM compact_{vid} ORDER BY "key"'))
+            ]
+            count = conn.execute(text(f"SELECT count(*) FROM compact_{vid}_0")).scalar_one()
+        return found, count
+
+    assert read() == (rows, 600)
+    upgrade(empty_url, "0018")
+    assert read() == (rows, 3 if postgres else 600)  # blocks of 256, 256 and 88
+    downgrade(empty_url, "0017")
+    assert read() == (rows, 600)
 
 
 def test_head_revision_is_the_newest_script() -> None:
