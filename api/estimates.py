@@ -85,6 +85,7 @@ def estimate_view(
     low, high = stored_bounds(rec)
     children = game.children(key)
     texts = game.format_many([c for _, c in children])
+    side = game.player_to_move(key)
     answer = Estimate(
         game=game.name,
         params=dict(game.params),
@@ -106,6 +107,8 @@ def estimate_view(
         stored=rec is not None,
         moves=[EstimateMove(move=m, position=t) for (m, _), t in zip(children, texts, strict=True)],
     )
+    if side is not None:  # (left out of the JSON for games that do not say who moves)
+        answer = answer.model_copy(update={"to_move": "MAX" if side == 0 else "MIN"})
     if session is not None and answer.proven_value is not None:
         moves = describe_position(session, game, key).moves  # best first
         return answer.model_copy(update={"best_move": moves[0].move if moves else None})

@@ -156,6 +156,10 @@ class _EstimateHead(_Model):
     game: str
     params: Params
     position: str = Field(description="the position, normalised")
+    to_move: Literal["MAX", "MIN"] | None = Field(
+        default=None,
+        description="MAX: the first player is to move (games that say who is to move)",
+    )
     kind: Literal["estimate", "proven"] = Field(
         description="estimate: score comes from a heuristic search and is not proven "
         "unless exact; proven: the database holds the exact value, nothing was searched"
