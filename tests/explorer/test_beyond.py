@@ -179,3 +179,19 @@ def test_a_game_without_an_evaluation_still_refuses_a_variant_not_stored(
     assert text(browser, "verdict") == ""
     load(browser, f"{base}/explore/connect-four?width=7&colour=red")
     assert text(browser, "error").startswith("error: connect-four has no parameter colour")
+
+
+def test_a_game_over_that_the_database_does_not_hold_says_so(
+    base: str, browser: webdriver.Chrome
+) -> None:
+    """tic-tac-toe, not stored here: the winning move gets no reply (the game is over),
+    and the position shows no move, in words, with no failure."""
+    load(browser, f"{base}/explore/tic-tac-toe?p=xx.%2Foo.%2F...")
+    assert text(browser, "error") == "" and "nothing of this variant" in text(browser, "notice")
+    browser.find_element(By.CSS_SELECTOR, "#moves li[data-move='c1']").click()
+    ready(browser)
+    assert text(browser, "error") == "" and history(browser) == ["c1"]
+    assert position(browser) == "xxx/oo./..."
+    verdict = text(browser, "verdict")
+    assert verdict.startswith("not in the database: ") and "is over" in verdict, verdict
+    assert moves_listed(browser) == []
