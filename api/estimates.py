@@ -10,7 +10,7 @@ Nothing here writes: an estimate is not a bound and never enters the database.
 
 from __future__ import annotations
 
-from api.schemas import Estimate
+from api.schemas import Estimate, EstimateMove
 from api.views import check_rules_version, describe_position, stored_bounds
 from db.records import PositionRecord
 from db.repository import Reader, find_variant, stored_positions
@@ -83,6 +83,9 @@ def estimate_view(
         stored = game.canonical(key) if game.uses_symmetry else key
         rec = stored_positions(session, variant.id, [stored], game=game).get(stored)
     low, high = stored_bounds(rec)
+    children = game.children(key)
+    texts = game.format_many([c for _, c in children])
+    side = game.player_to_move(key)
     answer = Estimate(
         game=game.name,
         params=dict(game.params),
@@ -102,7 +105,10 @@ def estimate_view(
         low_final=rec is not None and rec.bounds.low_final,
         high_final=rec is not None and rec.bounds.high_final,
         stored=rec is not None,
+        moves=[EstimateMove(move=m, position=t) for (m, _), t in zip(children, texts, strict=True)],
     )
+    if side is not None:  # (left out of the JSON for games that do not say who moves)
+        answer = answer.model_copy(update={"to_move": "MAX" if side == 0 else "MIN"})
     if session is not None and answer.proven_value is not None:
         moves = describe_position(session, game, key).moves  # best first
         return answer.model_copy(update={"best_move": moves[0].move if moves else None})

@@ -35,7 +35,8 @@ from api.views import describe_positions, describe_stored_position, unsolved_mes
 from db.errors import PositionNotFoundError
 from db.records import PositionRecord, VariantRecord, VariantSummary
 from db.repository import list_variants, variant_is_closed
-from solver.errors import InvalidPositionError
+from solver.errors import InvalidParameterError, InvalidPositionError
+from solver.estimate import estimate_rules
 from solver.game import GameBase, PositionKey
 from solver.games import GAMES, plugin_errors
 from solver.strategy import BOUNDS
@@ -71,6 +72,18 @@ def initial_text(cls: type[GameBase]) -> str:
     return game.format(game.initial())
 
 
+@cache
+def estimable(cls: type[GameBase]) -> bool:
+    """Whether positions of *cls* (default parameters) can be estimated beyond the
+    database: the estimate endpoint's own check, asked once (a page offers to play on
+    past the store only where it can)."""
+    try:
+        estimate_rules(cls(), depth=1, seconds=None)
+    except InvalidParameterError:
+        return False
+    return True
+
+
 def variant_model(summary: VariantSummary, cls: type[GameBase]) -> schemas.Variant:
     """A stored variant of installed game *cls*, as the game list shows it."""
     v = summary.variant
@@ -100,6 +113,7 @@ def game_model(name: str, cls: type[GameBase], stored: list[VariantSummary]) -> 
         chance=cls.chance,
         value_range=cls.value_range,
         initial=initial_text(cls),
+        estimates=estimable(cls),
         variants=[variant_model(s, cls) for s in stored],
     )
 
@@ -225,11 +239,14 @@ def post_positions(game: str) -> Response:
     :raise 415: a body that is not declared as JSON.
     """
     variant, texts = batch_from_body(game, max_batch=int(current_app.config["MAX_BATCH"]))
+    notation = variant.notation_game()
+    initial = notation.format(notation.initial())
     if texts and get_database().variant(variant.cls.name, variant.text) is None:
         return json_answer(
             schemas.BatchResponse(
                 game=variant.cls.name,
                 params=variant.params,
+                initial=initial,
                 results=[unstored_entry(variant, text) for text in texts],
             )
         )
@@ -244,7 +261,9 @@ def post_positions(game: str) -> Response:
             continue
         answer = next(answers)
         results.append(error_entry(text, answer) if isinstance(answer, Exception) else answer)
-    return json_answer(schemas.BatchResponse(game=g.name, params=dict(g.params), results=results))
+    return json_answer(
+        schemas.BatchResponse(game=g.name, params=dict(g.params), initial=initial, results=results)
+    )
 
 
 def parsed_entry(game: GameBase, text: str) -> PositionKey | schemas.PositionError:

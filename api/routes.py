@@ -211,7 +211,9 @@ ROUTES: tuple[Route, ...] = (
         "`estimate`) unless `exact`; it is never written to the database. Where the "
         "database holds the exact value, that is the answer (`kind` `proven`, `searched` "
         "false). Every search stops after {max_estimate_seconds} s, keeping its last "
-        "completed iteration (a depth search then reports the depth it reached).",
+        "completed iteration (a depth search then reports the depth it reached). `moves` "
+        "lists the position's legal moves and the positions they lead to, stored or not, "
+        "so that a client can play on past the database.",
     ),
     Route(
         "/games/<game>/replay",

@@ -156,6 +156,10 @@ class _EstimateHead(_Model):
     game: str
     params: Params
     position: str = Field(description="the position, normalised")
+    to_move: Literal["MAX", "MIN"] | None = Field(
+        default=None,
+        description="MAX: the first player is to move (games that say who is to move)",
+    )
     kind: Literal["estimate", "proven"] = Field(
         description="estimate: score comes from a heuristic search and is not proven "
         "unless exact; proven: the database holds the exact value, nothing was searched"
@@ -181,6 +185,12 @@ class _EstimateHead(_Model):
     rate: float = Field(ge=0, description="positions searched per second")
 
 
+class EstimateMove(_MoveHead):
+    """A legal move of an estimated position and the position it leads to: enough to
+    play on from a position the database does not hold (no values: those are the
+    database's, or another estimate's)."""
+
+
 class Estimate(Bounds, _EstimateHead):
     """A position searched beyond the database (``docs/api.md``): a heuristic search's
     best move and score, beside the bounds the database has proven (``low`` ...
@@ -188,6 +198,9 @@ class Estimate(Bounds, _EstimateHead):
     exact value, that value and no search."""
 
     stored: bool = Field(description="the database holds the position (its bounds above)")
+    moves: list[EstimateMove] = Field(
+        description="the legal moves in the game's order (empty at a terminal position)"
+    )
 
 
 class PositionError(_Model):
@@ -218,6 +231,10 @@ class BatchRequest(_Model):
 class BatchResponse(_Model):
     game: str
     params: Params
+    initial: str = Field(
+        description="the variant's initial position (where a page opens a variant the "
+        "database does not hold)"
+    )
     results: list[Position | PositionError] = Field(
         description="one per requested position, in request order"
     )
@@ -414,6 +431,10 @@ class Game(_Model):
         "not declared, or set by the parameters)"
     )
     initial: str = Field(description="the initial position with default parameters")
+    estimates: bool = Field(
+        description="positions can be estimated beyond the database (`/estimate`), with "
+        "the default parameters"
+    )
     variants: list[Variant] = Field(description="the variants this database holds")
 
 

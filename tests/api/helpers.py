@@ -187,7 +187,7 @@ def assert_batch_is_the_singles(
 ) -> None:
     """The answer to a batch lookup of *texts* (the game's parameters as *body* gives
     them) is, byte for byte, the single lookups' answers (*query*: the same parameters)
-    in the batch's envelope."""
+    in the batch's envelope (with the variant's initial position)."""
     singles = []
     for text in texts:
         single = client.get(f"/api/games/{game}/positions", query_string={**query, "p": text})
@@ -198,7 +198,9 @@ def assert_batch_is_the_singles(
     r = client.post(f"/api/games/{game}/positions", json={"params": body, "positions": texts})
     assert r.status_code == 200
     params = singles[0]["params"]
-    assert r.get_data() == _compact({"game": game, "params": params, "results": singles})
+    g = get_game(game, **params)
+    envelope = {"game": game, "params": params, "initial": g.format(g.initial())}
+    assert r.get_data() == _compact({**envelope, "results": singles})
 
 
 def closed_port() -> int:

@@ -91,7 +91,12 @@ def test_parameters_in_the_body(client: FlaskClient) -> None:
 def test_empty_batch(client: FlaskClient) -> None:
     assert batch(client, "tic-tac-toe", {"positions": []}) == (
         200,
-        {"game": "tic-tac-toe", "params": {"symmetry": False}, "results": []},
+        {
+            "game": "tic-tac-toe",
+            "params": {"symmetry": False},
+            "initial": ".../.../...",
+            "results": [],
+        },
     )
 
 

@@ -160,3 +160,34 @@ def _all_keys(game: Any) -> set[int]:
                 seen.add(c)
                 todo.append(c)
     return seen
+
+
+def test_the_answer_lists_the_moves_and_the_positions_they_lead_to(client: FlaskClient) -> None:
+    """Enough to play on from a position the database does not hold (both kinds)."""
+    game = get_game("connect-four")
+    status, body = get(client, "connect-four", p=EMPTY_7X6, seconds=1)
+    assert status == 200, body
+    expected = [{"move": m, "position": game.format(c)} for m, c in game.children(game.initial())]
+    assert body["moves"] == expected and body["best_move"] in [m["move"] for m in expected]
+    status, body = get(client, "tic-tac-toe", p="x../.o./...", depth=1)
+    assert (status, body["kind"]) == (200, "proven"), body
+    ttt = get_game("tic-tac-toe")
+    key = ttt.parse("x../.o./...")
+    assert body["moves"] == [{"move": m, "position": ttt.format(c)} for m, c in ttt.children(key)]
+    status, body = get(client, "tic-tac-toe", p="xxx/oo./...", depth=1)  # terminal, stored
+    assert (status, body["moves"]) == (200, []), body
+
+
+def test_the_game_list_says_which_games_can_be_estimated(client: FlaskClient) -> None:
+    games = {g["name"]: g for g in client.get("/api/games").get_json()["games"]}
+    assert games["connect-four"]["estimates"] and games["tic-tac-toe"]["estimates"]
+    assert not games["pig"]["estimates"] and not games["nap"]["estimates"]
+    assert not games["number-game"]["estimates"]  # endless play has no value
+
+
+def test_a_batch_names_the_initial_position_of_a_variant_not_stored(client: FlaskClient) -> None:
+    r = client.post(
+        "/api/games/connect-four/positions",
+        json={"params": {"width": 5, "height": 3}, "positions": []},
+    )
+    assert r.status_code == 200 and r.get_json()["initial"] == "...../...../.....", r.get_json()

@@ -163,17 +163,18 @@ def test_an_unknown_game_or_address_is_an_html_404(base: str, browser: webdriver
 def test_an_unknown_variant_says_so_and_shows_nothing_else(
     base: str, browser: webdriver.Chrome
 ) -> None:
+    # (a variant not stored of a game with an evaluation opens, estimated: test_beyond.py)
     for query, said in (
         (
-            "width=9&height=9",
-            "error: no stored variant of connect-four with width=9, height=9; "
-            "stored: height=4,symmetry=false,width=5 (pick one above) (nothing is shown)",
+            "pig?target=20",
+            "error: no stored variant of pig with target=20; "
+            "stored: faces=6,target=10 (pick one above) (nothing is shown)",
         ),
-        ("colour=red", "error: connect-four has no parameter colour"),
+        ("connect-four?colour=red", "error: connect-four has no parameter colour"),
     ):
-        load(browser, f"{base}/explore/connect-four?{query}")
+        load(browser, f"{base}/explore/{query}")
         assert text(browser, "error").startswith(said)
-        assert browser.current_url == f"{base}/explore/connect-four?{query}"  # not rewritten
+        assert browser.current_url == f"{base}/explore/{query}"  # not rewritten
         assert drawn(browser) == [] and text(browser, "verdict") == ""
         # nothing is loaded: nothing to replay or undo
         for button in ("replay", "undo", "rfirst", "rprev", "rnext", "rlast"):
@@ -380,8 +381,8 @@ def test_on_postgresql_failures_say_why_and_values_read_in_words(
     go(browser, "xo")
     said = api_error(pg_base, "/api/games/tic-tac-toe/positions", p="xo")
     assert text(browser, "error") == f"error: {said} (still showing .../.../...)"
-    load(browser, f"{pg_base}/explore/connect-four?width=9&height=9")
-    assert text(browser, "error").startswith("error: no stored variant of connect-four with")
+    load(browser, f"{pg_base}/explore/pig?target=20")
+    assert text(browser, "error").startswith("error: no stored variant of pig with")
     root = "...../...../...../....."
     load(browser, f"{pg_base}/explore/connect-four?width=5&height=4")
     moves = lookup(pg_base, "connect-four", root, **C4)["moves"]

@@ -1,7 +1,9 @@
 // negagraph explorer: plain ES modules over the JSON API (/api), drawn with cytoscape.js
 // (loaded before as a plain script). replay.js: the replay's words, tiers and chart;
 // board.js: the board, its coordinates and the moves played on it; play.js: the move
-// list's keys and the value history of the line played.
+// list's keys and the value history of the line played; beyond.js: positions and
+// variants beyond the database, shown and answered from estimates.
+import { UNSTORED, beyond, estimateDetail, estimateWords, wanted } from "./beyond.js";
 import { boundsChart, rootWords, summary, tierEvents, tierList } from "./replay.js";
 import { chessClicks, gridBoard } from "./board.js";
 import { chanceReplies, listKeys, valueStrip } from "./play.js";
@@ -12,7 +14,7 @@ import { graphStyle, shortPosition } from "./style.js";
   const BATCH = 1000; // positions per batch lookup (the API's limit)
   const $ = (id) => document.getElementById(id);
   const state = { games: new Map(), info: null, game: null, params: {}, history: [],
-                  opened: new Set(), root: null, view: null, replay: null };
+                  opened: new Set(), root: null, view: null, replay: null, unstored: false };
   let cy = null;
 
   // ---- the API: every failure becomes an Error carrying the API's own message ----------
@@ -43,6 +45,7 @@ import { graphStyle, shortPosition } from "./style.js";
     return body;
   }
   const api = (path, extra) => request(`${path}?${query(extra)}`);
+  const far = beyond(request, api, state);
   // Many positions in as few requests as the API allows; a position the database does not
   // hold (or a malformed one) is an entry {position, error: {code, message}}, not a failure.
   async function lookupMany(positions) {
@@ -162,7 +165,7 @@ import { graphStyle, shortPosition } from "./style.js";
   }
   // A move in words, for the player making it (the position's mover).
   function moveWords(view, m) {
-    if (m.state === "unknown") return "not in the database (a move from the frontier)";
+    if (m.state === "unknown") return m.note || "not in the database (a move from the frontier)";
     const [me, them] = names(view);
     if (m.chance) {
       const c = m.chance;
@@ -275,7 +278,7 @@ import { graphStyle, shortPosition } from "./style.js";
         if (!a.error) { g.nodes.set(a.position, a); addMoves(g, a.position, a.moves, false); }
       }
     }
-    g.best = await bestEdges(root);
+    g.best = view.estimate ? [] : await bestEdges(root); // (/line and /strategy: 404)
     return g;
   }
   function addEdge(e) {
@@ -480,7 +483,7 @@ import { graphStyle, shortPosition } from "./style.js";
   // failure keeps the previous view whole (and says so).
   async function show(position) {
     busy();
-    const v = await positionOf(position);
+    const v = await far.viewOf(position);
     const g = await buildGraph(v);
     const board = await boardOf(v);
     const line = state.history.length && !(state.info && state.info.chance)
@@ -489,10 +492,10 @@ import { graphStyle, shortPosition } from "./style.js";
     state.root = v.position;
     $("position").value = v.position;
     history.replaceState(null, "", address(v.position));
-    $("verdict").textContent = verdict(v);
-    $("detail").textContent = v.chance ? "" : detail(v);
     const [me] = names(v);
-    $("movesfor").textContent = !v.chance ? `(for ${me}, best first: shortest win, ` +
+    $("verdict").textContent = v.estimate ? estimateWords(v, me) : verdict(v);
+    $("detail").textContent = v.estimate ? estimateDetail(v) : v.chance ? "" : detail(v);
+    $("movesfor").textContent = v.estimate ? "(values unknown: the estimate's best first)" : !v.chance ? `(for ${me}, best first: shortest win, ` +
       "then draws, then longest loss)" : v.chance.kind === "chance"
       ? "(the outcomes, with their probabilities)" : `(for ${me}, best first)`;
     $("moves").replaceChildren(...v.moves.map((m, i) => moveItem(v, m, i)));
@@ -500,13 +503,13 @@ import { graphStyle, shortPosition } from "./style.js";
     $("vvhpane").hidden = !line.length;
     $("history").replaceChildren(...state.history.map((h) => {
       const li = document.createElement("li");
-      li.textContent = `${h.move}${{ db: " (database)", dice: " (dice)" }[h.by] || ""}`;
+      li.textContent = `${h.move}${{ db: " (database)", dice: " (dice)", est: " (estimate)" }[h.by] || ""}`;
       return li;
     }));
     $("board").replaceChildren(board);
     drawGraph(g);
     clearError();
-    notice("");
+    notice(state.unstored ? UNSTORED : "");
     info(v);
     controls();
     if (state.keyboard && $("moves").firstElementChild) $("moves").firstElementChild.focus();
@@ -526,7 +529,7 @@ import { graphStyle, shortPosition } from "./style.js";
   async function follow(start, moves) {
     let pos = start;
     for (const move of moves) {
-      const v = await positionOf(pos);
+      const v = await far.movesOf(pos);
       const m = v.moves.find((x) => x.move === move);
       if (!m) {
         throw new Error(`the line's move ${move} is not a move of ${v.position}` +
@@ -547,13 +550,9 @@ import { graphStyle, shortPosition } from "./style.js";
       const steps = await chanceReplies(pos, you, positionOf);
       moves.push(...steps);
       if (steps.length) pos = steps[steps.length - 1].position;
-    } else if ($("reply").checked) {
-      const line = await api(`/api/games/${state.game}/line`, { p: pos, max_plies: 1 });
-      if (line.steps.length) {
-        const s = line.steps[0];
-        moves.push({ move: s.move, position: s.position, from: pos, by: "db" });
-        pos = s.position;
-      }
+    } else if ($("reply").checked) { // the database's where it has decided pos, else an estimate's
+      const r = await far.reply(pos);
+      if (r) { moves.push(r); pos = r.position; }
     }
     state.history.push(...moves);
     try {
@@ -611,46 +610,25 @@ import { graphStyle, shortPosition } from "./style.js";
   // variant is shown, that one stays, whole: game, parameters, history and selector.
   async function pick(v, position, line) {
     const old = { game: state.game, params: state.params, info: state.info,
-                  history: state.history, picked: state.picked };
+                  history: state.history, picked: state.picked, unstored: state.unstored };
     const set = (x) => {
       state.game = x.game; state.params = x.params; state.info = x.info;
-      state.history = x.history; state.picked = x.picked;
+      state.history = x.history; state.picked = x.picked; state.unstored = x.unstored;
       $("variant").value = x.picked === undefined ? "" : String(x.picked);
       $("reply").parentElement.title = x.info && x.info.chance
         ? "in a game of chance: the page rolls the dice, the database plays the other side"
         : "";
     };
     set({ game: v.game, params: v.params, info: state.games.get(v.game), history: [],
-          picked: v.index });
+          picked: v.index, unstored: Boolean(v.unstored) });
     leaveReplay();
     try {
-      const start = position || v.root;
+      const start = position || v.root || await far.initial(); // (not stored: its initial)
       await show(line && line.length ? await follow(start, line) : start);
     } catch (e) {
       if (state.view) set(old);
       throw e;
     }
-  }
-  // /explore/<game>?<params>&p=<position>: the stored variant of <game> whose parameters
-  // are the ones given (the others: any); an error saying what is stored otherwise.
-  function wanted(variants, name, url) {
-    const game = state.games.get(name);
-    if (!game) throw new Error(`this server has no game ${name}`);
-    const given = [...url.searchParams.keys()].filter((k) => k !== "p" && k !== "line");
-    const known = new Set(game.parameters.map((p) => p.name));
-    const unknown = given.filter((k) => !known.has(k));
-    if (unknown.length) {
-      throw new Error(`${name} has no parameter ${unknown.join(", ")}` +
-        ` (its parameters: ${[...known].join(", ") || "none"})`);
-    }
-    const mine = variants.filter((v) => v.game === name);
-    const found = mine.find((v) => given.every((k) => url.searchParams.get(k) === String(v.params[k])));
-    if (found) return found;
-    const asked = given.map((k) => `${k}=${url.searchParams.get(k)}`).join(", ");
-    throw new Error(mine.length
-      ? `no stored variant of ${name} with ${asked}; stored: ` +
-        `${mine.map((v) => v.text || "defaults").join("; ")} (pick one above)`
-      : `no stored variant of ${name}: solve one with "negagraph solve ${name}"`);
   }
   async function start() {
     cy = cytoscape({ container: $("graph"), style: graphStyle() });
@@ -684,7 +662,7 @@ import { graphStyle, shortPosition } from "./style.js";
       return;
     }
     const line = (url.searchParams.get("line") || "").split(" ").filter((x) => x);
-    await pick(wanted(variants, decodeURIComponent(want), url), url.searchParams.get("p"), line);
+    await pick(wanted(state.games, variants, decodeURIComponent(want), url), url.searchParams.get("p"), line);
   }
   start().catch(fail);
 }());
