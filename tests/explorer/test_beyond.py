@@ -9,6 +9,7 @@ What the page should show is computed here from the API's own answers.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -72,6 +73,9 @@ def test_a_variant_not_stored_opens_estimated_and_replies_by_estimate(
     verdict = text(browser, "verdict")
     assert verdict.startswith("not in the database: X to move; estimate "), verdict
     assert verdict.endswith("(heuristic, not proven)"), verdict
+    assert re.search(r"; [0-9]{1,3}(,[0-9]{3})* positions searched in ", text(browser, "detail"))
+    # nothing stored, no solve to replay: its button is off
+    assert browser.find_element(By.ID, "replay").get_attribute("disabled") is not None
     # its moves are unknown: all seven, the estimate's best first, every one a "?" node
     listed = moves_listed(browser)
     assert sorted(m for m, _ in listed) == [str(c) for c in range(1, 8)]

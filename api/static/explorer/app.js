@@ -380,7 +380,7 @@ import { graphStyle, shortPosition } from "./style.js";
   // Buttons that need a loaded position are disabled without one.
   function controls() {
     const loaded = state.view !== null;
-    $("replay").disabled = !loaded;
+    $("replay").disabled = !loaded || state.unstored; // nothing stored: no solve to replay
     $("undo").disabled = !loaded || !state.history.length;
     $("goto").querySelector("button").disabled = state.game === null;
     for (const b of ["rfirst", "rprev", "rnext", "rlast"]) if (!state.replay) $(b).disabled = true;

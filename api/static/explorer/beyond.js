@@ -46,7 +46,7 @@ export function estimateWords(v, me) {
 export function estimateDetail(v) {
   const e = v.estimate;
   if (e.refused) return "";
-  return `the estimate's best move ${e.best_move}; ${e.positions} positions searched in ` +
+  return `the estimate's best move ${e.best_move}; ${e.positions.toLocaleString("en")} positions searched in ` +
     `${e.seconds.toFixed(1)} s; estimates are never stored`;
 }
 
