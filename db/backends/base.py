@@ -164,6 +164,11 @@ class Backend:
         """Give the writer connection back as the pool expects it (locks freed,
         settings reset). An exception makes the store drop the connection instead."""
 
+    def compacted(self, conn: Connection) -> None:
+        """A compact solve (:mod:`db.compact`) completed through *conn*, outside any
+        transaction: give back the room its discovery took and freed, where that
+        matters (nothing by default)."""
+
     def tier_written(self, conn: Connection) -> None:
         """A tiered solve committed a tier (discovered or solved) through *conn*, which
         is outside any transaction."""

@@ -77,6 +77,8 @@ def _close(writer: Writer, conn: Connection, progress: Progress, *, handling: bo
         if _record_end(writer, conn, progress, stored=stored, handling=handling):
             if writer.graph is not None:
                 _keep_for_resume(writer, writer.graph, progress)
+            if writer.compact and progress.status == "complete" and not handling:
+                writer.backend.compacted(conn)
     except VariantLockedError as exc:
         log.warning("%s", exc)
     finally:

@@ -8,8 +8,10 @@ commit resumes to the same tables; and the refusals."""
 from __future__ import annotations
 
 import re
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -208,6 +210,27 @@ def test_a_compact_database_is_small(tmp_path: Path) -> None:
     finally:
         engine.dispose()
     assert (pages - free) * size / r.nodes < 20
+
+
+def test_a_chess_table_gives_back_the_room_its_discovery_freed(
+    tmp_path: Path, references: References
+) -> None:
+    """KQvK (46,599 positions): discovery writes every position once more and deletes it
+    tier by tier; a complete compact solve then rebuilds the file where that left more
+    than a quarter of its pages free (40% here), so the whole file is under 20 B a
+    position. Its values are those of the uncompacted solve (test_compact_answers_as_the_
+    graph compares them with the graph layout's)."""
+    params = {"material": "KQvK"}
+    url, r = reference_solve(
+        references, tmp_path, "compact.db", "chess", params, tiers=True, layout="compact"
+    )
+    path = Path(url.removeprefix("sqlite:///"))
+    with closing(sqlite3.connect(path)) as conn:
+        pages, free = (
+            conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "freelist_count")
+        )
+    assert free <= pages // 4, (free, pages)
+    assert path.stat().st_size / r.nodes < 20, path.stat().st_size
 
 
 # -- kill -9 at every commit -------------------------------------------------------------

@@ -68,4 +68,31 @@ def no_room(sqlite: Any) -> str | None:
     )
 
 
-__all__ = ["checkpoint", "no_room"]
+def vacuum(sqlite: Any, share: float) -> bool:
+    """Rebuild the database of *sqlite* (a :mod:`sqlite3` connection outside any
+    transaction) if its free pages are more than *share* of it and the disk has room for
+    the rebuild: SQLite writes the live pages to a temporary copy, then back through the
+    write-ahead log, so about twice their size. Whether it was rebuilt."""
+    (free,) = sqlite.execute("PRAGMA freelist_count").fetchone()
+    (pages,) = sqlite.execute("PRAGMA page_count").fetchone()
+    if not pages or free <= share * pages:
+        return False
+    path = sqlite.execute("PRAGMA database_list").fetchone()[2]
+    (page_bytes,) = sqlite.execute("PRAGMA page_size").fetchone()
+    need = 2 * (pages - free) * page_bytes
+    try:
+        disk = os.statvfs(os.path.dirname(path) or ".") if path else None
+    except OSError:
+        disk = None
+    if disk is None or disk.f_bavail * disk.f_frsize < need:
+        log.info("database file not rebuilt to free %d pages: no room for its copy", free)
+        return False
+    try:
+        sqlite.execute("VACUUM")
+    except sqlite3.OperationalError as exc:  # a full disk all the same, a reader's lock
+        log.info("database file not rebuilt: %s", exc)
+        return False
+    return True
+
+
+__all__ = ["checkpoint", "no_room", "vacuum"]
