@@ -49,41 +49,43 @@ def _tables(element_type: str) -> dict[int, list[str]]:
     return tables
 
 
-def _views(tables: dict[int, list[str]], select: str) -> None:
-    """Remake each variant's view ``compact_<variant>`` over its *tables*, each read by
-    *select* (formatted with the table's name)."""
+def _rewrite(element_type: str, ddl: str, copy: str, select: str) -> None:
+    """Rewrite every compact table whose ``key`` is of *element_type*: each is renamed to
+    ``<name>_old``, made anew by *ddl* and filled by *copy* (both formatted with the
+    table's name), the old one dropped; then each variant's view is remade over its
+    tables, each read by *select*."""
+    tables = _tables(element_type)
     for vid, names in tables.items():
         op.execute(f"DROP VIEW IF EXISTS compact_{vid}")
+        for name in names:
+            op.execute(f"ALTER TABLE {name} RENAME TO {name}_old")
+            op.execute(ddl.format(name=name))
+            op.execute(copy.format(name=name))
+            op.execute(f"DROP TABLE {name}_old")
         parts = " UNION ALL ".join(select.format(name=n) for n in names)
         op.execute(f"CREATE VIEW compact_{vid} AS {parts}")
+
+
+_UNNEST = (
+    f"CROSS JOIN LATERAL unnest(b.key, b.low, b.high, b.depth_low, b.depth_high) AS u({_COLUMNS})"
+)
 
 
 def upgrade() -> None:
     """Upgrade schema."""
     if op.get_bind().dialect.name != "postgresql":
         return
-    tables = _tables("bigint")
-    for vid, names in tables.items():
-        op.execute(f"DROP VIEW IF EXISTS compact_{vid}")
-        for name in names:
-            op.execute(f"ALTER TABLE {name} RENAME TO {name}_rows")
-            op.execute(
-                f'CREATE TABLE {name} (first_key BIGINT PRIMARY KEY, "key" BIGINT[] NOT NULL, '
-                "low BIGINT[] NOT NULL, high BIGINT[] NOT NULL, depth_low INTEGER[] NOT NULL, "
-                "depth_high INTEGER[] NOT NULL)"
-            )
-            op.execute(
-                f'INSERT INTO {name} SELECT min("key"), array_agg("key" ORDER BY "key"), '
-                'array_agg(low ORDER BY "key"), array_agg(high ORDER BY "key"), '
-                'array_agg(depth_low ORDER BY "key"), array_agg(depth_high ORDER BY "key") '
-                f'FROM (SELECT {_COLUMNS}, (row_number() OVER (ORDER BY "key") - 1) / {BLOCK} '
-                f"AS block FROM {name}_rows) AS r GROUP BY block"
-            )
-            op.execute(f"DROP TABLE {name}_rows")
-    _views(
-        tables,
-        f"SELECT u.{_COLUMNS.replace(', ', ', u.')} FROM {{name}} AS b CROSS JOIN LATERAL "
-        f"unnest(b.key, b.low, b.high, b.depth_low, b.depth_high) AS u({_COLUMNS})",
+    _rewrite(
+        "bigint",
+        'CREATE TABLE {name} (first_key BIGINT PRIMARY KEY, "key" BIGINT[] NOT NULL, '
+        "low BIGINT[] NOT NULL, high BIGINT[] NOT NULL, depth_low INTEGER[] NOT NULL, "
+        "depth_high INTEGER[] NOT NULL)",
+        'INSERT INTO {name} SELECT min("key"), array_agg("key" ORDER BY "key"), '
+        'array_agg(low ORDER BY "key"), array_agg(high ORDER BY "key"), '
+        'array_agg(depth_low ORDER BY "key"), array_agg(depth_high ORDER BY "key") '
+        f'FROM (SELECT {_COLUMNS}, (row_number() OVER (ORDER BY "key") - 1) / {BLOCK} '
+        "AS block FROM {name}_old) AS r GROUP BY block",
+        f"SELECT u.* FROM {{name}} AS b {_UNNEST}",
     )
 
 
@@ -91,18 +93,10 @@ def downgrade() -> None:
     """Downgrade schema."""
     if op.get_bind().dialect.name != "postgresql":
         return
-    tables = _tables("ARRAY")
-    for vid, names in tables.items():
-        op.execute(f"DROP VIEW IF EXISTS compact_{vid}")
-        for name in names:
-            op.execute(f"ALTER TABLE {name} RENAME TO {name}_blocks")
-            op.execute(
-                f'CREATE TABLE {name} ("key" BIGINT PRIMARY KEY, low BIGINT, '
-                "high BIGINT, depth_low INTEGER, depth_high INTEGER)"
-            )
-            op.execute(
-                f"INSERT INTO {name} SELECT u.* FROM {name}_blocks AS b CROSS JOIN LATERAL "
-                f"unnest(b.key, b.low, b.high, b.depth_low, b.depth_high) AS u({_COLUMNS})"
-            )
-            op.execute(f"DROP TABLE {name}_blocks")
-    _views(tables, f"SELECT {_COLUMNS} FROM {{name}}")
+    _rewrite(
+        "ARRAY",
+        'CREATE TABLE {name} ("key" BIGINT PRIMARY KEY, low BIGINT, '
+        "high BIGINT, depth_low INTEGER, depth_high INTEGER)",
+        f"INSERT INTO {{name}} SELECT u.* FROM {{name}}_old AS b {_UNNEST}",
+        f"SELECT {_COLUMNS} FROM {{name}}",
+    )
