@@ -31,6 +31,7 @@ from solver.errors import ContractError, SolveError
 from solver.game import BatchedRules, Game, MoveLabel, PositionKey
 from solver.graph import TERMINAL, UNEXPANDED, Graph, NodeId
 from solver.keytable import KeyTable
+from solver.ordering import Ordering
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 
@@ -39,21 +40,37 @@ def expand_node(
     game: Game,
     nid: NodeId,
     canonical: Callable[[PositionKey], PositionKey] | None,
+    ordering: Ordering | None = None,
 ) -> None:
-    """Expand node *nid* of *g*: its moves in the game's order, children canonical when
-    the game uses symmetry (*canonical*), new ones added as nodes.
+    """Expand node *nid* of *g*: its moves in the game's order (or *ordering*'s),
+    children canonical when the game uses symmetry (*canonical*), new ones added as
+    nodes.
 
     :raises SolveError: if the game gives a non-terminal position no moves.
     """
-    key = g.keys[nid]
-    moves = game.children(key)
-    if not isinstance(moves, (list, tuple)):
-        moves = list(moves)
+    moves = moves_from(game, g.keys[nid], canonical, ordering)
+    g.expand_with(nid, moves, game.terminal_value)
+
+
+def moves_from(
+    game: Game,
+    key: PositionKey,
+    canonical: Callable[[PositionKey], PositionKey] | None,
+    ordering: Ordering | None,
+) -> list[tuple[MoveLabel, PositionKey]]:
+    """The moves of *key* to expand: in the game's order, or *ordering*'s
+    (:mod:`solver.ordering`), children canonical when *canonical* is given.
+
+    :raises SolveError: if the game gives a non-terminal position no moves.
+    """
+    moves = list(game.children(key))
     if not moves:
         raise no_moves(game, key)
+    if ordering is not None:
+        moves = ordering(moves)
     if canonical is not None:
         moves = [(m, canonical(ck)) for m, ck in moves]
-    g.expand_with(nid, moves, game.terminal_value)
+    return moves
 
 
 def no_moves(game: Game, key: PositionKey) -> SolveError:
@@ -381,6 +398,7 @@ __all__ = [
     "check_new_terminals",
     "expand_bulk",
     "expand_node",
+    "moves_from",
     "key_index",
     "moves_of",
     "no_moves",

@@ -25,6 +25,7 @@ from solver.full.retrograde import retrograde
 from solver.game import Game, PositionKey
 from solver.graph import EXPANDED, TERMINAL, UNEXPANDED, Graph, NodeId
 from solver.memory import RESERVE_PER_NODE, format_size, give_back, rss
+from solver.ordering import move_ordering
 from solver.partial.cache import Cache
 from solver.partial.search import MappedHooks
 from solver.run import EndedBy, SolveOptions, SolveResult, ended, game_failure, opening
@@ -56,6 +57,9 @@ class GraphRun:
         self.progress_cb = options.progress
         self.limits = limits
         self.until = options.partial.until
+        self.ordering = move_ordering(game, options.partial.order)
+        """How a partial run orders a node's moves when it expands it (``None``: the
+        game's order; a full run expands everything, in any order)."""
         self.started = time.monotonic()
         self.deadline = limits.deadline(self.started)
         self.expansions = 0
@@ -249,7 +253,7 @@ class GraphRun:
             assert self.cache is not None
             self.cache.expand(nid)
             return
-        expand_node(self.g, self.game, nid, self.canon)
+        expand_node(self.g, self.game, nid, self.canon, self.ordering)
 
     def load_stub(self, nid: NodeId) -> None:
         assert self.cache is not None

@@ -29,6 +29,7 @@ from solver.chance.run import run_chance
 from solver.errors import InvalidParameterError, InvalidPositionError
 from solver.full.run import run_full
 from solver.game import Game, PositionKey
+from solver.ordering import Order
 from solver.partial.run import run_partial
 from solver.run import (
     RESIDENT_PARTIAL,
@@ -69,6 +70,7 @@ def solve(
     tolerance: float | None = None,
     resident_nodes: int | None = None,
     layout: Layout | None = None,
+    order: Order = "game",
 ) -> SolveResult:
     """Solve *game* from *root* (a key, a position in the game's notation, or the game's
     initial position), continuing whatever *store* already holds for the variant.
@@ -128,6 +130,10 @@ def solve(
         position in tables by tier, keyed by the position's key, with its bounds and depths
         and no graph (``docs/design.md`` §5, "The compact layout"; a new variant only),
         ``"graph"``, or ``None``: as the variant is stored (a graph if new).
+    :param order: the order in which a partial solve makes a position's moves, and so
+        searches them (:mod:`solver.ordering`): ``"game"``, the game's own, or
+        ``"evaluate"``, best first by the game's ordering score or evaluation (the values
+        proved are the same; the positions expanded fewer where the order is good).
     :param resident_nodes: a partial depth-first solve into a database: evict after a
         commit once the graph in RAM holds more nodes than this, keeping half
         (:mod:`solver.partial.cache`; the results are the same). Default: from *memory_limit*,
@@ -146,7 +152,7 @@ def solve(
         limits=Limits(max_expansions, max_seconds, stop, memory_limit),
         batch_size=batch_size,
         progress=progress,
-        partial=PartialOptions(until, resident_nodes),
+        partial=PartialOptions(until, resident_nodes, order),
         tiered=TieredOptions(tiers, workers, scheduler, shard_size, notice, layout),
         chance=ChanceOptions(tolerance),
     )

@@ -22,6 +22,7 @@ from typing import Any, Literal, get_args
 from solver.errors import InvalidParameterError, NegagraphError, SolveError
 from solver.game import Game, PositionKey
 from solver.memory import MemoryBudget, rss
+from solver.ordering import Order, move_ordering
 from solver.store import Progress, RunStatus, Store
 from solver.values import NEG_INF, POS_INF
 
@@ -181,6 +182,10 @@ class PartialOptions:
     resident_nodes: int | None = None
     """Evict once the graph in RAM holds more nodes than this (:mod:`solver.partial.cache`);
     ``None``: from the memory limit, where the run can evict."""
+    order: Order = "game"
+    """The order in which a node's moves are made, and so searched
+    (:mod:`solver.ordering`): the game's, or ``"evaluate"``, best first by the game's
+    ordering score or evaluation."""
 
 
 @dataclass(frozen=True)
@@ -258,6 +263,8 @@ class SolveOptions:
             _check_layout(game, self.full, tiered)
         if resident is not None:
             _check_resident(game, self.full, resident)
+        if self.partial.order != "game":
+            _check_order(game, self.full, self.partial.order)
         if game.facts.chance:
             _check_chance(game, self.batch_size, tiered, self.chance.tolerance)
         else:
@@ -279,6 +286,7 @@ def check_arguments(
     tolerance: float | None = None,
     resident_nodes: int | None = None,
     layout: Layout | None = None,
+    order: Order = "game",
 ) -> None:
     """Refuse what :func:`solver.negamax.solve` refuses of these arguments whatever its
     store is and holds (:meth:`SolveOptions.check`), so that a caller can refuse them
@@ -301,7 +309,7 @@ def check_arguments(
         full=full,
         limits=Limits(max_expansions, max_seconds),  # the budgets' own checks
         batch_size=batch_size,
-        partial=PartialOptions(until, resident_nodes),
+        partial=PartialOptions(until, resident_nodes, order),
         tiered=TieredOptions(tiers, workers, scheduler, shard_size, layout=layout),
         chance=ChanceOptions(tolerance),
     ).check(game)
@@ -351,6 +359,17 @@ def _check_chance(
         )
     if tolerance is not None and not 0 < tolerance <= 1:
         raise InvalidParameterError(f"tolerance must be in (0, 1], not {tolerance}")
+
+
+def _check_order(game: Game, full: bool, order: Order) -> None:
+    """:raises InvalidParameterError: for a move order other than the game's in a full
+    solve or a game of chance, or one the game cannot give (:mod:`solver.ordering`)."""
+    if full or game.facts.chance:
+        raise InvalidParameterError(
+            "a move order is for partial solves of games without chance: a full solve "
+            "expands every position whatever the order"
+        )
+    move_ordering(game, order)
 
 
 def _check_exact(game: Game, full: bool, tiered: TieredOptions, tolerance: float | None) -> None:

@@ -20,6 +20,7 @@ from db.store import SqlStore
 from solver.game import GameBase
 from solver.games import get_game
 from solver.negamax import solve
+from solver.ordering import Order
 from solver.run import Layout, SolveResult, Until, check_arguments
 from solver.store import Progress, Store
 
@@ -46,6 +47,7 @@ class SolveArguments:
     until: Until
     memory_limit: int
     resident_nodes: int | None
+    order: Order
     as_json: bool
     db_url: str | None
     memory: bool
@@ -135,6 +137,7 @@ def run_solve(args: SolveArguments, interrupts: Interrupts) -> Solved:
             tolerance=args.tolerance,
             resident_nodes=args.resident_nodes,
             layout=args.layout,
+            order=args.order,
         )
         display = ProgressDisplay(
             args.progress_mode(),
@@ -195,6 +198,7 @@ def _solve(
             shard_size=args.shard_size,
             tolerance=args.tolerance,
             layout=args.layout,
+            order=args.order,
             notice=display.note,
         )
     except BaseException as exc:

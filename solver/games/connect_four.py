@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from solver.errors import InvalidPositionError
 from solver.game import BatchMoves, GameBase, MoveLabel, Param, PositionKey
-from solver.games.connect_four_threats import evaluate_arrays, evaluate_stones
+from solver.games.connect_four_threats import evaluate_arrays, evaluate_stones, winning_cells
 
 logger = logging.getLogger(__name__)
 
@@ -187,6 +187,20 @@ class ConnectFour(GameBase):
             h1=self._h1,
             won=self._has_four(current ^ mask),
         )
+
+    def order_score(self, key: PositionKey) -> int:
+        """The move ordering score of the position *key* a move leads to
+        (:mod:`solver.ordering`, lower first): a move after which the opponent can win at
+        once comes last; otherwise the more winning cells (empty cells that would
+        complete a four) the move gives its player, the sooner it is tried, as in Pascal
+        Pons's solver. Connect-four 6 x 4's partial solve: 821,905 -> 444,662
+        expansions (docs/pruning.md)."""
+        mask = self._mask(key)
+        current = key ^ (mask + self._bottom)  # the stones of the player to move there
+        board = self._board
+        if winning_cells(current, self._h1) & (mask + self._bottom) & board:
+            return board.bit_length() + 1  # the opponent wins at once: last
+        return -(winning_cells(current ^ mask, self._h1) & ~mask & board).bit_count()
 
     # -- batched rules: the same bitboard steps over arrays of keys ---------------------
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from solver.expand import no_moves
+from solver.expand import moves_from
 from solver.game import Game, MoveLabel, PositionKey
 from solver.graph import (
     EXPANDED,
@@ -48,6 +48,7 @@ from solver.graph import (
 )
 from solver.keytable import native
 from solver.labels import Labels
+from solver.ordering import Ordering
 from solver.store import NodeSource, StoredNode
 
 if TYPE_CHECKING:
@@ -71,12 +72,19 @@ class Cache:
     bytes a node, and the stored keys' filter takes its share (:meth:`limit`)."""
 
     def __init__(
-        self, source: NodeSource, game: Game, budget: int, node_bytes: int | None = None
+        self,
+        source: NodeSource,
+        game: Game,
+        budget: int,
+        node_bytes: int | None = None,
+        ordering: Ordering | None = None,
     ) -> None:
         if budget < 1:
             raise ValueError("a resident budget is at least one node")
         self.source = source
         self.game = game
+        self.ordering = ordering
+        """How a node's moves are ordered when it is expanded (:mod:`solver.ordering`)."""
         self.budget = budget
         self.node_bytes = node_bytes
         self.canon: Callable[[PositionKey], PositionKey] | None = (
@@ -176,15 +184,7 @@ class Cache:
         after making resident the stored nodes of any of its children's keys."""
         g = self.g
         assert g is not None
-        key = g.keys[nid]
-        moves = self.game.children(key)
-        if not isinstance(moves, (list, tuple)):
-            moves = list(moves)
-        if not moves:
-            raise no_moves(self.game, key)
-        canon = self.canon
-        if canon is not None:
-            moves = [(m, canon(ck)) for m, ck in moves]
+        moves = moves_from(self.game, g.keys[nid], self.canon, self.ordering)
         index = g.index
         f = self.filter
         absent = list(

@@ -61,7 +61,9 @@ def run_partial(
             assert isinstance(store, NodeSource)
             from_limit = memory if resident is None else None
             # a budget from the memory limit makes room for the stored keys' filter
-            state.cache = Cache(store, game, budget, RESIDENT_BYTES if from_limit else None)
+            state.cache = Cache(
+                store, game, budget, RESIDENT_BYTES if from_limit else None, state.ordering
+            )
             if from_limit is not None:
                 store.limit_cache(from_limit.store_cache)
         if state.g.mapped:  # opened with its root alone (RunOptions.lazy_above)

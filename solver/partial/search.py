@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Callable, MutableSequence
+from collections.abc import Callable, MutableSequence, Sequence
 from enum import IntEnum
 from typing import Any, Protocol
 
@@ -27,9 +27,10 @@ from solver.fixpoint import (
     update_depths,
     with_parents,
 )
-from solver.game import Game, PositionKey
+from solver.game import Game, MoveLabel, PositionKey
 from solver.graph import EXPANDED, UNEXPANDED, Graph, NodeId
 from solver.keytable import native
+from solver.ordering import Ordering
 
 AcyclicTest = Callable[..., tuple[int, int, int]]
 """The C loop's entry point (see ``solver/_native.pyi``)."""
@@ -119,6 +120,7 @@ class SearchHost(Protocol):
     g: Graph
     root: NodeId
     canon: Callable[[PositionKey], PositionKey] | None
+    ordering: Ordering | None
     vmin: int
     vmax: int
     expansions: int
@@ -347,7 +349,9 @@ class NullWindowSearch:
         g, game, root = host.g, host.game, host.root
         g.index  # noqa: B018  (built if dropped: the C loop reads and extends them)
         g.rev_head  # noqa: B018
-        children, terminal, canon = game.children, game.terminal_value, host.canon
+        terminal, canon = game.terminal_value, host.canon
+        children = _ordered_children(game, host.ordering)
+
         test = acyclic_test
         assert test is not None  # the caller chose the C path
         hooks = host.mapped_hooks() if g.mapped else None
@@ -572,3 +576,17 @@ def _decided_frame(
                 if low[n] > u:
                     return i, Outcome.FAILS
     return -1, Outcome.NONE
+
+
+def _ordered_children(
+    game: Game, ordering: Ordering | None
+) -> Callable[[PositionKey], Sequence[tuple[MoveLabel, PositionKey]]]:
+    """The moves of a position as the C loop makes its edges, in that order: the game's,
+    or *ordering*'s (:mod:`solver.ordering`)."""
+    if ordering is None:
+        return game.children
+
+    def ordered(key: PositionKey) -> Sequence[tuple[MoveLabel, PositionKey]]:
+        return ordering(list(game.children(key)))
+
+    return ordered
