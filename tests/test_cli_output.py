@@ -194,3 +194,26 @@ def test_a_tiered_solve_counts_positions_discovered_and_solved(tmp_path: Path) -
     assert done.exit_code == 0, done.output
     assert "  value 0 (exact)" in done.stdout  # Tromp: 4 x 4 is a draw
     assert " expansions, 161,029 positions discovered, 161,029 solved in " in done.stdout
+
+
+def test_status_shows_a_chance_root_by_its_expected_value(tmp_path: Path) -> None:
+    """A game of chance's node rows hold integer bounds that say nothing of its value:
+    status shows the root's expected value (rounded outwards), as query does."""
+    url = f"sqlite:///{tmp_path / 'pig.db'}"
+    runner = CliRunner()
+    for args in (["pig", "-p", "target=10"], ["tic-tac-toe", "--full"]):
+        done = runner.invoke(cli, ["solve", *args, "-q", "--db", url])
+        assert done.exit_code == 0, done.output
+    asked = runner.invoke(
+        cli, ["query", "pig", "0-0:first:0", "-p", "target=10", "--json", "--db", url]
+    )
+    chance = json.loads(asked.stdout)["chance"]
+    data = json.loads(runner.invoke(cli, ["status", "--db", url, "--json"]).stdout)
+    odds = {v["game"]: v["root_chance"] for v in data["variants"]}
+    assert odds == {"pig": {"low": chance["low"], "high": chance["high"]}, "tic-tac-toe": None}
+    assert 0 < chance["low"] <= chance["high"] < 1
+    text = runner.invoke(cli, ["status", "--db", url]).stdout
+    line = next(x for x in text.splitlines() if x.startswith("  pig"))
+    assert (
+        f"root 0-0:first:0 [{chance['low']:.10g}, {chance['high']:.10g}] (expected value)" in line
+    )

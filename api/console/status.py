@@ -15,10 +15,12 @@ def status_lines(database: str, data: list[dict[str, Any]]) -> list[str]:
     """``status``'s text for the variants *data* (:func:`status_entry`) of *database*."""
     lines = [f"{database}: {len(data)} variant{'s' if len(data) != 1 else ''}"]
     for v in data:
-        root = v["root_bounds"]
+        root, odds = v["root_bounds"], v.get("root_chance")
         bounds = (
             ""
             if root is None
+            else f"  root {v['root']} [{odds['low']:.10g}, {odds['high']:.10g}] (expected value)"
+            if odds is not None
             else (
                 f"  root {v['root']} [{bound_text(root['low'], upper=False)}, "
                 f"{bound_text(root['high'], upper=True)}]"
@@ -85,7 +87,11 @@ def memory_text(run: dict[str, Any]) -> str:
     )
 
 
-def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
+def status_entry(summary: Any, runs: list[Any], odds: Any = None) -> dict[str, Any]:
+    """A variant's entry of ``status --json``: *odds* are the root's chance values in a
+    game of chance (its expected value for its player, rounded outwards; the integer
+    ``root_bounds`` of its node row say nothing of it)."""
+
     def bounds(b: Any) -> dict[str, Any]:
         return {
             "low": b.low,
@@ -108,6 +114,7 @@ def status_entry(summary: Any, runs: list[Any]) -> dict[str, Any]:
         "discovered_unsolved": summary.discovered_unsolved,
         "root": v.root_position,
         "root_bounds": None if summary.root_bounds is None else bounds(summary.root_bounds),
+        "root_chance": None if odds is None else {"low": odds.low, "high": odds.high},
         "runs": [
             {
                 "id": r.id,
