@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from api.schemas import Estimate, EstimateMove
 from api.views import check_rules_version, describe_position, stored_bounds
-from db.records import PositionRecord
+from db.records import PositionRecord, VariantRecord
 from db.repository import Reader, find_variant, stored_positions
 from solver.estimate import estimate, estimate_rules
 from solver.game import Game, PositionKey
@@ -57,6 +57,21 @@ class StoredValues:
         return [c for _, c in game.children(key)]
 
 
+def _stored(
+    session: Reader | None, game: Game, key: PositionKey
+) -> tuple[VariantRecord | None, PositionRecord | None]:
+    """*game*'s variant in *session*'s database and the record of *key* there (``None``
+    where there is no database, variant or record).
+
+    :raises RulesVersionError: if the variant is stored under another rules version."""
+    variant = None if session is None else find_variant(session, game)
+    if session is None or variant is None:
+        return variant, None
+    check_rules_version(game, variant)
+    stored = game.canonical(key) if game.uses_symmetry else key
+    return variant, stored_positions(session, variant.id, [stored], game=game).get(stored)
+
+
 def estimate_view(
     session: Reader | None,
     game: Game,
@@ -76,12 +91,7 @@ def estimate_view(
     :raises RulesVersionError: if the variant is stored under another rules version.
     """
     estimate_rules(game, depth=depth, seconds=seconds)  # refuse before reading anything
-    variant = None if session is None else find_variant(session, game)
-    rec = None
-    if session is not None and variant is not None:
-        check_rules_version(game, variant)
-        stored = game.canonical(key) if game.uses_symmetry else key
-        rec = stored_positions(session, variant.id, [stored], game=game).get(stored)
+    variant, rec = _stored(session, game, key)
     low, high = stored_bounds(rec)
     children = game.children(key)
     texts = game.format_many([c for _, c in children])
