@@ -195,6 +195,14 @@ def test_commits_past_the_cap_are_summaries_and_the_buttons_keep_working(
     commits = first["commits"]
     fits = max(c["seq"] for c in commits if c["nodes"] <= 500)
     step(browser, "replay", fits)
+    # the last commit drawn expanded a dozen positions: three named, the rest counted
+    last = get(base, "/api/games/connect-four/replay", commit=fits, **query)
+    fresh = [n["position"] for n in last["nodes"] if n["expanded_in"] == fits]
+    assert len(fresh) > 3
+    assert (
+        f"expanded: {', '.join(fresh[:3])} and {len(fresh) - 3:,} more (orange in the graph)"
+        in text(browser, "replayinfo")
+    )
     step(browser, "rnext", fits + 1)  # past the cap: a summary, no error
     c, before = commits[fits], commits[fits - 1]
     assert text(browser, "replayinfo").startswith(

@@ -403,6 +403,14 @@ import { graphStyle, shortPosition } from "./style.js";
     });
     layout(answer.root === null ? null : `r${answer.root}`);
   }
+  // The positions a commit expanded, three at most by name (the graph shows them all,
+  // in orange): a commit of a large solve expands dozens.
+  function shortList(names) {
+    if (!names.length) return "none";
+    const more = names.length > 3 ? ` and ${(names.length - 3).toLocaleString("en")} more` +
+      " (orange in the graph)" : "";
+    return names.slice(0, 3).join(", ") + more;
+  }
   function replayWords(answer) {
     const head = `commit ${answer.commit} of ${answer.commits.length}`;
     if (!answer.drawn) return `${head} · ${summary(answer)}`;
@@ -414,8 +422,7 @@ import { graphStyle, shortPosition } from "./style.js";
       ` (${fin(root.low_final)}), high ${high(root)} (${fin(root.high_final)})`;
     const events = tierEvents(answer);
     return `${head} · ${answer.nodes.length} positions · ` + (answer.tiers.length
-      ? events.join(", ") || "no tier changed" : `expanded: ${fresh.join(", ") || "none"}`) +
-      rootText;
+      ? events.join(", ") || "no tier changed" : `expanded: ${shortList(fresh)}`) + rootText;
   }
   async function replay(seq) {
     busy();
