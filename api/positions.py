@@ -239,9 +239,9 @@ def post_positions(game: str) -> Response:
     :raise 415: a body that is not declared as JSON.
     """
     variant, texts = batch_from_body(game, max_batch=int(current_app.config["MAX_BATCH"]))
-    notation = variant.notation_game()
-    initial = notation.format(notation.initial())
     if texts and get_database().variant(variant.cls.name, variant.text) is None:
+        notation = variant.notation_game()  # not stored: its notation, no costly set-up
+        initial = notation.format(notation.initial())
         return json_answer(
             schemas.BatchResponse(
                 game=variant.cls.name,
@@ -251,6 +251,7 @@ def post_positions(game: str) -> Response:
             )
         )
     g = variant.game()
+    initial = g.format(g.initial())
     parsed = [parsed_entry(g, text) for text in texts]
     keys = [p for p in parsed if not isinstance(p, schemas.PositionError)]
     answers = iter(describe_positions(get_session(), g, keys) if keys else [])
