@@ -8,9 +8,9 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: run test lint bench clean browser
 
-# setup.py builds the C parts (solver/_native.c, solver/chance/_sweep.c, db/_sqlite_bulk.c)
-# in place.
-$(STAMP): pyproject.toml setup.py solver/_native.c solver/chance/_sweep.c db/_sqlite_bulk.c
+# setup.py builds the C parts (solver/_native.c, solver/chance/_sweep.c,
+# solver/tiers/_lookup.c, solver/games/_connect_four.c, db/_sqlite_bulk.c) in place.
+$(STAMP): pyproject.toml setup.py solver/_native.c solver/chance/_sweep.c solver/tiers/_lookup.c solver/games/_connect_four.c db/_sqlite_bulk.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'

@@ -14,6 +14,7 @@ of stones (X, the first player, moves when both have as many stones).
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -28,6 +29,19 @@ logger = logging.getLogger(__name__)
 
 _MAX_SIZE = 10
 _CHARS = ".xo"
+
+
+def _c_rules() -> Any:
+    """The batched rules in C (``solver/games/_connect_four.c``), unless they are not
+    built or ``NEGAGRAPH_PURE_PYTHON`` is set: then numpy's forms, with the same
+    results (``tests/solver/test_connect_four.py``)."""
+    if os.environ.get("NEGAGRAPH_PURE_PYTHON"):
+        return None
+    try:
+        from solver.games import _connect_four
+    except ImportError:  # no C compiler at install
+        return None
+    return _connect_four
 
 
 _SWAP = str.maketrans("xo", "ox")
@@ -90,6 +104,7 @@ class ConnectFour(GameBase):
         # left to right (docs/performance.md).
         self._order = tuple(sorted(range(w), key=lambda c: (abs(2 * c - (w - 1)), c)))
         self._moves = tuple((self._labels[c], self._column[c]) for c in self._order)
+        self._order_array = np.array(self._order, dtype=np.int64)
         self._dirs = (h1, h1 - 1, h1 + 1)
         self._field = (1 << h1) - 1
         self._columns_x, self._columns_o = self._column_tables()
@@ -242,6 +257,18 @@ class ConnectFour(GameBase):
     def children_batch(self, keys: np.ndarray) -> BatchMoves | None:
         if not self._batchable():
             return None
+        rules = _c_rules()
+        if rules is not None:
+            k = np.require(keys, np.int64, ["C", "A"])
+            counts = np.empty(k.size, np.int64)
+            found = np.empty(k.size * self.width, np.int64)
+            columns = np.empty(k.size * self.width, np.int64)
+            m = rules.children(
+                self.width, self.height, self._order_array, k, counts, found, columns
+            )
+            return BatchMoves(
+                counts=counts, keys=found[:m], labels=columns[:m], label_names=self._labels
+            )
         k = np.asarray(keys, dtype=np.int64).astype(np.uint64)
         mask = self._mask_of(k)
         markers = mask + np.uint64(self._bottom)
@@ -264,6 +291,12 @@ class ConnectFour(GameBase):
     def terminal_values_batch(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         if not self._batchable():
             return None
+        rules = _c_rules()
+        if rules is not None:
+            k = np.require(keys, np.int64, ["C", "A"])
+            found = np.empty(k.size, np.int64)  # -1 lost, 0 drawn, 1 not over
+            rules.terminal(self.width, self.height, k, found)
+            return found != 1, np.minimum(found, 0)
         k = np.asarray(keys, dtype=np.int64).astype(np.uint64)
         mask = self._mask_of(k)
         last = k ^ (mask + np.uint64(self._bottom)) ^ mask
@@ -274,6 +307,12 @@ class ConnectFour(GameBase):
     def tiers_batch(self, keys: np.ndarray) -> np.ndarray | None:
         if not self._batchable():
             return None
+        rules = _c_rules()
+        if rules is not None:
+            k = np.require(keys, np.int64, ["C", "A"])
+            stones = np.empty(k.size, np.int64)
+            rules.stones(self.width, self.height, k, stones)
+            return stones
         mask = self._mask_of(np.asarray(keys, dtype=np.int64).astype(np.uint64))
         out: np.ndarray = np.bitwise_count(mask).astype(np.int64)
         return out

@@ -24,7 +24,7 @@ import os
 import socket
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -44,6 +44,8 @@ from solver.store import (
     TierRecord,
     TierValues,
 )
+from solver.tiers.combine import children_values
+from solver.tiers.lookup import SortedKeys
 from solver.values import DEPTH_INF, NEG_INF, POS_INF
 
 
@@ -56,6 +58,11 @@ class SolvedTier:
     keys: npt.NDArray[np.int64]
     ids: npt.NDArray[np.int64]
     values: TierValues
+    index: SortedKeys = field(init=False, repr=False)
+    """:attr:`keys` with their directory, to find children by."""
+
+    def __post_init__(self) -> None:
+        self.index = SortedKeys(self.keys)
 
 
 @dataclass(frozen=True)
@@ -299,33 +306,17 @@ def _start_values(nodes: TierNodes) -> TierValues:
 def _solve_range(
     game: Game, shard: Shard, nodes: TierNodes, tables: list[SolvedTier]
 ) -> tuple[TierPart, TierValues]:
-    """A shard of a tier whose moves all leave it: its positions locally 0..c-1, then
-    their distinct children, fixed with their values."""
+    """A shard of a tier whose moves all leave it: each position's value from its
+    children's, all in solved child tiers (:func:`~solver.tiers.combine.children_values`:
+    no fixpoint needed)."""
     record = shard.record
     values = _start_values(nodes)
     at = np.flatnonzero(~nodes.terminal)
     moves, child_ids = _children(game, record, nodes.keys[at], None, tables)
-    c, counts = int(at.size), moves.counts
-    outside, local = np.unique(child_ids, return_inverse=True)
-    child_count = np.zeros(c + outside.size, dtype=np.int32)
-    child_count[:c] = counts
-    out = _outside_values(outside, tables)
-    found = retrograde_arrays(
-        c + int(outside.size),
-        np.repeat(np.arange(c), counts),
-        c + local.reshape(-1),
-        child_count,
-        c + np.arange(outside.size),
-        out.low,
-        out.high,
-        out.depth_low,
-        out.depth_high,
-    )
-    del local, child_count
-    solved: tuple[np.ndarray, ...] = found
-    for column, new in zip(values_columns(values), solved, strict=True):
-        column[at] = new[:c]
-    return _part(record, shard.lo, nodes, values, at, counts, child_ids, moves), values
+    found = children_values(moves.counts, *values_columns(_child_values(child_ids, tables)))
+    for column, new in zip(values_columns(values), values_columns(found), strict=True):
+        column[at] = new
+    return _part(record, shard.lo, nodes, values, at, moves.counts, child_ids, moves), values
 
 
 def _solve_whole(
@@ -387,6 +378,10 @@ def _children(
     """The moves of the positions *keys* of tier *record*, and each child's node id
     (looked up in the tier itself, *own*, or in its solved child tiers *tables*)."""
     moves = expand_keys(game, keys)
+    if own is None and len(tables) == 1:  # one child tier (connect-four): no tier asked
+        ids = _find(tables[0], moves.keys)
+        if ids is not None:
+            return moves, ids
     child_tiers = tiers_of(game, moves.keys)
     child_ids = np.empty(moves.keys.size, dtype=np.int64)
     by_tier = {t.record.tier: t for t in tables}
@@ -431,28 +426,61 @@ def tiers_of(game: Game, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     return np.fromiter(map(tier, keys.tolist()), dtype=np.int64, count=keys.size)
 
 
+def _find(table: SolvedTier, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
+    """The node ids of *keys* in *table*'s tier (``None`` unless all are there)."""
+    pos = table.index.find(keys)
+    if pos is None:
+        return None
+    found: npt.NDArray[np.int64] = table.ids[pos]
+    return found
+
+
 def lookup(game: Game, table: SolvedTier, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """The node ids of *keys*, all positions of *table*'s tier."""
-    pos = np.searchsorted(table.keys, keys)
-    pos = np.minimum(pos, max(table.keys.size - 1, 0))
-    if not table.keys.size or np.any(table.keys[pos] != keys):
-        bad = keys if not table.keys.size else keys[table.keys[pos] != keys]
-        raise ContractError(
-            f"{game.name}: a move leads to position {game.format(int(bad[0]))!r} of tier "
-            f"{table.record.tier}, which the tier's discovery did not find: "
-            f"{NOT_DETERMINISTIC}"
-        )
-    return table.ids[pos]
+    ids = _find(table, keys)
+    if ids is not None:
+        return ids
+    bad = keys
+    if table.keys.size:
+        pos = np.minimum(np.searchsorted(table.keys, keys), table.keys.size - 1)
+        bad = keys[table.keys[pos] != keys]
+    raise ContractError(
+        f"{game.name}: a move leads to position {game.format(int(bad[0]))!r} of tier "
+        f"{table.record.tier}, which the tier's discovery did not find: "
+        f"{NOT_DETERMINISTIC}"
+    )
+
+
+def _child_values(ids: npt.NDArray[np.int64], tables: list[SolvedTier]) -> TierValues:
+    """Bounds and depths of the solved nodes *ids* (in any order, repeats allowed), all
+    in *tables*' tiers."""
+    if len(tables) == 1:
+        table = tables[0]
+        at = ids - table.record.first_id  # the tier's values are in id order
+        return TierValues(*(column[at] for column in values_columns(table.values)))
+    found = _unknown(ids.size)
+    for table in tables:
+        record = table.record
+        inside = (ids >= record.first_id) & (ids < record.first_id + record.nodes)
+        at = ids[inside] - record.first_id
+        for column, source in zip(values_columns(found), values_columns(table.values), strict=True):
+            column[inside] = source[at]
+    return found
+
+
+def _unknown(n: int) -> TierValues:
+    """*n* positions' values, all unknown."""
+    return TierValues(
+        np.full(n, NEG_INF, np.int64),
+        np.full(n, POS_INF, np.int64),
+        np.full(n, DEPTH_INF, np.int32),
+        np.full(n, DEPTH_INF, np.int32),
+    )
 
 
 def _outside_values(ids: npt.NDArray[np.int64], tables: list[SolvedTier]) -> TierValues:
     """Bounds and depths of the solved nodes *ids* (ascending, in *tables*' tiers)."""
-    found = TierValues(
-        np.full(ids.size, NEG_INF, np.int64),
-        np.full(ids.size, POS_INF, np.int64),
-        np.full(ids.size, DEPTH_INF, np.int32),
-        np.full(ids.size, DEPTH_INF, np.int32),
-    )
+    found = _unknown(ids.size)
     for table in tables:
         record = table.record
         lo = np.searchsorted(ids, record.first_id)

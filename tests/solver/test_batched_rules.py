@@ -1,11 +1,15 @@
 """Batched rules (Game contract 2): connect-four's ``children_batch``,
-``terminal_values_batch``, ``canonical_batch`` and ``tiers_batch`` against its
-per-position hooks (the oracle) on random positions of many board sizes, and a full solve
-that uses them builds the very graph the per-position path builds."""
+``terminal_values_batch``, ``canonical_batch`` and ``tiers_batch``, in C
+(``solver/games/_connect_four.c``) and in numpy, against its per-position hooks (the
+oracle) on random positions of many board sizes, and a full solve that uses them builds
+the very graph the per-position path builds."""
 
 from __future__ import annotations
 
+import os
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -15,7 +19,7 @@ from hypothesis import strategies as st
 
 from solver.game import BatchedRules
 from solver.games import get_game
-from solver.games.connect_four import ConnectFour
+from solver.games.connect_four import ConnectFour, _c_rules
 from solver.negamax import solve
 from solver.store import MemoryStore
 from tests.solver.test_native import EDGE_COLUMNS, NODE_COLUMNS
@@ -35,6 +39,24 @@ class PerPosition(ConnectFour):
 
     def tiers_batch(self, keys: Any) -> None:
         return None
+
+
+@contextmanager
+def rules_in(path: str) -> Iterator[None]:
+    """Connect-four's batched rules in C (*path* ``c``) or in numpy (``numpy``)."""
+    before = os.environ.get("NEGAGRAPH_PURE_PYTHON")
+    if path == "numpy":
+        os.environ["NEGAGRAPH_PURE_PYTHON"] = "1"
+    else:
+        os.environ.pop("NEGAGRAPH_PURE_PYTHON", None)
+    try:
+        assert (_c_rules() is not None) == (path == "c")  # the C module is built
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("NEGAGRAPH_PURE_PYTHON", None)
+        else:
+            os.environ["NEGAGRAPH_PURE_PYTHON"] = before
 
 
 def playout_keys(game: Any, seed: int, games: int) -> list[int]:
@@ -64,6 +86,12 @@ def test_batched_rules_equal_the_per_position_ones(
 ) -> None:
     game: Any = get_game("connect-four", width=width, height=height, symmetry=symmetry)
     keys = playout_keys(game, seed, 20)
+    for path in ("c", "numpy"):
+        with rules_in(path):
+            batched_against_single(game, keys)
+
+
+def batched_against_single(game: Any, keys: list[int]) -> None:
     array = np.array(keys, dtype=np.int64)
     moves = game.children_batch(array)
     assert moves.counts.tolist() == [len(game.children(k)) for k in keys]
@@ -93,6 +121,12 @@ def test_batched_tiers_equal_the_per_position_ones(
 ) -> None:
     game: Any = get_game("connect-four", width=width, height=height, symmetry=symmetry)
     keys = playout_keys(game, seed, 20)  # the empty board to full ones, and won ones
+    for path in ("c", "numpy"):
+        with rules_in(path):
+            tiers_against_single(game, keys)
+
+
+def tiers_against_single(game: Any, keys: list[int]) -> None:
     tiers = game.tiers_batch(np.array(keys, dtype=np.int64))
     assert tiers.dtype == np.int64
     assert tiers.tolist() == [game.tier(k) for k in keys]
@@ -135,3 +169,15 @@ def test_a_full_solve_with_batched_rules_builds_the_same_graph(
     for column in (*NODE_COLUMNS, *EDGE_COLUMNS):
         assert bytes(getattr(batched, column)) == bytes(getattr(single, column)), column
     assert list(batched.edge_move) == list(single.edge_move)
+
+
+def test_unaligned_keys_get_the_same_moves() -> None:
+    game: Any = get_game("connect-four", width=5, height=4)
+    keys = playout_keys(game, 5, 3)
+    raw = bytearray(8 * len(keys) + 1)
+    unaligned = np.frombuffer(raw, dtype=np.int64, count=len(keys), offset=1)
+    unaligned[:] = keys
+    aligned = np.array(keys, dtype=np.int64)
+    for hook in ("children_batch", "terminal_values_batch", "tiers_batch"):
+        got, want = getattr(game, hook)(unaligned), getattr(game, hook)(aligned)
+        assert repr(got) == repr(want), hook
