@@ -38,13 +38,21 @@ class Found:
     discovered yet, then the tier being discovered."""
 
     def __init__(self) -> None:
-        self.index = KeyIndex(array("q"))
+        self.index: KeyIndex | None = KeyIndex(array("q"))
         self.keys = np.zeros(1024, np.int64)
         self.dist = np.zeros(1024, np.int32)
         self.count = 0
 
+    def drop_index(self) -> None:
+        """Free the key index (16-32 bytes a key): a tier being discovered is added to
+        only by its moves within it, which most tiered games (connect-four's) have none
+        of; :meth:`add` builds it again from the keys if one comes."""
+        self.index = None
+
     def add(self, keys: npt.NDArray[np.int64], dist: npt.NDArray[np.int32]) -> int:
         """Add *keys* found at distances *dist*; returns how many were new."""
+        if self.index is None:
+            self.index = KeyIndex(array("q", self.keys[: self.count].tobytes()))
         ids, new, _ = self.index.resolve(keys, self.count)
         end = self.count + int(new.size)
         if end > self.keys.size:
@@ -181,6 +189,7 @@ class TierDiscovery:
         self.tell(f"discovering tier {name}")
         told = time.monotonic()
         found = pending.pop(tier, None) or Found()
+        found.drop_index()
         children = set(self.rules.child_tiers(tier))
         inner = False
         expanded = 0

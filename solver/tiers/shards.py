@@ -118,6 +118,8 @@ class SolveSweep:
 
 
 def id_ordered_keys(table: SolvedTier) -> npt.NDArray[np.int64]:
+    if table.ids is None:  # in id order already
+        return table.keys
     keys = np.empty_like(table.keys)
     keys[table.ids - table.record.first_id] = table.keys
     return keys

@@ -56,7 +56,9 @@ class SolvedTier:
 
     record: TierRecord
     keys: npt.NDArray[np.int64]
-    ids: npt.NDArray[np.int64]
+    ids: npt.NDArray[np.int64] | None
+    """``None``: the keys are in id order already (a compact variant's tiers are), the
+    id of ``keys[i]`` being ``first_id + i`` (8 bytes a position less held)."""
     values: TierValues
     index: SortedKeys = field(init=False, repr=False)
     """:attr:`keys` with their directory, to find children by."""
@@ -431,6 +433,9 @@ def _find(table: SolvedTier, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int6
     pos = table.index.find(keys)
     if pos is None:
         return None
+    if table.ids is None:
+        pos += table.record.first_id
+        return pos
     found: npt.NDArray[np.int64] = table.ids[pos]
     return found
 
@@ -523,6 +528,8 @@ def _part(
 
 def sorted_tier(record: TierRecord, keys: npt.NDArray[np.int64], values: TierValues) -> SolvedTier:
     """Tier *record* (positions *keys* in id order, values *values*) for lookups."""
+    if bool(np.all(keys[1:] > keys[:-1])):  # sorted already: a compact variant's tier
+        return SolvedTier(record, keys, None, values)
     order = np.argsort(keys, kind="stable")
     return SolvedTier(record, keys[order], order.astype(np.int64) + record.first_id, values)
 
