@@ -33,7 +33,7 @@ Until = Literal["bounds", "value"]
 game's repetition rule decided (see :func:`solver.negamax.solve`)."""
 UNTIL: tuple[Until, ...] = get_args(Until)
 
-EndedBy = Literal["request", "expansions", "seconds", "memory"]
+EndedBy = Literal["request", "expansions", "seconds", "memory", "disk"]
 """What ended a run before its target: a request to stop (Ctrl-C), the expansion budget,
 the time budget, or the memory limit."""
 

@@ -280,6 +280,18 @@ class TierValues:
     depth_high: npt.NDArray[np.int32]
 
 
+@dataclass(frozen=True)
+class DiskRoom:
+    """What a database takes on its disk and the room left beside it."""
+
+    used: int
+    """Bytes of the database (a SQLite file and its write-ahead log)."""
+    free: int
+    """Bytes free on its file system (for this user)."""
+    where: str
+    """The directory the database is in."""
+
+
 @runtime_checkable
 class TierStore(Protocol):
     """What a tiered full solve (:mod:`solver.tiers.solve`) needs of a store opened with
@@ -394,6 +406,11 @@ class TierStore(Protocol):
 
     def shard_target(self) -> ShardTarget:
         """What another process needs to run this run's shards (picklable)."""
+        ...
+
+    def disk_room(self) -> DiskRoom | None:
+        """The database's bytes on its disk and the room left there, or ``None`` where
+        the store cannot tell (a server's disk, a database in memory)."""
         ...
 
 

@@ -67,6 +67,12 @@ def ending_notes(r: SolveResult, stored: bool, as_json: bool) -> list[str]:
                 "the same command goes little further: give it a larger --memory-limit"
             )
         ]
+    if r.ended_by == "disk":
+        return [
+            f"  stopped before the disk filled, after committing the last tier: "
+            f"{r.extra.get('disk_short', 'no room for the next tier')}; make room there, or "
+            "move the database, and run the same command again to go on"
+        ]
     if r.status == "budget":
         if not stored:
             return ["  budget exhausted; nothing is stored (--memory)"]

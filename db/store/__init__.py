@@ -43,7 +43,9 @@ and the next run finishes the pass before it reports the solve complete.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -55,7 +57,7 @@ from db.errors import RulesVersionError
 from db.lock import LEASE_TIMEOUT, LOCK_WAIT
 from db.migrate import require_head
 from db.models import Variant
-from db.session import safe_url, translate_errors
+from db.session import safe_url, sqlite_file, translate_errors
 from db.shards import SqlShardTarget
 from db.store import closing
 from db.store.commit import commit_batch
@@ -67,6 +69,7 @@ from solver.game import Game, MoveLabel, PositionKey, params_text
 from solver.graph import Graph
 from solver.store import (
     Batch,
+    DiskRoom,
     NodeShard,
     Progress,
     RunOptions,
@@ -258,6 +261,17 @@ class SqlStore:
 
     def shard_target(self) -> SqlShardTarget:
         return self.tiers.shard_target()
+
+    def disk_room(self) -> DiskRoom | None:
+        path = sqlite_file(self.engine.url)
+        if path is None:
+            return None
+        try:
+            used = sum(f.stat().st_size for f in (path, Path(f"{path}-wal")) if f.exists())
+            free = shutil.disk_usage(path.parent).free
+        except OSError:  # a file system that tells nothing
+            return None
+        return DiskRoom(used, free, str(path.parent))
 
 
 def load_graph(engine: Engine, game: Game) -> Graph:

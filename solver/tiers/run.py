@@ -168,5 +168,6 @@ class TieredRun:
                 "discover_seconds": round(solver.sweep_seconds["discover"], 3),
                 "solve_seconds": round(solver.sweep_seconds["solve"], 3),
                 **{f"unit_{k}_seconds": round(v, 3) for k, v in solver.unit_seconds.items()},
+                **({"disk_short": solver.disk_short.message()} if solver.disk_short else {}),
             },
         )

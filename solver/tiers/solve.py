@@ -55,6 +55,7 @@ from solver.store import (
     TierValues,
 )
 from solver.tiers.discovery import Found, Seeds, TierDiscovery, list_seeds, listed_tiers
+from solver.tiers.disk import DiskGuard, DiskShort
 from solver.tiers.graph import Why, tier_order, tier_rules
 from solver.tiers.runner import InlineRunner, Runner
 from solver.tiers.shards import (
@@ -161,6 +162,9 @@ class TieredSolve:
         self._units_done = 0
         self._reported = time.monotonic()
         self.discovery = TierDiscovery(game, self.rules, tell=self.tell, sample=self._sample)
+        self.disk = DiskGuard(store, keyed=self.keyed)
+        self.disk_short: DiskShort | None = None
+        """The step the disk had no room for, when that ended the run."""
         self._discovering: deque[DiscoveredTier] = deque()
         """Tiers whose positions are being written, in discovery order."""
         self._next_id = 0
@@ -294,6 +298,9 @@ class TieredSolve:
         need = int(self.cost(step, nodes) * nodes)
         why = self.why(self.expansions, need)
         if why is None:
+            short = self.disk.short(step, self.rules.tier_name(tier), nodes)
+            if short is not None:
+                return self._disk_short(short)
             self._rss_before = self._rss_peak = rss()
             self._high_water = peak_rss()
             return None
@@ -307,6 +314,21 @@ class TieredSolve:
             )
         log.info("ending the run before %sing tier %d: %s", step.rstrip("e"), tier, why)
         return "stopped" if why == "request" else "budget"
+
+    def _disk_short(self, short: DiskShort) -> RunStatus:
+        """End the run before a step the disk has no room for (everything before it is
+        committed).
+
+        :raises SolveError: if the run has done nothing yet (it would never progress)."""
+        if not self._steps:
+            raise SolveError(
+                f"{self.game.name}: {short.message()}: make room there, or move the "
+                "database, and run the same command again"
+            )
+        self.ended_by = "disk"
+        self.disk_short = short
+        log.info("ending the run: %s", short.message())
+        return "budget"
 
     def cost(self, step: str, nodes: int) -> float:
         """Bytes a position that *step* on a tier of *nodes* positions will need: the
