@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -12,6 +15,7 @@ import pytest
 
 from bench.__main__ import main
 from bench.baselines import bare_null_window
+from bench.compact import served_lookups, stored_sample
 from bench.loadgen import percentile, python_load
 from bench.measure import parse_sizes, target_row
 from solver.alphabeta import alphabeta
@@ -124,3 +128,23 @@ def test_python_load_generator_counts_requests_and_errors(http_port: int) -> Non
     load = python_load("127.0.0.1", http_port, ["/missing", "/a"], seconds=0.3, connections=2)
     assert load.tool == "python" and load.requests >= 2
     assert 0 < load.errors < load.requests and load.p99_ms > 0 and load.per_second > 0
+
+
+def test_served_lookups_of_a_compact_table(tmp_path: Path) -> None:
+    """45b's and 45c's lookups through ``negagraph serve``: stored keys sampled from the
+    compact tables (each one a key of the table it was drawn from), every one answered,
+    the timings in order."""
+    db = tmp_path / "c.db"
+    negagraph = str(Path(sys.executable).with_name("negagraph"))
+    subprocess.run(
+        [negagraph, "solve", "connect-four", "-p", "width=4", "-p", "height=3", "--full",
+         "--layout", "compact", "-q", "--db", f"sqlite:///{db}"],
+        check=True, capture_output=True, timeout=600,
+    )  # fmt: skip
+    keys = stored_sample(db, 200, seed=3)
+    with sqlite3.connect(db) as conn:
+        stored = {k for (k,) in conn.execute("SELECT key FROM compact_1")}
+    assert len(keys) == 200 and set(keys) <= stored and len(set(keys)) > 50
+    served = served_lookups(db, (4, 3), 60)
+    assert served["lookups"] == 60 and served["batch_positions"] == 60
+    assert 0 < served["p50_ms"] <= served["p99_ms"] and served["batch_ms"] > 0
