@@ -47,4 +47,5 @@ lint: $(STAMP)
 	$(BIN)/pyright
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache solver/*.so
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache solver/*.so \
+		solver/chance/*.so solver/tiers/*.so solver/games/*.so db/*.so

@@ -240,7 +240,10 @@ class TieredSolve:
         ``"complete"``, or why the run ended early (checked between tiers)."""
         self._check_stored()
         if len(self.records) < len(self.order):
-            ended = self._discover_tiers()
+            try:
+                ended = self._discover_tiers()
+            finally:  # a run ending in discovery reports its time too
+                self.sweep_seconds["discover"] = time.monotonic() - self.started
             if ended is not None:
                 return ended
         self.sweep_seconds["discover"] = time.monotonic() - self.started

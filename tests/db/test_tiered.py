@@ -366,6 +366,19 @@ def test_a_move_into_an_undeclared_tier_is_named(tmp_path: Path) -> None:
         full_solve(game, sqlite_url(tmp_path, "wrong.db"), tiers=True)
 
 
+def test_a_run_ended_in_discovery_reports_its_discovery_time(tmp_path: Path) -> None:
+    """A budget spent while tiers are still being found: the result says how long the
+    discovery ran (it said 0 seconds when the run ended before the solving sweep)."""
+    engine = make_engine(sqlite_url(tmp_path, "c4.db"))
+    try:
+        c4 = get_game("connect-four", width=4, height=4)
+        r = solve(c4, full=True, store=SqlStore(engine), tiers=True, max_expansions=5000)
+        assert r.status == "budget" and r.extra["positions_solved"] == 0
+        assert r.extra["discover_seconds"] > 0 and r.extra["solve_seconds"] == 0
+    finally:
+        engine.dispose()
+
+
 # -- refusals ----------------------------------------------------------------------------
 
 
