@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed-stamp
 
 # setup.py builds the C parts (solver/_native.c, solver/chance/_sweep.c,
 # solver/tiers/_lookup.c, solver/games/_connect_four.c, db/_sqlite_bulk.c) in place.
-$(STAMP): pyproject.toml setup.py solver/_native.c solver/chance/_sweep.c solver/tiers/_lookup.c solver/games/_connect_four.c db/_sqlite_bulk.c
+$(STAMP): pyproject.toml setup.py solver/_native.c solver/chance/_sweep.c solver/tiers/_lookup.c solver/games/_connect_four.c solver/int64_buffer.h db/_sqlite_bulk.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'

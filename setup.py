@@ -28,12 +28,16 @@ setup(
         Extension(
             "solver.tiers._lookup",
             ["solver/tiers/_lookup.c"],
+            include_dirs=["solver"],
+            depends=["solver/int64_buffer.h"],
             optional=True,
             extra_compile_args=["-O2"],
         ),
         Extension(
             "solver.games._connect_four",
             ["solver/games/_connect_four.c"],
+            include_dirs=["solver"],
+            depends=["solver/int64_buffer.h"],
             optional=True,
             extra_compile_args=["-O2"],
         ),

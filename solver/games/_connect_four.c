@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "int64_buffer.h"
+
 typedef struct {
     int width, h1;
     uint64_t bottom, board, tops, col_bits;
@@ -71,20 +73,6 @@ has_four(const Shape *s, uint64_t x)
     return 0;
 }
 
-static int
-buffer64(PyObject *o, Py_buffer *view, int writable, const char *what)
-{
-    int flags = PyBUF_FORMAT | PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(o, view, flags) < 0)
-        return -1;
-    if (view->itemsize != 8 || view->format == NULL || strchr("qlL", view->format[0]) == NULL) {
-        PyBuffer_Release(view);
-        PyErr_Format(PyExc_TypeError, "%s must be a buffer of 64-bit integers", what);
-        return -1;
-    }
-    return 0;
-}
-
 /* children(width, height, order, keys, counts, children, labels): the moves of each
  * position of *keys*, in the columns' *order*: their number into counts[i], the
  * children's keys and columns into *children* and *labels* (room for len(keys) x width);
@@ -101,15 +89,15 @@ children(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (shape_of(args[0], args[1], &s) < 0)
         return NULL;
     Py_buffer ov, kv, cv, chv, lv;
-    if (buffer64(args[2], &ov, 0, "order") < 0)
+    if (int64_buffer(args[2], &ov, 0, "order") < 0)
         return NULL;
-    if (buffer64(args[3], &kv, 0, "keys") < 0)
+    if (int64_buffer(args[3], &kv, 0, "keys") < 0)
         goto fail_o;
-    if (buffer64(args[4], &cv, 1, "counts") < 0)
+    if (int64_buffer(args[4], &cv, 1, "counts") < 0)
         goto fail_k;
-    if (buffer64(args[5], &chv, 1, "children") < 0)
+    if (int64_buffer(args[5], &chv, 1, "children") < 0)
         goto fail_c;
-    if (buffer64(args[6], &lv, 1, "labels") < 0)
+    if (int64_buffer(args[6], &lv, 1, "labels") < 0)
         goto fail_ch;
     Py_ssize_t n = kv.len / 8, w = ov.len / 8;
     const int64_t *order = ov.buf;
@@ -180,9 +168,9 @@ terminal(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (shape_of(args[0], args[1], &s) < 0)
         return NULL;
     Py_buffer kv, vv;
-    if (buffer64(args[2], &kv, 0, "keys") < 0)
+    if (int64_buffer(args[2], &kv, 0, "keys") < 0)
         return NULL;
-    if (buffer64(args[3], &vv, 1, "values") < 0) {
+    if (int64_buffer(args[3], &vv, 1, "values") < 0) {
         PyBuffer_Release(&kv);
         return NULL;
     }
@@ -219,9 +207,9 @@ stones(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (shape_of(args[0], args[1], &s) < 0)
         return NULL;
     Py_buffer kv, ov;
-    if (buffer64(args[2], &kv, 0, "keys") < 0)
+    if (int64_buffer(args[2], &kv, 0, "keys") < 0)
         return NULL;
-    if (buffer64(args[3], &ov, 1, "out") < 0) {
+    if (int64_buffer(args[3], &ov, 1, "out") < 0) {
         PyBuffer_Release(&kv);
         return NULL;
     }

@@ -13,20 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* A C-contiguous buffer of 64-bit integers, read-only or *writable*. */
-static int
-int64_buffer(PyObject *o, Py_buffer *view, int writable, const char *what)
-{
-    int flags = PyBUF_FORMAT | PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(o, view, flags) < 0)
-        return -1;
-    if (view->itemsize != 8 || view->format == NULL || strchr("qlL", view->format[0]) == NULL) {
-        PyBuffer_Release(view);
-        PyErr_Format(PyExc_TypeError, "%s must be a buffer of 64-bit integers", what);
-        return -1;
-    }
-    return 0;
-}
+#include "int64_buffer.h"
 
 /* directory(keys, shift, out): for each bucket j of out (all but its last entry), the
  * place of the first key k of the sorted *keys* with (k - keys[0]) >> shift >= j; the

@@ -135,12 +135,7 @@ def test_a_solve_stops_before_the_disk_fills_and_goes_on_where_there_is_room(
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         (run,) = conn.execute("SELECT status FROM solve_runs").fetchall()
         assert run == ("budget",)
-    again = subprocess.run(
-        [NEGAGRAPH, "solve", "connect-four", "-p", "width=4", "-p", "height=4", "--full",
-         "--layout", "compact", "-q", "--db", f"sqlite:///{moved}"],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert again.returncode == 0, again.stderr
+    again = _solve_compact(moved)
     assert "value 0 (exact)" in again.stdout
     assert _compact_rows(moved) == _compact_rows(compact_4x4)
 
@@ -155,10 +150,17 @@ def _compact_rows(path: Path) -> list[tuple[int, ...]]:
 def compact_4x4(tmp_path: Path) -> Path:
     """connect-four 4 x 4 solved compact in one run, on a disk with room."""
     path = tmp_path / "reference.db"
+    _solve_compact(path)
+    return path
+
+
+def _solve_compact(path: Path) -> subprocess.CompletedProcess[str]:
+    """``negagraph solve`` of connect-four 4 x 4 compact into SQLite file *path*, on the
+    machine's own disk; it must succeed."""
     done = subprocess.run(
         [NEGAGRAPH, "solve", "connect-four", "-p", "width=4", "-p", "height=4", "--full",
          "--layout", "compact", "-q", "--db", f"sqlite:///{path}"],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    return path
+    return done
