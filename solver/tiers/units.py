@@ -342,7 +342,7 @@ def _solve_whole(
     )
     child_count = np.zeros(n + outside.size, dtype=np.int32)
     child_count[live] = counts
-    out = _outside_values(outside, tables)
+    out = _child_values(outside, tables)
     term = np.flatnonzero(nodes.terminal)
     found = retrograde_arrays(
         n + int(outside.size),
@@ -481,21 +481,6 @@ def _unknown(n: int) -> TierValues:
         np.full(n, DEPTH_INF, np.int32),
         np.full(n, DEPTH_INF, np.int32),
     )
-
-
-def _outside_values(ids: npt.NDArray[np.int64], tables: list[SolvedTier]) -> TierValues:
-    """Bounds and depths of the solved nodes *ids* (ascending, in *tables*' tiers)."""
-    found = _unknown(ids.size)
-    for table in tables:
-        record = table.record
-        lo = np.searchsorted(ids, record.first_id)
-        hi = np.searchsorted(ids, record.first_id + record.nodes)
-        if lo == hi:
-            continue
-        at = ids[lo:hi] - record.first_id  # the tier's values are in id order
-        for column, source in zip(values_columns(found), values_columns(table.values), strict=True):
-            column[lo:hi] = source[at]
-    return found
 
 
 def values_columns(values: TierValues) -> tuple[np.ndarray, ...]:
